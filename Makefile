@@ -1,0 +1,53 @@
+# shiftbox — the README's commands. Everything bootstraps itself on a fresh machine (Python >= 3.11):
+# uv is installed with pip when missing, .venv is created and synced from uv.lock, snapshots are
+# built if absent.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+VENV := .venv
+RUN := $(UV) run --no-sync
+SNAPSHOTS := snapshots/banking/v1/db.sqlite
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export UV_LINK_MODE := copy
+
+.PHONY: help demo test lint bench snapshots env uv clean
+
+help:
+	@echo "make demo       run the offline demo evaluation"
+	@echo "make test       run the test suite (what CI runs)"
+	@echo "make lint       ruff"
+	@echo "make bench      benchmark scripts (prints figures, writes bench/out/)"
+	@echo "make snapshots  rebuild the native snapshots"
+
+uv:
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5,<1"
+
+env: uv $(VENV)/.synced
+
+$(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.toml
+	$(UV) sync --locked --all-packages
+	@touch $@
+
+$(SNAPSHOTS):
+	$(MAKE) env
+	$(RUN) shiftbox snapshots build banking
+
+snapshots: env
+	$(RUN) shiftbox snapshots build
+
+test: env $(SNAPSHOTS)
+	@$(RUN) pytest -q; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
+
+lint: env
+	$(RUN) ruff check .
+
+bench: env $(SNAPSHOTS)
+	$(RUN) python bench/run.py
+
+demo: env $(SNAPSHOTS)
+	$(RUN) shiftbox demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache

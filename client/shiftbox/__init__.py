@@ -1,0 +1,1 @@
+"""shiftbox client harness."""

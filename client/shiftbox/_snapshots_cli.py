@@ -1,0 +1,126 @@
+"""`shiftbox snapshots build | verify | import`: make and check the frozen databases servers run on."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from shiftbox_servers.kit import (
+    Snapshot,
+    SnapshotError,
+    SnapshotManifest,
+    content_hash,
+    get_domain,
+    registered_domains,
+    snapshots_root,
+)
+
+snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
+console = Console(stderr=True)
+
+
+def _domain_or_exit(name: str):
+    try:
+        return get_domain(name)
+    except KeyError as exc:
+        console.print(f"[red]error:[/] {exc.args[0]}")
+        raise typer.Exit(2) from None
+
+
+def _print_manifest(manifest: SnapshotManifest, directory: Path, seconds: float | None = None) -> None:
+    rows = ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
+    took = f" in {seconds:.2f}s" if seconds is not None else ""
+    size = (directory / "db.sqlite").stat().st_size
+    typer.echo(f"{manifest.snapshot_id} -> {directory}{took}: {size / 1e6:.2f} MB, sha256 {manifest.sha256[:12]}…")
+    typer.echo(f"  rows: {rows}")
+
+
+@snapshots_app.command("build")
+def build(
+    domain: Annotated[str | None, typer.Argument(help="domain to build (default: every installed domain)")] = None,
+    out: Annotated[Path | None, typer.Option(help="output directory (default: snapshots/<domain>/<version>)")] = None,
+) -> None:
+    """Rebuild native snapshots with their seeded, deterministic builders.
+
+    Example: shiftbox snapshots build banking
+    """
+    names = [domain] if domain else sorted(registered_domains())
+    if out is not None and len(names) != 1:
+        console.print("[red]error:[/] --out needs exactly one DOMAIN")
+        raise typer.Exit(2)
+    for name in names:
+        d = _domain_or_exit(name)
+        directory = out or d.default_snapshot_dir()
+        start = time.perf_counter()
+        manifest = d.build_snapshot(directory)
+        _print_manifest(manifest, directory, time.perf_counter() - start)
+
+
+@snapshots_app.command("verify")
+def verify(
+    directory: Annotated[Path | None, typer.Argument(help="a snapshot directory, or a folder holding several")] = None,
+) -> None:
+    """Check that snapshots match their manifests (file sha256 and content hash). Exit 1 on a mismatch.
+
+    Example: shiftbox snapshots verify snapshots/banking/v1
+    """
+    root = directory or snapshots_root()
+    found = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
+    if not found:
+        console.print(f"[red]error:[/] no snapshot (manifest.json) under {root}; build one with "
+                      "`shiftbox snapshots build`")
+        raise typer.Exit(2)
+    table = Table("snapshot", "sha256", "content", "rows")
+    failed = False
+    for path in found:
+        try:
+            snap = Snapshot.load(path)
+        except SnapshotError as exc:
+            table.add_row(str(path), "[red]MISMATCH[/]", "-", str(exc))
+            failed = True
+            continue
+        db = snap.open_copy()
+        ok = content_hash(db) == snap.manifest.content_sha256
+        failed |= not ok
+        table.add_row(snap.manifest.snapshot_id, "ok", "ok" if ok else "[red]MISMATCH[/]",
+                      str(sum(snap.manifest.row_counts.values())))
+    Console().print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+import_app = typer.Typer(help="Turn other benchmarks' databases into shiftbox snapshots.", no_args_is_help=True)
+snapshots_app.add_typer(import_app, name="import")
+
+
+@import_app.command("agentchangebench")
+def import_agentchangebench(
+    domain: Annotated[str, typer.Argument(help="domain of the source database (banking, retail)")],
+    source: Annotated[Path, typer.Argument(help="AgentChangeBench database file (db.toml / db.json)")],
+    out: Annotated[Path, typer.Option(help="snapshot directory to write")],
+) -> None:
+    """Import an AgentChangeBench database as a snapshot of the same schema (ids are kept).
+
+    Example: shiftbox snapshots import agentchangebench banking ../shared/external/agentchangebench/banking/db.toml --out snapshots/banking/acb-v1
+    """
+    d = _domain_or_exit(domain)
+    importer = d.importers.get("agentchangebench")
+    if importer is None:
+        console.print(f"[red]error:[/] domain {domain!r} has no AgentChangeBench importer (its database "
+                      "is not available upstream)")
+        raise typer.Exit(2)
+    if not source.is_file():
+        console.print(f"[red]error:[/] {source} does not exist or is not a file")
+        raise typer.Exit(2)
+    try:
+        manifest = importer(source, out)
+    except (ValueError, sqlite3.IntegrityError) as exc:
+        console.print(f"[red]error:[/] cannot import {source}: {exc}")
+        raise typer.Exit(2) from None
+    _print_manifest(manifest, out)

@@ -1,0 +1,24 @@
+"""The one `shiftbox` command line (typer). Exit codes: 0 ok, 1 failed check, 2 usage or input error."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import typer
+
+from ._snapshots_cli import snapshots_app
+
+app = typer.Typer(
+    name="shiftbox",
+    help="Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(snapshots_app, name="snapshots")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,1 @@
+"""shiftbox domain MCP servers."""

@@ -1,0 +1,45 @@
+"""Deterministic time and ids for one episode: the same calls in the same order give the same values."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+CLOCK_STEP = timedelta(minutes=1)
+"""How far an episode's clock moves per tool call."""
+
+
+class EpisodeClock:
+    """Starts at the snapshot's fixed `clock_start` and advances by `CLOCK_STEP` on every tool call."""
+
+    def __init__(self, start: datetime):
+        self._start = start
+        self._ticks = 0
+
+    def tick(self) -> None:
+        self._ticks += 1
+
+    def now(self) -> datetime:
+        return self._start + self._ticks * CLOCK_STEP
+
+    def now_iso(self) -> str:
+        return self.now().isoformat(timespec="seconds")
+
+
+class IdCounters:
+    """Per-episode id generator: `prefix_000001`, … skipping ids the episode's database already holds."""
+
+    def __init__(self) -> None:
+        self._next: dict[str, int] = {}
+
+    def next_id(self, db: sqlite3.Connection, table: str, column: str, prefix: str) -> str:
+        n = self._next.get(prefix, 1)
+        while True:
+            candidate = f"{prefix}_{n:06d}"
+            n += 1
+            taken = db.execute(
+                f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', (candidate,)
+            ).fetchone()
+            if not taken:
+                self._next[prefix] = n
+                return candidate

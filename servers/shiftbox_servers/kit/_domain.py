@@ -1,0 +1,64 @@
+"""What a domain package declares; the kit turns it into a server, the harness reads the rest."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from ._snapshot import SnapshotManifest
+from ._tools import ToolSet
+
+DOMAIN_ENTRY_POINT_GROUP = "shiftbox.domains"
+SNAPSHOTS_ENV = "SHIFTBOX_SNAPSHOTS"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A domain: its tools, agent policy, goal -> relevant-tools table and snapshot builder."""
+
+    name: str
+    tools: ToolSet
+    policy: str
+    goal_tools: dict[str, tuple[str, ...]]
+    snapshot_version: str
+    build_snapshot: Callable[[Path], SnapshotManifest]
+    importers: Mapping[str, Callable[[Path, Path], SnapshotManifest]] = field(default_factory=dict)
+    """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
+    extra_instructions: str = ""
+    transfer_tool: str = "transfer_to_human_agents"
+
+    def default_snapshot_dir(self) -> Path:
+        return snapshots_root() / self.name / self.snapshot_version
+
+
+def snapshots_root() -> Path:
+    """Where snapshots live: $SHIFTBOX_SNAPSHOTS, else the repository's `snapshots/` folder."""
+    env = os.environ.get(SNAPSHOTS_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "snapshots"
+
+
+def domain_names() -> list[str]:
+    """Names of the installed domains, without importing them."""
+    return sorted({ep.name for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP)})
+
+
+def registered_domains() -> dict[str, Domain]:
+    """Every domain installed (entry point group `shiftbox.domains`), by name."""
+    found: dict[str, Domain] = {}
+    for ep in sorted(entry_points(group=DOMAIN_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        domain = ep.load()
+        found[domain.name] = domain
+    return found
+
+
+def get_domain(name: str) -> Domain:
+    """Load one installed domain by name (only its own package is imported)."""
+    for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP, name=name):
+        return ep.load()
+    known = ", ".join(domain_names())
+    raise KeyError(f"unknown domain {name!r}; installed domains: {known or 'none'}")

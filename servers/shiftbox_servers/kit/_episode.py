@@ -1,0 +1,135 @@
+"""Episodes: one simulation's private copy of a snapshot, with its own clock and id counters.
+
+MCP 2026-07-28 has no protocol sessions, so the episode is shiftbox's unit of state. A request names
+its episode by `_meta["shiftbox/episode"]`, the HTTP path `/episodes/<id>/mcp`, or the legacy
+`Mcp-Session-Id` header; anything else uses the process's default episode (stdio: one process, one
+episode).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from ._clock import EpisodeClock, IdCounters
+from ._errors import DomainError, ErrorKind
+from ._snapshot import Snapshot, content_hash, state_diff
+
+EPISODE_META_KEY = "shiftbox/episode"
+DEFAULT_EPISODE = "default"
+EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+class Episode:
+    """An in-memory database copied from the snapshot, plus deterministic time and ids."""
+
+    def __init__(self, episode_id: str, snapshot: Snapshot):
+        self.id = episode_id
+        self.snapshot = snapshot
+        self.db = snapshot.open_copy()
+        self.clock = EpisodeClock(snapshot.manifest.clock_start)
+        self.ids = IdCounters()
+        self.tool_calls = 0
+        self.last_used = time.monotonic()
+
+    def now_iso(self) -> str:
+        return self.clock.now_iso()
+
+    def next_id(self, table: str, column: str, prefix: str) -> str:
+        return self.ids.next_id(self.db, table, column, prefix)
+
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        cur = self.db.execute(sql, params)
+        cur.row_factory = sqlite3.Row
+        return cur.fetchall()
+
+    def query_one(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> sqlite3.Row | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> int:
+        """Run a write; returns the number of rows changed."""
+        return self.db.execute(sql, params).rowcount
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """All writes inside happen, or none do (a failed tool call leaves state unchanged)."""
+        self.db.execute("SAVEPOINT tool_call")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK TO tool_call")
+            self.db.execute("RELEASE tool_call")
+            raise
+        self.db.execute("RELEASE tool_call")
+
+    def digest(self) -> str:
+        """sha256 of the episode's rows: equal digests mean equal state."""
+        return content_hash(self.db, include_schema=False)
+
+    def diff(self) -> dict[str, Any]:
+        return state_diff(self.snapshot.base, self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class EpisodeStore:
+    """Creates episodes on first use, drops them on request or when idle, and bounds their number."""
+
+    def __init__(self, snapshot: Snapshot, *, max_episodes: int = 1000, idle_timeout_s: float = 3600.0):
+        self.snapshot = snapshot
+        self.max_episodes = max_episodes
+        self.idle_timeout_s = idle_timeout_s
+        self._episodes: dict[str, Episode] = {}
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def __contains__(self, episode_id: str) -> bool:
+        return episode_id in self._episodes
+
+    def get(self, episode_id: str) -> Episode:
+        """The named episode, created fresh from the snapshot if it does not exist yet."""
+        episode = self._episodes.get(episode_id)
+        if episode is None:
+            if not EPISODE_ID_PATTERN.match(episode_id):
+                raise DomainError(
+                    f"invalid episode id {episode_id!r}: use 1-128 letters, digits, '_', '.', ':' or '-'",
+                    kind=ErrorKind.INVALID_ARGUMENTS,
+                )
+            self._evict_idle()
+            if len(self._episodes) >= self.max_episodes:
+                raise DomainError(
+                    f"this server already holds {self.max_episodes} episodes; close finished ones "
+                    "(DELETE /episodes/<id>) or start the server with a larger --max-episodes",
+                    kind=ErrorKind.CAPACITY,
+                )
+            episode = self._episodes[episode_id] = Episode(episode_id, self.snapshot)
+        episode.last_used = time.monotonic()
+        return episode
+
+    def drop(self, episode_id: str) -> bool:
+        episode = self._episodes.pop(episode_id, None)
+        if episode is None:
+            return False
+        episode.close()
+        return True
+
+    def reset(self, episode_id: str) -> Episode:
+        self.drop(episode_id)
+        return self.get(episode_id)
+
+    def _evict_idle(self) -> None:
+        cutoff = time.monotonic() - self.idle_timeout_s
+        for episode_id in [e.id for e in self._episodes.values() if e.last_used < cutoff]:
+            self.drop(episode_id)
+
+
+current_episode_id: ContextVar[str] = ContextVar("shiftbox_episode", default=DEFAULT_EPISODE)
+"""The episode the request being handled belongs to (set by the server middleware)."""

@@ -1,0 +1,60 @@
+"""`shiftbox-server DOMAIN`: serve one domain's tools over stdio or streamable HTTP (127.0.0.1)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._domain import domain_names, get_domain
+from ._server import DomainServer
+from ._snapshot import Snapshot, SnapshotError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    domains = ", ".join(domain_names())
+    parser = argparse.ArgumentParser(
+        prog="shiftbox-server",
+        description=f"Serve a shiftbox domain as an MCP server. Domains: {domains}.",
+        epilog="Example: shiftbox-server banking --transport http --port 8765",
+    )
+    parser.add_argument("domain", help="domain to serve")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    parser.add_argument("--snapshot", type=Path, help="snapshot directory (default: the domain's built-in)")
+    parser.add_argument("--max-episodes", type=int, default=1000, help="episodes held at once (HTTP)")
+    parser.add_argument("--idle-timeout", type=float, default=3600.0, help="seconds before an idle episode is dropped")
+    return parser
+
+
+def open_server(domain_name: str, snapshot_dir: Path | None = None, **kwargs) -> DomainServer:
+    domain = get_domain(domain_name)
+    snapshot = Snapshot.load(snapshot_dir or domain.default_snapshot_dir())
+    if snapshot.manifest.domain != domain.name:
+        raise SnapshotError(
+            f"snapshot {snapshot.directory} is for domain {snapshot.manifest.domain!r}, not {domain.name!r}"
+        )
+    return DomainServer(domain, snapshot, **kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        server = open_server(
+            args.domain, args.snapshot, max_episodes=args.max_episodes, idle_timeout_s=args.idle_timeout
+        )
+    except (KeyError, SnapshotError) as exc:
+        print(f"shiftbox-server: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if args.transport == "stdio":
+        server.mcp.run("stdio")
+        return 0
+    import uvicorn
+
+    uvicorn.run(server.http_app(args.host), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
