@@ -1,0 +1,71 @@
+"""A small hand-written banking snapshot whose every value the tests know by heart."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from shiftbox_servers.banking import DOMAIN
+from shiftbox_servers.banking._schema import CLOCK_START, new_database
+from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+
+CUSTOMERS = [
+    ("cust_a", "Ana Lopez", "1990-01-02", "ana@example.com", "+15550001111", "1 Main St", "Austin", "TX", "73301", "2024-01-01T00:00:00"),
+    ("cust_b", "Ben Okafor", "1985-05-05", "ben@example.com", "+15550002222", "2 Oak Rd", "Boise", "ID", "83701", "2024-02-01T00:00:00"),
+]
+ACCOUNTS = [
+    ("acc_a1", "cust_a", "checking", 0, "••••1111", "Active", 1000.00, 950.00),
+    ("acc_a2", "cust_a", "savings", 0, "••••2222", "Active", 5000.00, 5000.00),
+    ("acc_a3", "cust_a", "checking", 1, "••••3333", "Frozen", 10.00, 10.00),
+    ("acc_b1", "cust_b", "checking", 0, "••••4444", "Active", 20.00, 20.00),
+]
+CARDS = [
+    ("card_a1", "acc_a1", "debit", "1111", "Active", None),
+    ("card_a2", "acc_a2", "debit", "2222", "Locked", "lost"),
+    ("card_a3", "acc_a1", "debit", "3333", "Closed", None),
+    ("card_b1", "acc_b1", "debit", "4444", "Active", None),
+]
+STATEMENTS = [
+    ("stmt_1", "acc_a1", "2025-04-01", "2025-04-30", "2025-05-01", 100.00, 25.00, "2025-05-15", "Paid"),
+    ("stmt_2", "acc_a1", "2025-05-01", "2025-05-31", "2025-06-01", 200.00, 35.00, "2025-06-15", "Paid"),
+    ("stmt_3", "acc_a1", "2025-06-01", "2025-06-30", "2025-07-01", 300.00, 45.00, "2025-07-15", "Issued"),
+]
+TRANSACTIONS = [
+    ("tx_1", "acc_a1", "2025-06-01T10:00:00", "card_purchase", -40.00, "Grocer", "Posted", ""),
+    ("tx_2", "acc_a1", "2025-06-15T12:00:00", "card_purchase", -89.99, "UNKNOWN MERCHANT", "Posted", "SUSPICIOUS_CHARGE"),
+    ("tx_3", "acc_a1", "2025-06-20T08:30:00", "deposit", 500.00, "Payroll", "Posted", ""),
+    ("tx_4", "acc_a1", "2025-06-21T09:00:00", "card_purchase", -10.00, "Cafe", "Reversed", ""),
+    ("tx_5", "acc_a1", "2025-06-22T18:45:00", "card_purchase", -15.00, "Cinema", "Disputed", ""),
+    ("tx_b1", "acc_b1", "2025-06-10T10:00:00", "fee", -5.00, "Bank fee", "Posted", ""),
+]
+PAYEES = [("payee_a1", "cust_a", "Electric Co", "electronic", 1), ("payee_b1", "cust_b", "Water Co", "check", 1)]
+PAYMENT_REQUESTS = [
+    ("req_b1", "cust_b", "acc_b1", "payee_b1", 50.00, "Authorized", "user", "2025-06-30T10:00:00", None, None, None),
+    ("req_a0", "cust_a", "acc_a1", "payee_a1", 12.00, "Settled", "user", "2025-06-01T10:00:00", None, "tx_1", None),
+]
+DISPUTES = [("disp_1", "acc_a1", "tx_5", "unauthorized", "Submitted", "2025-06-23T10:00:00")]
+
+
+@pytest.fixture(scope="session")
+def banking_snapshot(tmp_path_factory) -> Snapshot:
+    db = new_database()
+    for table, rows in [("customers", CUSTOMERS), ("accounts", ACCOUNTS), ("cards", CARDS),
+                        ("statements", STATEMENTS), ("transactions", TRANSACTIONS), ("payees", PAYEES),
+                        ("payment_requests", PAYMENT_REQUESTS), ("disputes", DISPUTES)]:
+        marks = ", ".join("?" * len(rows[0]))
+        db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    directory = tmp_path_factory.mktemp("banking-fixture")
+    write_snapshot(db, directory, domain="banking", snapshot_version="test", schema_version=1,
+                   server_version="test", source="tests", clock_start=CLOCK_START)
+    return Snapshot.load(directory)
+
+
+@pytest.fixture
+def banking_server(banking_snapshot) -> DomainServer:
+    return DomainServer(DOMAIN, banking_snapshot)
+
+
+@pytest.fixture
+async def bank(banking_server):
+    async with Client(banking_server.mcp) as client:
+        yield client

@@ -1,0 +1,55 @@
+"""The SDK would ignore unknown keys and coerce "5" to 5 or true to 1; shiftbox servers reject them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.servers.helpers import digest, fails
+
+pytestmark = pytest.mark.anyio
+
+CASES = [
+    ("extra key", "get_account", {"account_id": "acc_a1", "verbose": True}, "verbose"),
+    ("string for integer", "get_statements", {"account_id": "acc_a1", "limit": "5"}, "limit"),
+    ("true for integer", "get_statements", {"account_id": "acc_a1", "limit": True}, "limit"),
+    ("float for integer", "get_statements", {"account_id": "acc_a1", "limit": 2.5}, "limit"),
+    ("missing field", "get_account", {}, "account_id"),
+    ("number for string", "get_account", {"account_id": 17}, "account_id"),
+    ("list for string", "get_customer_by_id", {"customer_id": ["cust_a"]}, "customer_id"),
+    ("object for number", "create_payment_request",
+     {"customer_id": "cust_a", "from_account_id": "acc_a1", "to_payee_id": "payee_a1", "amount": {"usd": 5}},
+     "amount"),
+    ("string for number", "create_payment_request",
+     {"customer_id": "cust_a", "from_account_id": "acc_a1", "to_payee_id": "payee_a1", "amount": "5.00"},
+     "amount"),
+    ("out of range", "get_transactions", {"account_id": "acc_a1", "limit": 501}, "limit"),
+    ("empty string", "get_account", {"account_id": ""}, "account_id"),
+    ("unknown enum value", "add_payee", {"customer_id": "cust_a", "name": "X", "deliver_type": "pigeon"},
+     "deliver_type"),
+]
+
+
+@pytest.mark.parametrize(("case", "tool", "arguments", "field"), CASES, ids=[c[0] for c in CASES])
+async def test_rejected_with_field_named_and_state_unchanged(bank, case, tool, arguments, field):
+    before = await digest(bank)
+    error = await fails(bank, tool, arguments, "invalid_arguments")
+    assert field in error["message"] and field in error["fields"]
+    assert await digest(bank) == before
+
+
+async def test_published_schemas_are_closed(bank):
+    listed = await bank.list_tools()
+    assert len(listed.tools) == 20
+    for tool in listed.tools:
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+        assert tool.output_schema is not None, f"{tool.name} has no typed structured output"
+        assert tool.description and len(tool.description) > 30, tool.name
+        assert tool.annotations is not None and tool.annotations.read_only_hint is not None, tool.name
+
+
+async def test_read_only_annotations_match_behaviour(bank):
+    listed = {t.name: t for t in (await bank.list_tools()).tools}
+    assert listed["get_transactions"].annotations.read_only_hint is True
+    assert listed["make_payment"].annotations.read_only_hint is False
+    assert listed["make_payment"].annotations.destructive_hint is True
+    assert listed["lock_card"].annotations.idempotent_hint is True

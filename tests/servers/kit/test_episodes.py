@@ -1,0 +1,105 @@
+"""Episodes: isolation, determinism, the clock, capacity, drop and the state resources."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from shiftbox_servers.kit import DomainServer, EpisodeStore, Snapshot, get_domain
+from tests.servers.helpers import call, digest, fails, ok
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def echo_snapshot(tmp_path_factory) -> Snapshot:
+    domain = get_domain("echo")
+    directory = tmp_path_factory.mktemp("echo")
+    domain.build_snapshot(directory)
+    return Snapshot.load(directory)
+
+
+@pytest.fixture
+async def echo(echo_snapshot):
+    server = DomainServer(get_domain("echo"), echo_snapshot, max_episodes=3)
+    async with Client(server.mcp) as client:
+        yield server, client
+
+
+async def test_episodes_never_see_each_others_writes(echo):
+    _, client = echo
+    a = await ok(client, "put_marker", {"value": "only-in-a"}, episode="a")
+    await fails(client, "get_marker", {"marker_id": a["marker_id"]}, "not_found", episode="b")
+    assert (await ok(client, "get_marker", {"marker_id": a["marker_id"]}, episode="a"))["value"] == "only-in-a"
+
+
+async def test_same_calls_in_same_order_give_identical_results(echo):
+    _, client = echo
+    seq = [("put_marker", {"value": "x"}), ("put_marker", {"value": "y"}), ("get_marker", {"marker_id": "mark_000002"})]
+    runs = []
+    for episode in ("d1", "d2"):
+        runs.append([(await call(client, t, a, episode)).model_dump_json() for t, a in seq])
+        runs[-1].append(await digest(client, episode))
+    assert runs[0] == runs[1]
+
+
+async def test_clock_starts_at_manifest_and_advances_per_call(echo):
+    server, client = echo
+    start = server.snapshot.manifest.clock_start
+    first = await ok(client, "put_marker", {"value": "1"}, episode="clk")
+    await ok(client, "echo", {"text": "tick"}, episode="clk")
+    third = await ok(client, "put_marker", {"value": "3"}, episode="clk")
+    assert first["written_at"] == start.replace(minute=start.minute + 1).isoformat()
+    assert third["written_at"] == start.replace(minute=start.minute + 3).isoformat()
+
+
+async def test_state_digest_and_diff_resources(echo):
+    _, client = echo
+    fresh = await digest(client, "r")
+    await ok(client, "put_marker", {"value": "m"}, episode="r")
+    assert await digest(client, "r") != fresh
+    res = await client.read_resource("shiftbox://episode/diff", meta={"shiftbox/episode": "r"})
+    diff = json.loads(res.contents[0].text)
+    assert diff == {"markers": {"added": [{"marker_id": "mark_000001", "value": "m",
+                                            "written_at": "2025-01-01T00:01:00"}],
+                                "changed": [], "removed": []}}
+
+
+async def test_episode_capacity_is_a_clear_kinded_error(echo):
+    server, client = echo
+    for name in ("c1", "c2", "c3"):
+        await ok(client, "echo", {"text": "hi"}, episode=name)
+    err = await fails(client, "echo", {"text": "hi"}, "capacity", episode="c4")
+    assert "3 episodes" in err["message"] and "--max-episodes" in err["message"]
+    assert server.episodes.drop("c1")
+    await ok(client, "echo", {"text": "hi"}, episode="c4")
+
+
+async def test_dropped_episode_starts_fresh(echo):
+    server, client = echo
+    await ok(client, "put_marker", {"value": "gone"}, episode="z")
+    server.episodes.drop("z")
+    await fails(client, "get_marker", {"marker_id": "mark_000001"}, "not_found", episode="z")
+
+
+async def test_invalid_episode_id_is_rejected(echo):
+    _, client = echo
+    await fails(client, "echo", {"text": "hi"}, "invalid_arguments", episode="../etc/passwd")
+
+
+def test_idle_episodes_are_evicted(echo_snapshot):
+    store = EpisodeStore(echo_snapshot, max_episodes=10, idle_timeout_s=0.0)
+    store.get("old")
+    store.get("new")  # creating one sweeps every episode idle longer than the timeout
+    assert "old" not in store and "new" in store
+
+
+async def test_snapshot_file_is_never_written(echo, echo_snapshot):
+    import hashlib
+
+    _, client = echo
+    await ok(client, "put_marker", {"value": "w"}, episode="w")
+    data = (echo_snapshot.directory / "db.sqlite").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == echo_snapshot.manifest.sha256
