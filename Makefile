@@ -36,6 +36,7 @@ snapshots: env
 	$(RUN) shiftbox snapshots build
 
 test: env $(SNAPSHOTS)
+	$(RUN) ruff check .
 	@$(RUN) pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status

@@ -20,5 +20,16 @@ app = typer.Typer(
 app.add_typer(snapshots_app, name="snapshots")
 
 
+@app.command("demo")
+def demo() -> None:
+    """Offline demo: a scripted goal-shift banking session over stdio, with the episode's state diff.
+
+    Example: shiftbox demo
+    """
+    from ._demo import demo as run
+
+    run()
+
+
 if __name__ == "__main__":
     app()

@@ -106,10 +106,10 @@ def _payment_request(ep: Episode, request_id: str) -> PaymentRequest:
     if row is None:
         raise NotFound(f"no payment request with id {request_id!r}", field="request_id")
     request = PaymentRequest(**dict(row))
-    if request.status in ("Awaiting Payment", "Authorized") and request.expires_at:
-        if request.expires_at <= ep.now_iso():
-            ep.execute("UPDATE payment_requests SET status = 'Expired' WHERE request_id = ?", (request_id,))
-            request.status = "Expired"
+    live = request.status in ("Awaiting Payment", "Authorized")
+    if live and request.expires_at and request.expires_at <= ep.now_iso():
+        ep.execute("UPDATE payment_requests SET status = 'Expired' WHERE request_id = ?", (request_id,))
+        request.status = "Expired"
     return request
 
 

@@ -27,19 +27,21 @@ class EpisodeClock:
 
 
 class IdCounters:
-    """Per-episode id generator: `prefix_000001`, … skipping ids the episode's database already holds."""
+    """Per-episode id generator: `prefix_000001`, … continuing after the highest id of that shape the
+    episode's table already holds (one query per prefix, then pure counting)."""
 
     def __init__(self) -> None:
         self._next: dict[str, int] = {}
 
     def next_id(self, db: sqlite3.Connection, table: str, column: str, prefix: str) -> str:
-        n = self._next.get(prefix, 1)
-        while True:
-            candidate = f"{prefix}_{n:06d}"
-            n += 1
-            taken = db.execute(
-                f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', (candidate,)
+        n = self._next.get(prefix)
+        if n is None:
+            start = len(prefix) + 2
+            (highest,) = db.execute(
+                f'SELECT MAX(CAST(SUBSTR("{column}", ?) AS INTEGER)) FROM "{table}" '
+                f'WHERE "{column}" GLOB ? AND SUBSTR("{column}", ?) NOT GLOB \'*[^0-9]*\'',
+                (start, f"{prefix}_[0-9]*", start),
             ).fetchone()
-            if not taken:
-                self._next[prefix] = n
-                return candidate
+            n = (highest or 0) + 1
+        self._next[prefix] = n + 1
+        return f"{prefix}_{n:06d}"

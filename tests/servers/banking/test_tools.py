@@ -118,12 +118,13 @@ async def test_full_payment_flow_debits_balances_and_settles(bank):
     again = await ok(bank, "authorize_payment_request", {"request_id": req["request_id"]})
     assert again["status"] == "Authorized"
     paid = await ok(bank, "make_payment", {"request_id": req["request_id"]})
-    assert paid["status"] == "Settled" and paid["settled_tx_id"] == "tx_000001"
+    # new ids continue after the highest numeric id of that prefix: the fixture holds tx_1 … tx_5
+    assert paid["status"] == "Settled" and paid["settled_tx_id"] == "tx_000006"
     acct = await ok(bank, "get_account", {"account_id": "acc_a1"})
     assert acct["current_balance"] == 1000.00 - 65.50 and acct["available_balance"] == 950.00 - 65.50
     txs = await ok(bank, "get_transactions", {"account_id": "acc_a1", "limit": 1})
     assert txs["transactions"][0] == {
-        "tx_id": "tx_000001", "account_id": "acc_a1", "timestamp": "2025-07-01T09:05:00", "type": "billpay",
+        "tx_id": "tx_000006", "account_id": "acc_a1", "timestamp": "2025-07-01T09:05:00", "type": "billpay",
         "amount": -65.5, "merchant_or_payee": "Electric Co", "status": "Posted", "reference": "req_000001"}
     await fails(bank, "cancel_payment_request", {"request_id": req["request_id"]}, "precondition_failed")
 
@@ -200,9 +201,10 @@ async def test_card_errors(bank):
 
 async def test_file_dispute_creates_dispute_and_marks_transaction(bank):
     d = await ok(bank, "file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"})
-    assert d == {"dispute_id": "disp_000001", "account_id": "acc_a1", "tx_id": "tx_2",
+    # the fixture holds disp_1, so the first generated dispute id is disp_000002
+    assert d == {"dispute_id": "disp_000002", "account_id": "acc_a1", "tx_id": "tx_2",
                  "reason_code": "unauthorized", "status": "Submitted", "opened_at": "2025-07-01T09:01:00"}
-    assert await ok(bank, "get_dispute", {"dispute_id": "disp_000001"}) == d
+    assert await ok(bank, "get_dispute", {"dispute_id": "disp_000002"}) == d
     txs = await ok(bank, "get_transactions", {"account_id": "acc_a1"})
     assert {t["tx_id"]: t["status"] for t in txs["transactions"]}["tx_2"] == "Disputed"
     await fails(bank, "file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "fraudulent"},

@@ -103,3 +103,19 @@ async def test_snapshot_file_is_never_written(echo, echo_snapshot):
     await ok(client, "put_marker", {"value": "w"}, episode="w")
     data = (echo_snapshot.directory / "db.sqlite").read_bytes()
     assert hashlib.sha256(data).hexdigest() == echo_snapshot.manifest.sha256
+
+
+def test_generated_ids_continue_after_existing_ones():
+    """Regression: ids were found by probing one candidate at a time (~15k queries on the native snapshot)."""
+    import sqlite3
+
+    from shiftbox_servers.kit import IdCounters
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (id TEXT PRIMARY KEY)")
+    db.executemany("INSERT INTO t VALUES (?)", [("tx_000009",), ("tx_000123",), ("tx_abc",), ("tx_12x",),
+                                                ("other_999999",)])
+    ids = IdCounters()
+    assert ids.next_id(db, "t", "id", "tx") == "tx_000124"
+    assert ids.next_id(db, "t", "id", "tx") == "tx_000125"
+    assert ids.next_id(db, "t", "id", "disp") == "disp_000001"

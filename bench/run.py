@@ -1,0 +1,151 @@
+"""`make bench`: speed figures measured side by side in one run (medians and ratios, never timed tests).
+
+Writes bench/out/results.json and bench/out/results.md and prints the markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from shiftbox_servers.kit import Snapshot, get_domain
+
+REPO = Path(__file__).resolve().parents[1]
+ACB_BANKING = REPO.parent / "shared" / "external" / "agentchangebench" / "banking" / "db.toml"
+OUT = REPO / "bench" / "out"
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def p99_ms(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=100)[98] * 1000 if len(samples) >= 100 else max(samples) * 1000
+
+
+async def time_calls(client: Client, tool: str, args: dict, n: int, warmup: int = 20) -> list[float]:
+    for _ in range(warmup):
+        await client.call_tool(tool, args)
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        result = await client.call_tool(tool, args)
+        samples.append(time.perf_counter() - t0)
+        assert not result.is_error, result.content
+    return samples
+
+
+def stdio(domain: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "shiftbox_servers", domain])
+
+
+async def bench_round_trips(n: int) -> list[dict]:
+    """get_account (real DB-backed tool) next to echo on the same transport, interleaved in rounds."""
+    rows = []
+    banking = get_domain("banking")
+    snap = Snapshot.load(banking.default_snapshot_dir())
+    account_id = snap.open_copy().execute("SELECT account_id FROM accounts ORDER BY account_id LIMIT 1").fetchone()[0]
+    from shiftbox_servers.kit import open_server
+
+    for transport in ("in-memory", "stdio"):
+        if transport == "in-memory":
+            bank_target, echo_target = open_server("banking").mcp, open_server("echo").mcp
+        else:
+            bank_target, echo_target = stdio("banking"), stdio("echo")
+        async with Client(bank_target) as bank, Client(echo_target) as echo:
+            real, trivial = [], []
+            for _ in range(5):  # interleave so drift on a noisy machine hits both alike
+                real += await time_calls(bank, "get_account", {"account_id": account_id}, n // 5)
+                trivial += await time_calls(echo, "echo", {"text": "hello"}, n // 5)
+        rows.append({
+            "bench": f"tools/call round trip, {transport}",
+            "get_account_median_ms": round(median_ms(real), 3),
+            "echo_median_ms": round(median_ms(trivial), 3),
+            "ratio": round(median_ms(real) / median_ms(trivial), 3),
+            "get_account_p99_ms": round(p99_ms(real), 3),
+            "n": len(real),
+        })
+    return rows
+
+
+def time_fn(fn: Callable[[], object], n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+def bench_fresh_episode(n: int) -> list[dict]:
+    """Opening a fresh episode (private in-memory copy) next to reloading the reference TOML."""
+    from shiftbox_servers.kit import EpisodeStore
+
+    snap = Snapshot.load(get_domain("banking").default_snapshot_dir())
+    store = EpisodeStore(snap, max_episodes=n + 10)
+    counter = iter(range(10**9))
+
+    def open_and_drop() -> None:  # the harness's steady state: one episode per simulation, dropped after
+        store.drop(store.get(f"e{next(counter)}").id)
+
+    def open_and_hold() -> None:  # every episode kept alive: each copy lands on never-touched memory
+        store.get(f"h{next(counter)}")
+
+    steady, held = time_fn(open_and_drop, n), time_fn(open_and_hold, n)
+    row = {
+        "bench": "fresh episode, native banking snapshot",
+        "snapshot_bytes": len(snap.data),
+        "rows": sum(snap.manifest.row_counts.values()),
+        "median_ms_open_and_drop": round(median_ms(steady), 4),
+        "median_ms_open_and_hold": round(median_ms(held), 4),
+        "n": n,
+    }
+    rows = [row]
+    if ACB_BANKING.exists():
+        text = ACB_BANKING.read_text()
+        ref = time_fn(lambda: tomllib.loads(text), n)
+        rows.append({"bench": "reference reset: parse AgentChangeBench banking db.toml (6 customers)",
+                     "median_ms": round(median_ms(ref), 4), "n": n})
+    return rows
+
+
+def to_markdown(results: dict) -> str:
+    lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
+    for row in results["rows"]:
+        name = row["bench"]
+        rest = ", ".join(f"{k}={v}" for k, v in row.items() if k != "bench")
+        lines.append(f"- **{name}**: {rest}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
+    parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
+    args = parser.parse_args()
+    rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
+    results = {
+        "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
+                   f"Python {platform.python_version()}, {__import__('os').cpu_count()} cores",
+        "rows": rows,
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    md = to_markdown(results)
+    (OUT / "results.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
