@@ -1,0 +1,5 @@
+"""Agents: the protocol every agent implements, and the built-in ones."""
+
+from ._protocol import Agent, AgentContext, AgentReply
+
+__all__ = ["Agent", "AgentContext", "AgentReply"]

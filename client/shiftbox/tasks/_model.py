@@ -1,0 +1,100 @@
+"""The task model: one scenario (persona, instructions, goal sequence, evaluation criteria).
+
+Native task files are `{"schema_version": 1, ..., "tasks": [...]}`; AgentChangeBench / tau2 task
+lists are read as they are by the importer (`shiftbox.tasks.import_agentchangebench`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TASK_FILE_SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCallSpec(_Model):
+    """A tool call named in a task (a gold action alternative or an initial-state edit)."""
+
+    function_name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionSet(_Model):
+    """One thing the agent must do: any one of `allowed_tools`, for `goal`, after `depends_on`."""
+
+    action_id: str
+    goal: str | None = Field(None, description="the goal of the sequence this action serves")
+    allowed_tools: list[ToolCallSpec]
+    depends_on: list[str] = Field(default_factory=list)
+    required_parameters: list[str] | None = Field(
+        None, description="params that must match; None means every param given in allowed_tools")
+
+
+class GoalShifts(_Model):
+    required_shifts: int
+    goals: list[str]
+
+
+class Instructions(_Model):
+    reason_for_call: str
+    known_info: str = ""
+    unknown_info: str = ""
+    task_instructions: str = ""
+
+
+class UserScenario(_Model):
+    persona: str | None = None
+    instructions: Instructions
+    goal_shifts: GoalShifts
+
+
+class InitialState(_Model):
+    """Applied to the episode before the conversation; never shown to the agent as its own calls."""
+
+    tool_calls: list[ToolCallSpec] = Field(default_factory=list)
+    data: dict[str, Any] | None = Field(None, description="reference initialization data, kept verbatim")
+
+
+class EvaluationCriteria(_Model):
+    action_sets: list[ActionSet] = Field(default_factory=list)
+    communicate_info: list[str] = Field(default_factory=list)
+    nl_assertions: list[str] = Field(default_factory=list)
+    expected_state_digest: str | None = Field(
+        None, description="state digest after replaying the gold calls on a fresh episode")
+
+
+class TaskDescription(_Model):
+    purpose: str | None = None
+    relevant_policies: str | None = None
+    notes: str | None = None
+
+
+class Task(_Model):
+    id: str
+    domain: str
+    description: TaskDescription = Field(default_factory=TaskDescription)
+    user_scenario: UserScenario
+    initial_state: InitialState = Field(default_factory=InitialState)
+    evaluation_criteria: EvaluationCriteria = Field(default_factory=EvaluationCriteria)
+
+    @property
+    def goals(self) -> list[str]:
+        return self.user_scenario.goal_shifts.goals
+
+    def action_sets_for(self, goal: str) -> list[ActionSet]:
+        return [a for a in self.evaluation_criteria.action_sets if a.goal == goal]
+
+
+class TaskFile(_Model):
+    """A native task file: tasks plus where they came from and which snapshot they are written for."""
+
+    schema_version: int = TASK_FILE_SCHEMA_VERSION
+    domain: str
+    snapshot: str | None = Field(None, description="snapshot id the task ids refer to, e.g. banking/acb-v1")
+    source: str = Field(description="e.g. 'agentchangebench banking/tasks.json' or 'generator v1 seed=7'")
+    tasks: list[Task]

@@ -1,0 +1,115 @@
+"""The one trajectory format: everything a simulation did, enough to score it and to replay it.
+
+Timings live only in `timing` fields; `canonical_json()` leaves them out, so two runs of the same
+simulation compare (and hash) equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+TRAJECTORY_SCHEMA_VERSION = 1
+
+Role = Literal["user", "assistant", "tool"]
+TerminationReason = Literal[
+    "user_stop", "user_transfer", "out_of_scope", "agent_transfer", "max_steps", "too_many_tool_errors",
+    "agent_error", "user_error", "infrastructure_error",
+]
+STOP_TOKENS = {"###STOP###": "user_stop", "###TRANSFER###": "user_transfer",
+               "###OUT-OF-SCOPE###": "out_of_scope"}
+
+
+class ToolCall(BaseModel):
+    """A call the agent asked for (id derived from the agent turn: deterministic)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Message(BaseModel):
+    index: int = Field(description="position in the conversation, from 0")
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = Field(None, description="for role=tool: the call this answers")
+    agent_turn: int | None = Field(None, description="for role=assistant: 0-based agent turn number")
+    goal: str | None = Field(None, description="for role=user: the goal active when it was sent")
+    is_error: bool | None = Field(None, description="for role=tool: the call failed")
+
+
+class ToolCallRecord(BaseModel):
+    """One tools/call as the harness saw it (setup calls are recorded apart, in `setup_calls`)."""
+
+    call_id: str
+    message_index: int = Field(description="index of the assistant message that asked for it")
+    agent_turn: int | None
+    domain: str
+    name: str
+    arguments: dict[str, Any]
+    result: Any = Field(description="structured content, or the text when a tool returned none")
+    is_error: bool
+    error_kind: str | None = None
+    timing: dict[str, float] = Field(default_factory=dict, description="latency_ms; excluded from equality")
+
+
+class GoalShift(BaseModel):
+    """The user moved from one goal to the next at `message_index` (ground truth for GSRT)."""
+
+    shift_index: int = Field(description="1 for the first shift")
+    from_goal: str
+    to_goal: str
+    message_index: int
+
+
+class ServerInfo(BaseModel):
+    name: str
+    version: str
+    snapshot: str
+    snapshot_sha256: str
+
+
+class Termination(BaseModel):
+    reason: TerminationReason
+    detail: str = ""
+    blame: Literal["agent", "user", "infrastructure", "none"] = "none"
+
+
+class Trajectory(BaseModel):
+    schema_version: int = TRAJECTORY_SCHEMA_VERSION
+    simulation_id: str
+    task_id: str
+    trial: int
+    domain: str
+    seed: int = Field(description="derived from (run seed, task id, trial)")
+    agent: str
+    user: str
+    persona: str | None
+    goals: list[str]
+    servers: dict[str, ServerInfo]
+    messages: list[Message]
+    tool_calls: list[ToolCallRecord]
+    setup_calls: list[ToolCallRecord] = Field(default_factory=list)
+    shifts: list[GoalShift]
+    termination: Termination
+    final_state: dict[str, str] = Field(description="domain -> state digest at the end")
+    timing: dict[str, float] = Field(default_factory=dict, description="wall_s etc.; excluded from equality")
+
+    def canonical(self) -> dict[str, Any]:
+        """The trajectory without measured timings: what equality and hashes are taken over."""
+        data = self.model_dump(mode="json")
+        data.pop("timing", None)
+        for group in ("tool_calls", "setup_calls"):
+            for call in data[group]:
+                call.pop("timing", None)
+        return data
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
