@@ -21,6 +21,55 @@ GOAL_TOOLS: dict[str, tuple[str, ...]] = {
 }
 """Goal label -> the tools relevant to it (read by the task generator, validator and GSRT)."""
 
+GOAL_REQUESTS: dict[str, tuple[str, ...]] = {
+    "authentication": (
+        "I'd like to get my identity verified so I can get into my account.",
+        "I'm having trouble signing in. Can you confirm who I am first?",
+        "Could you look me up and verify my identity, please?",
+    ),
+    "account_info": (
+        "Can you tell me which accounts I have and what their balances are?",
+        "I'd like to check the current balances on my accounts.",
+        "Could you give me a quick overview of my accounts?",
+    ),
+    "transactions": (
+        "I want to look over the recent transactions on my account.",
+        "Could you pull up my latest transactions?",
+        "Can you show me what has been charged to my account lately?",
+    ),
+    "statements": (
+        "I need to see my recent account statements.",
+        "Could you pull up my latest monthly statement?",
+        "I'd like to go through my statements from the last few months.",
+    ),
+    "payments": (
+        "I need to take care of a bill payment from my account.",
+        "Can you help me set up and send a payment?",
+        "I have a payment that needs to go through today.",
+    ),
+    "cards": (
+        "I'd like to lock my card for now, just to be safe.",
+        "I need to change whether my card is locked or not.",
+        "Can you help me with my card's lock settings?",
+    ),
+    "dispute": (
+        "There's a charge on my account that I want to dispute.",
+        "I'd like to dispute transaction {transaction_id}; that charge isn't right.",
+        "I need to open a dispute about a transaction I disagree with.",
+    ),
+    "fraud_response": (
+        "I think someone used my card: there's a charge I never made.",
+        "I spotted an unauthorized charge, {transaction_id}, and I want my card secured.",
+        "There's suspicious activity on my account and I need it stopped.",
+    ),
+    "insights": (
+        "Can you help me understand where my money has been going lately?",
+        "I'd like a summary of my recent spending.",
+        "Could you give me some insight into my spending habits?",
+    ),
+}
+"""Goal label -> how a customer asks for it (scripted users pick one per goal by seed)."""
+
 
 def _build(directory: Path):
     from ._builder import build_native
@@ -39,9 +88,10 @@ DOMAIN = Domain(
     tools=tools,
     policy=(Path(__file__).with_name("policy.md")).read_text(),
     goal_tools=GOAL_TOOLS,
+    goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,
     importers={"agentchangebench": _import_agentchangebench},
 )
 
-__all__ = ["DOMAIN", "GOAL_TOOLS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
+__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]

@@ -2,7 +2,7 @@
 
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._domain import Domain, domain_names, get_domain, registered_domains, snapshots_root
-from ._episode import DEFAULT_EPISODE, EPISODE_META_KEY, Episode, EpisodeStore, current_episode_id
+from ._episode import CLOSE_META_KEY, DEFAULT_EPISODE, EPISODE_META_KEY, Episode, EpisodeStore, current_episode_id
 from ._errors import (
     Conflict,
     DomainError,
@@ -29,15 +29,16 @@ from ._snapshot import (
     state_diff,
     write_snapshot,
 )
+from ._spawn import http_server_process
 from ._tools import ToolSet, ToolSpec
 from ._types import IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 from .cli import open_server
 
 __all__ = [
-    "CLOCK_STEP", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "get_domain", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "get_domain", "http_server_process", "open_server",
     "registered_domains", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

@@ -27,6 +27,8 @@ class Domain:
     build_snapshot: Callable[[Path], SnapshotManifest]
     importers: Mapping[str, Callable[[Path, Path], SnapshotManifest]] = field(default_factory=dict)
     """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
+    goal_requests: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """User phrasings per goal label, for scripted users ({card_id}-style fact placeholders allowed)."""
     extra_instructions: str = ""
     transfer_tool: str = "transfer_to_human_agents"
 

@@ -21,6 +21,8 @@ from ._errors import DomainError, ErrorKind
 from ._snapshot import Snapshot, content_hash, state_diff
 
 EPISODE_META_KEY = "shiftbox/episode"
+CLOSE_META_KEY = "shiftbox/close"
+"""On a resources/read: drop the episode once the read is answered (the harness's final digest)."""
 DEFAULT_EPISODE = "default"
 EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._domain import Domain
 from ._episode import (
+    CLOSE_META_KEY,
     DEFAULT_EPISODE,
     EPISODE_META_KEY,
     Episode,
@@ -121,15 +122,20 @@ class DomainServer:
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         if ctx.method not in ("tools/call", "resources/read"):
             return await call_next(ctx)
-        token = current_episode_id.set(episode_id_for(ctx))
+        episode_id = episode_id_for(ctx)
+        token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
                 rejected = self._reject_arguments(ctx.params or {})
                 if rejected is not None:
                     return rejected
-            return await call_next(ctx)
+            result = await call_next(ctx)
         finally:
             current_episode_id.reset(token)
+        meta = (ctx.params or {}).get("_meta") or {}
+        if ctx.method == "resources/read" and isinstance(meta, dict) and meta.get(CLOSE_META_KEY) is True:
+            self.episodes.drop(episode_id)  # the harness's last read of an episode ends it
+        return result
 
     def _reject_arguments(self, params: dict[str, Any]) -> Any:
         """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them."""

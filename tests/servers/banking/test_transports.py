@@ -10,8 +10,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from shiftbox_servers.kit import http_server_process
 from tests.servers.helpers import fails, ok
-from tests.servers.serving import http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -35,47 +35,42 @@ async def test_stdio_subprocess_reports_version_and_snapshot(banking_snapshot):
         await fails(client, "get_statements", {"account_id": "acc_a1", "limit": "3"}, "invalid_arguments")
 
 
-def test_http_concurrent_episodes_are_isolated(banking_snapshot):
-    with http_server("banking", banking_snapshot.directory) as base:
-        async def scenario():
-            async with Client(f"{base}/episodes/one/mcp") as one, Client(f"{base}/episodes/two/mcp") as two:
-                results = {}
+async def test_http_concurrent_episodes_are_isolated(banking_snapshot):
+    async with http_server_process("banking", banking_snapshot.directory) as base:
+        async with Client(f"{base}/episodes/one/mcp") as one, Client(f"{base}/episodes/two/mcp") as two:
+            results = {}
 
-                async def write_in_one():
-                    results["dispute"] = await ok(one, "file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2",
-                                                                        "reason_code": "unauthorized"})
+            async def write_in_one():
+                results["dispute"] = await ok(one, "file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2",
+                                                                    "reason_code": "unauthorized"})
 
-                async def read_in_two():
-                    results["two_before"] = await ok(two, "get_transactions", {"account_id": "acc_a1"})
+            async def read_in_two():
+                results["two_before"] = await ok(two, "get_transactions", {"account_id": "acc_a1"})
 
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(write_in_one)
-                    tg.start_soon(read_in_two)
-                two_after = await ok(two, "get_transactions", {"account_id": "acc_a1"})
-                one_after = await ok(one, "get_transactions", {"account_id": "acc_a1"})
-                status = lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"]  # noqa: E731
-                assert status(one_after) == "Disputed"
-                assert status(two_after) == "Posted" and status(results["two_before"]) == "Posted"
-                await fails(two, "get_dispute", {"dispute_id": results["dispute"]["dispute_id"]}, "not_found")
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write_in_one)
+                tg.start_soon(read_in_two)
+            two_after = await ok(two, "get_transactions", {"account_id": "acc_a1"})
+            one_after = await ok(one, "get_transactions", {"account_id": "acc_a1"})
+            status = lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"]  # noqa: E731
+            assert status(one_after) == "Disputed"
+            assert status(two_after) == "Posted" and status(results["two_before"]) == "Posted"
+            await fails(two, "get_dispute", {"dispute_id": results["dispute"]["dispute_id"]}, "not_found")
 
-        anyio.run(scenario)
         health = json.loads(urllib.request.urlopen(base + "/healthz").read())
         assert health["episodes"] == 2 and health["sha256"] == banking_snapshot.manifest.sha256
         req = urllib.request.Request(base + "/episodes/one", method="DELETE")
         assert json.loads(urllib.request.urlopen(req).read()) == {"dropped": True}
 
 
-def test_http_legacy_clients_get_one_episode_per_session(banking_snapshot):
-    with http_server("banking", banking_snapshot.directory) as base:
-        async def scenario():
-            async with Client(f"{base}/mcp", mode="legacy") as a, Client(f"{base}/mcp", mode="legacy") as b:
-                dispute = {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"}
-                await ok(a, "file_dispute", dispute)
-                await fails(a, "file_dispute", dispute, "conflict")
-                # had the two sessions shared one database, this would be a conflict too
-                await ok(b, "file_dispute", dispute)
-
-        anyio.run(scenario)
+async def test_http_legacy_clients_get_one_episode_per_session(banking_snapshot):
+    async with http_server_process("banking", banking_snapshot.directory) as base:
+        async with Client(f"{base}/mcp", mode="legacy") as a, Client(f"{base}/mcp", mode="legacy") as b:
+            dispute = {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"}
+            await ok(a, "file_dispute", dispute)
+            await fails(a, "file_dispute", dispute, "conflict")
+            # had the two sessions shared one database, this would be a conflict too
+            await ok(b, "file_dispute", dispute)
 
 
 def test_server_refuses_missing_snapshot_with_clear_message(tmp_path):

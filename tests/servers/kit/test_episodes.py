@@ -119,3 +119,13 @@ def test_generated_ids_continue_after_existing_ones():
     assert ids.next_id(db, "t", "id", "tx") == "tx_000124"
     assert ids.next_id(db, "t", "id", "tx") == "tx_000125"
     assert ids.next_id(db, "t", "id", "disp") == "disp_000001"
+
+
+async def test_final_digest_read_with_close_flag_drops_the_episode(echo):
+    server, client = echo
+    await ok(client, "put_marker", {"value": "m"}, episode="fin")
+    assert "fin" in server.episodes
+    res = await client.read_resource("shiftbox://episode/digest",
+                                     meta={"shiftbox/episode": "fin", "shiftbox/close": True})
+    assert json.loads(res.contents[0].text)["tool_calls"] == 1
+    assert "fin" not in server.episodes
