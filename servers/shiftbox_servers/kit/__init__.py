@@ -2,7 +2,14 @@
 
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._domain import Domain, domain_names, get_domain, registered_domains, snapshots_root
-from ._episode import CLOSE_META_KEY, DEFAULT_EPISODE, EPISODE_META_KEY, Episode, EpisodeStore, current_episode_id
+from ._episode import (
+    CLOSE_META_KEY,
+    DEFAULT_EPISODE,
+    EPISODE_META_KEY,
+    Episode,
+    EpisodeStore,
+    current_episode_id,
+)
 from ._errors import (
     Conflict,
     DomainError,
