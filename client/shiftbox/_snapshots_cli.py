@@ -22,7 +22,7 @@ from shiftbox_servers.kit import (
 )
 
 snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def _domain_or_exit(name: str):

@@ -8,7 +8,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer
 
+from ._run_cli import run
 from ._snapshots_cli import snapshots_app
+from ._tasks_cli import tasks_app
 
 app = typer.Typer(
     name="shiftbox",
@@ -18,6 +20,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(snapshots_app, name="snapshots")
+app.add_typer(tasks_app, name="tasks")
+app.command("run")(run)
 
 
 @app.command("demo")

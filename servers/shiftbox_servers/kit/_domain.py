@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ def registered_domains() -> dict[str, Domain]:
     return found
 
 
+@functools.cache
 def get_domain(name: str) -> Domain:
     """Load one installed domain by name (only its own package is imported)."""
     for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP, name=name):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._clock import EpisodeClock, IdCounters
 from ._errors import DomainError, ErrorKind
-from ._snapshot import Snapshot, content_hash, state_diff
+from ._snapshot import Snapshot, state_diff, state_digest
 
 EPISODE_META_KEY = "shiftbox/episode"
 CLOSE_META_KEY = "shiftbox/close"
@@ -71,8 +71,8 @@ class Episode:
         self.db.execute("RELEASE tool_call")
 
     def digest(self) -> str:
-        """sha256 of the episode's rows: equal digests mean equal state."""
-        return content_hash(self.db, include_schema=False)
+        """Equal digests mean equal state (computed from the change log: cost grows with writes only)."""
+        return state_digest(self.snapshot.manifest.content_sha256, self.diff())
 
     def diff(self) -> dict[str, Any]:
         return state_diff(self.snapshot.base, self.db)

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 DB_FILENAME = "db.sqlite"
 MANIFEST_FILENAME = "manifest.json"
 INTERNAL_TABLE_PREFIXES = ("sqlite_", "_shiftbox")
+CHANGE_LOG = "_shiftbox_changes"
+"""Internal table the change-log triggers fill with (table, primary key) of every written row."""
 
 
 class SnapshotManifest(BaseModel):
@@ -84,21 +86,54 @@ def row_counts(db: sqlite3.Connection) -> dict[str, int]:
     return {t: db.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in user_tables(db)}
 
 
+def install_change_log(db: sqlite3.Connection) -> None:
+    """Triggers that log the primary key of every row written, so a diff costs O(changes), not O(rows).
+
+    They live in the snapshot file itself, so every episode copy has them at no extra cost.
+    """
+    db.execute(f'CREATE TABLE IF NOT EXISTS "{CHANGE_LOG}" (tbl TEXT NOT NULL, pk TEXT NOT NULL)')
+    for table in user_tables(db):
+        columns = primary_key(db, table)
+        for event, refs in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
+            logs = ""
+            for ref in refs:
+                key = ", ".join(f'{ref}."{c}"' for c in columns)
+                logs += f"INSERT INTO \"{CHANGE_LOG}\" VALUES ('{table}', json_array({key})); "
+            name = f"_shiftbox_{event.lower()}_{table}"
+            db.execute(f'CREATE TRIGGER IF NOT EXISTS "{name}" AFTER {event} ON "{table}" BEGIN {logs}END')
+
+
+def _row(db: sqlite3.Connection, table: str, pk: list[str], key: list[Any]) -> dict[str, Any] | None:
+    cur = db.execute(f'SELECT * FROM "{table}" WHERE ' + " AND ".join(f'"{c}" = ?' for c in pk), key)
+    row = cur.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cur.description], row, strict=True))
+
+
 def state_diff(base: sqlite3.Connection, current: sqlite3.Connection) -> dict[str, Any]:
-    """Rows added, removed and changed per table between two databases of the same schema."""
+    """Rows added, removed and changed per table, read from the change log (net effect only)."""
+    logged = current.execute(f'SELECT DISTINCT tbl, pk FROM "{CHANGE_LOG}" ORDER BY tbl, pk').fetchall()
     diff: dict[str, Any] = {}
-    for table in user_tables(current):
-        before, after = table_rows(base, table), table_rows(current, table)
-        added = [after[k] for k in sorted(after.keys() - before.keys(), key=repr)]
-        removed = [before[k] for k in sorted(before.keys() - after.keys(), key=repr)]
-        changed = []
-        for k in sorted(after.keys() & before.keys(), key=repr):
-            if after[k] != before[k]:
-                fields = {c: [before[k][c], after[k][c]] for c in after[k] if after[k][c] != before[k][c]}
-                changed.append({"key": list(k), "fields": fields})
-        if added or removed or changed:
-            diff[table] = {"added": added, "removed": removed, "changed": changed}
+    for table, key_json in logged:
+        pk, key = primary_key(current, table), json.loads(key_json)
+        before, after = _row(base, table, pk, key), _row(current, table, pk, key)
+        if before == after:
+            continue
+        entry = diff.setdefault(table, {"added": [], "removed": [], "changed": []})
+        if before is None:
+            entry["added"].append(after)
+        elif after is None:
+            entry["removed"].append(before)
+        else:
+            fields = {c: [before[c], after[c]] for c in after if after[c] != before[c]}
+            entry["changed"].append({"key": key, "fields": fields})
     return diff
+
+
+def state_digest(snapshot_content_sha256: str, diff: dict[str, Any]) -> str:
+    """Equal digests mean equal state: the snapshot's content hash plus the canonical net diff."""
+    h = hashlib.sha256(snapshot_content_sha256.encode())
+    h.update(json.dumps(diff, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
 
 
 class Snapshot:
@@ -121,6 +156,9 @@ class Snapshot:
             )
         manifest = SnapshotManifest.model_validate_json(manifest_path.read_text())
         data = db_path.read_bytes()
+        if CHANGE_LOG.encode() not in data:
+            raise SnapshotError(f"{db_path} was built without shiftbox's change log; rebuild it "
+                                "(`shiftbox snapshots build` or `shiftbox snapshots import …`)")
         actual = hashlib.sha256(data).hexdigest()
         if actual != manifest.sha256:
             raise SnapshotError(
@@ -158,6 +196,7 @@ def write_snapshot(
 ) -> SnapshotManifest:
     """Write a built database and its manifest into `directory` (replacing what was there)."""
     directory.mkdir(parents=True, exist_ok=True)
+    install_change_log(db)
     db.commit()
     db.execute("VACUUM")
     data = db.serialize()

@@ -264,3 +264,37 @@ async def test_every_tool_is_exercised_here():
 async def test_call_helper_reports_kind_for_unknown_tool(bank):
     res = await call(bank, "customer_detailsrequest", {})
     assert res.is_error and res.structured_content["error"]["kind"] == "unknown_tool"
+
+
+async def test_digest_depends_on_final_state_not_on_the_path(bank):
+    """Regression: the digest hashed every row (120 ms on the native snapshot); it now comes from the change
+    log, and must still be equal for equal states however they were reached."""
+    from tests.servers.helpers import digest
+
+    fresh = await digest(bank, "p0")
+    # lock then unlock: net no change
+    await ok(bank, "lock_card", {"card_id": "card_a1"}, episode="p1")
+    await ok(bank, "unlock_card", {"card_id": "card_a1"}, episode="p1")
+    assert await digest(bank, "p1") == fresh
+    # same end state reached in different orders
+    await ok(bank, "lock_card", {"card_id": "card_a1"}, episode="p2")
+    await ok(bank, "lock_card", {"card_id": "card_b1"}, episode="p2")
+    await ok(bank, "lock_card", {"card_id": "card_b1"}, episode="p3")
+    await ok(bank, "lock_card", {"card_id": "card_a1"}, episode="p3")
+    assert await digest(bank, "p2") == await digest(bank, "p3") != fresh
+
+
+async def test_diff_lists_net_changes_only(bank):
+    import json
+
+    await ok(bank, "add_payee", {"customer_id": "cust_b", "name": "Gym"}, episode="d")
+    await ok(bank, "lock_card", {"card_id": "card_b1", "reason": "lost"}, episode="d")
+    await ok(bank, "unlock_card", {"card_id": "card_a2"}, episode="d")
+    await ok(bank, "lock_card", {"card_id": "card_a2", "reason": "lost"}, episode="d")  # back to the original
+    res = await bank.read_resource("shiftbox://episode/diff", meta={"shiftbox/episode": "d"})
+    diff = json.loads(res.contents[0].text)
+    assert set(diff) == {"payees", "cards"}
+    assert diff["payees"]["added"] == [{"payee_id": "payee_000001", "customer_id": "cust_b", "name": "Gym",
+                                        "deliver_type": "electronic", "verified": 0}]
+    assert diff["cards"]["changed"] == [{"key": ["card_b1"], "fields": {"status": ["Active", "Locked"],
+                                                                          "lock_reason": [None, "lost"]}}]

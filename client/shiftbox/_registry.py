@@ -1,0 +1,71 @@
+"""Finding agents and user simulators by SPEC (`kind:arg`) through entry points third parties extend.
+
+A factory is `factory(arg: str | None, options: dict[str, str]) -> Agent | UserSimulator`, registered
+under the entry point group `shiftbox.agents` or `shiftbox.users` with the spec's `kind` as name.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib.metadata import entry_points
+from typing import Any
+
+AGENT_GROUP = "shiftbox.agents"
+USER_GROUP = "shiftbox.users"
+
+
+class SpecError(ValueError):
+    """A SPEC that names nothing installed, or options the factory rejects."""
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    kind, sep, arg = spec.partition(":")
+    if not kind:
+        raise SpecError(f"empty SPEC {spec!r}; write KIND or KIND:ARG, e.g. scripted:oracle")
+    return kind, (arg if sep else None)
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    """`k=v` pairs from --agent-arg / --user-arg."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SpecError(f"option {pair!r} is not KEY=VALUE")
+        options[key] = value
+    return options
+
+
+@functools.cache
+def _factory(group: str, kind: str) -> Any:
+    """The factory registered for `kind` (looked up once per process: entry point scans are slow)."""
+    found = entry_points(group=group, name=kind)
+    return next(iter(found)).load() if found else None
+
+
+def _make(group: str, what: str, spec: str, options: dict[str, str]) -> Any:
+    kind, arg = parse_spec(spec)
+    factory = _factory(group, kind)
+    if factory is None:
+        known = ", ".join(sorted({ep.name for ep in entry_points(group=group)}))
+        raise SpecError(f"no {what} kind {kind!r} installed (SPEC {spec!r}); installed kinds: {known}")
+    try:
+        return factory(arg, options)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"{what} {spec!r}: {exc}") from exc
+
+
+def make_agent(spec: str, options: dict[str, str] | None = None) -> Any:
+    return _make(AGENT_GROUP, "agent", spec, options or {})
+
+
+def make_user(spec: str, options: dict[str, str] | None = None) -> Any:
+    return _make(USER_GROUP, "user simulator", spec, options or {})
+
+
+def check_spec(group: str, spec: str) -> None:
+    """Fail early (before a run starts) if SPEC names nothing installed."""
+    kind, _ = parse_spec(spec)
+    if _factory(group, kind) is None:
+        known = ", ".join(sorted({ep.name for ep in entry_points(group=group)}))
+        raise SpecError(f"no kind {kind!r} installed for {spec!r}; installed kinds: {known}")

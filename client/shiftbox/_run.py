@@ -1,0 +1,157 @@
+"""`shiftbox run`: many simulations, run concurrently, each result appended the moment it finishes.
+
+A run directory holds `run.json` (configuration and versions), `tasks.json` (the tasks as run) and
+`trajectories.jsonl` (one trajectory per line, appended and fsynced per simulation, never rewritten).
+`--resume` reads what is there, drops a torn last line left by a crash, and runs only what is
+missing: a kill -9 mid-run loses nothing already written and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from pydantic import BaseModel, Field
+
+from .orchestrator import SimulationLimits, run_simulation, simulation_id
+from .tasks import Task, TaskFile
+from .trajectory import Trajectory
+from .world import ServerMode, open_world
+
+RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE = "run.json", "tasks.json", "trajectories.jsonl"
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's results (concurrency does not, so it is not here)."""
+
+    domain: str
+    tasks_sha256: str
+    task_ids: list[str] | None = None
+    agent: str
+    agent_args: dict[str, str] = Field(default_factory=dict)
+    user: str
+    user_args: dict[str, str] = Field(default_factory=dict)
+    trials: int = 1
+    seed: int = 0
+    servers: ServerMode = "inproc"
+    snapshot: str
+    max_steps: int = 100
+    max_tool_errors: int = 5
+    one_tool_per_turn: bool = False
+
+
+class RunMetadata(BaseModel):
+    config: RunConfig
+    shiftbox_version: str
+    server: dict = Field(default_factory=dict)
+    simulations: int
+
+
+class RunDirError(Exception):
+    """The run directory holds something that does not fit this run."""
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory]:
+    """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off."""
+    path = run_dir / TRAJECTORIES_FILE
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    if repair and len(complete) != len(data):
+        with path.open("r+b") as f:
+            f.truncate(len(complete))
+    return [Trajectory.model_validate_json(line) for line in complete.splitlines() if line.strip()]
+
+
+def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:
+    """Create or reopen a run directory; returns the simulation ids already finished."""
+    run_file = run_dir / RUN_FILE
+    if run_file.exists():
+        if not resume:
+            raise RunDirError(f"{run_dir} already holds a run; add --resume to finish it, or choose another --out")
+        previous = RunMetadata.model_validate_json(run_file.read_text()).config
+        if previous != metadata.config:
+            changed = [k for k in RunConfig.model_fields
+                       if getattr(previous, k) != getattr(metadata.config, k)]
+            raise RunDirError(f"--resume with a different configuration ({', '.join(changed)} changed); "
+                              "use the original options or another --out")
+        return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
+    if resume and run_dir.exists() and any(run_dir.iterdir()):
+        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / TASKS_FILE).write_text(task_file.model_dump_json(indent=2) + "\n")
+    tmp = run_file.with_suffix(".tmp")
+    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
+    tmp.replace(run_file)
+    return set()
+
+
+class ResultWriter:
+    """Appends one trajectory per line and fsyncs it: what is written survives a kill -9."""
+
+    def __init__(self, path: Path):
+        self._file = path.open("ab")
+        self._lock = anyio.Lock()
+
+    async def append(self, trajectory: Trajectory) -> None:
+        line = trajectory.model_dump_json().encode() + b"\n"
+        async with self._lock:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+async def execute_run(
+    config: RunConfig,
+    tasks: list[Task],
+    run_dir: Path,
+    *,
+    make_agent: Callable[[], object],
+    make_user: Callable[[], object],
+    concurrency: int,
+    finished: set[str],
+    on_done: Callable[[Trajectory], None] = lambda t: None,
+    on_start: Callable[[int], None] = lambda n: None,
+) -> list[Trajectory]:
+    """Run every (task, trial) not in `finished`; returns the new trajectories in completion order."""
+    work = [(task, trial) for task in tasks for trial in range(config.trials)
+            if simulation_id(task.id, trial) not in finished]
+    on_start(len(work))
+    results: list[Trajectory] = []
+    limits = SimulationLimits(config.max_steps, config.max_tool_errors, config.one_tool_per_turn)
+    writer = ResultWriter(run_dir / TRAJECTORIES_FILE)
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    try:
+        async with open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot)) as world:
+
+            async def one(task: Task, trial: int) -> None:
+                async with limiter:
+                    trajectory = await run_simulation(task, trial, config.seed, make_agent(), make_user(), world,
+                                                      limits, run_tag)
+                    await writer.append(trajectory)
+                    results.append(trajectory)
+                    on_done(trajectory)
+
+            async with anyio.create_task_group() as tg:
+                for task, trial in work:
+                    tg.start_soon(one, task, trial)
+    finally:
+        writer.close()
+    return results
+
+
+def task_file_digest(task_file: TaskFile) -> str:
+    return hashlib.sha256(json.dumps(task_file.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()

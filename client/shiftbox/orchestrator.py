@@ -1,0 +1,186 @@
+"""One simulation: the turn loop between a user simulator, an agent and a domain episode.
+
+User speaks first; the agent answers with text and/or tool calls (every call goes through the
+world's recorder); the user answers and may shift goals — the harness records the exact message
+index of each shift. Ends on a stop/transfer/out-of-scope token, an agent transfer, `max_steps`
+messages, or `max_tool_errors` consecutive failed tool calls. Failures that are not the agent's
+(user simulator, infrastructure) are recorded as such and blamed accordingly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .agents import Agent, AgentContext
+from .tasks import Task
+from .trajectory import (
+    STOP_TOKENS,
+    GoalShift,
+    Message,
+    Termination,
+    ToolCallRecord,
+    Trajectory,
+)
+from .users import UserContext, UserSimulator
+from .world import InfrastructureError, World, episode_id_for
+
+
+@dataclass(frozen=True)
+class SimulationLimits:
+    max_steps: int = 100
+    max_tool_errors: int = 5
+    one_tool_per_turn: bool = False
+
+
+def derive_seed(run_seed: int, task_id: str, trial: int) -> int:
+    """A simulation's seed from (run seed, task id, trial) by hashing — never a shared global RNG."""
+    digest = hashlib.sha256(f"{run_seed}\x00{task_id}\x00{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def simulation_id(task_id: str, trial: int) -> str:
+    return f"{task_id}#{trial}"
+
+
+def tool_message_content(record: ToolCallRecord) -> str:
+    """What the agent sees of a tool result: the structured content as JSON, or the text."""
+    result = record.result
+    return result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+
+
+class _Ended(Exception):
+    def __init__(self, termination: Termination):
+        self.termination = termination
+
+
+class Simulation:
+    """State of one running simulation; `run()` returns its trajectory."""
+
+    def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
+                 limits: SimulationLimits, run_tag: str = "run"):
+        self.task, self.trial, self.agent, self.user, self.world, self.limits = task, trial, agent, user, world, limits
+        self.seed = derive_seed(run_seed, task.id, trial)
+        self.sim_id = simulation_id(task.id, trial)
+        self.episode = world.episode(episode_id_for(run_tag, task.id, str(trial)))
+        self.messages: list[Message] = []
+        self.calls: list[ToolCallRecord] = []
+        self.setup_calls: list[ToolCallRecord] = []
+        self.shifts: list[GoalShift] = []
+        self.goal: str | None = None
+        self.agent_turns = 0
+        self.failed_in_a_row = 0
+
+    def _add(self, **fields: Any) -> Message:
+        message = Message(index=len(self.messages), **fields)
+        self.messages.append(message)
+        if len(self.messages) >= self.limits.max_steps:
+            raise _Ended(Termination(reason="max_steps", detail=f"{self.limits.max_steps} messages", blame="agent"))
+        return message
+
+    async def run(self) -> Trajectory:
+        start = time.perf_counter()
+        termination = await self._run_guarded()
+        final_state: dict[str, str] = {}
+        try:
+            final_state[self.world.domain.name] = await self.episode.close()
+        except InfrastructureError as exc:
+            if termination.blame != "infrastructure":
+                termination = Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
+        return Trajectory(
+            simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
+            seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
+            goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
+            tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts, termination=termination,
+            final_state=final_state, timing={"wall_s": round(time.perf_counter() - start, 4)},
+        )
+
+    async def _run_guarded(self) -> Termination:
+        try:
+            await self._setup()
+            while True:
+                await self._user_turn()
+                await self._agent_turns()
+        except _Ended as ended:
+            return ended.termination
+        except InfrastructureError as exc:
+            return Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
+
+    async def _setup(self) -> None:
+        for i, spec in enumerate(self.task.initial_state.tool_calls):
+            record = await self.episode.call(spec.function_name, dict(spec.params), call_id=f"setup_{i}",
+                                             message_index=-1, agent_turn=None)
+            self.setup_calls.append(record)
+            if record.is_error:
+                raise InfrastructureError(f"initial state call {spec.function_name} failed: {record.result}")
+        context = AgentContext(
+            domain=self.world.domain.name, policy=self.world.domain.policy, tools=self.world.tools, seed=self.seed,
+            one_tool_per_turn=self.limits.one_tool_per_turn,
+            task=self.task if getattr(self.agent, "privileged", False) else None,
+        )
+        try:
+            await self.agent.start(context)
+        except Exception as exc:
+            raise _Ended(Termination(reason="agent_error", detail=f"start: {exc!r}", blame="agent")) from exc
+        try:
+            await self.user.start(UserContext(task=self.task, seed=self.seed,
+                                              goal_tools=dict(self.world.domain.goal_tools)))
+        except Exception as exc:
+            raise _Ended(Termination(reason="user_error", detail=f"start: {exc!r}", blame="user")) from exc
+
+    async def _user_turn(self) -> None:
+        try:
+            reply = await self.user.respond(list(self.messages), list(self.calls))
+        except Exception as exc:
+            raise _Ended(Termination(reason="user_error", detail=repr(exc), blame="user")) from exc
+        goal = reply.goal if reply.goal is not None else self.goal
+        message = self._add(role="user", content=reply.content, goal=goal)
+        if self.goal is not None and goal != self.goal:
+            self.shifts.append(GoalShift(shift_index=len(self.shifts) + 1, from_goal=self.goal, to_goal=goal,
+                                         message_index=message.index))
+        self.goal = goal
+        for token, reason in STOP_TOKENS.items():
+            if token in reply.content:
+                raise _Ended(Termination(reason=reason, detail=token, blame="none"))
+
+    async def _agent_turns(self) -> None:
+        """Agent turns until the agent answers the user in text (tool calls keep the turn going)."""
+        while True:
+            try:
+                reply = await self.agent.respond(list(self.messages))
+            except Exception as exc:
+                raise _Ended(Termination(reason="agent_error", detail=repr(exc), blame="agent")) from exc
+            calls = reply.tool_calls[:1] if self.limits.one_tool_per_turn else reply.tool_calls
+            if not reply.content and not calls:
+                raise _Ended(Termination(reason="agent_error", detail="empty reply", blame="agent"))
+            turn = self.agent_turns
+            self.agent_turns += 1
+            message = self._add(role="assistant", content=reply.content, tool_calls=calls, agent_turn=turn)
+            if not calls:
+                return
+            for call in calls:
+                await self._execute(call, message.index, turn)
+
+    async def _execute(self, call, message_index: int, turn: int) -> None:
+        record = await self.episode.call(call.name, call.arguments, call_id=call.id, message_index=message_index,
+                                         agent_turn=turn)
+        self.calls.append(record)
+        self._add(role="tool", content=tool_message_content(record), tool_call_id=call.id, is_error=record.is_error)
+        self.failed_in_a_row = self.failed_in_a_row + 1 if record.is_error else 0
+        if self.failed_in_a_row >= self.limits.max_tool_errors:
+            raise _Ended(Termination(reason="too_many_tool_errors",
+                                     detail=f"{self.failed_in_a_row} failed tool calls in a row", blame="agent"))
+        if call.name == self.world.domain.transfer_tool and not record.is_error:
+            raise _Ended(Termination(reason="agent_transfer", detail="transfer_to_human_agents", blame="none"))
+
+
+async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
+                         limits: SimulationLimits | None = None, run_tag: str = "run") -> Trajectory:
+    """Run one simulation to its end and return its trajectory (never raises for agent/user failures)."""
+    try:
+        return await Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag).run()
+    finally:
+        await agent.close()

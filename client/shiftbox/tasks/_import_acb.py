@@ -1,0 +1,255 @@
+"""Read AgentChangeBench / tau2 task lists as they are and turn them into a native TaskFile.
+
+Both gold formats are read: AgentChangeBench `evaluation_criteria.action_sets` (kept as they are)
+and tau2 `evaluation_criteria.actions` (one action set per action, with one allowed tool, depending
+on the previous action since tau2 actions are an ordered sequence). Scoring extras (max_score,
+scoring_rules, info, annotations) are dropped. A `ticket` is kept in `description.notes` (appended
+as "Ticket: ..." after any notes). Initialization actions run in the agent's environment
+(`env_type` "assistant") become `initial_state.tool_calls`; the others (the user simulator's own
+state, e.g. `update_user`) are kept verbatim in `initial_state.data["initialization_actions"]`,
+beside `initialization_data` and `message_history`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
+
+from shiftbox_servers.kit import get_domain
+
+from ._model import (
+    ActionSet,
+    EvaluationCriteria,
+    GoalShifts,
+    InitialState,
+    Instructions,
+    Task,
+    TaskDescription,
+    TaskFile,
+    ToolCallSpec,
+    UserScenario,
+)
+
+REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1"}
+"""Snapshot the reference task ids refer to (the airline database is not available upstream)."""
+AGENT_ENV = "assistant"
+
+
+class _Ref(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class RefToolCall(_Ref):
+    function_name: str
+    params: dict[str, Any] | None = None
+
+
+class RefActionSet(_Ref):
+    action_id: str
+    allowed_tools: list[RefToolCall]
+    required_parameters: list[str] | None = None
+    depends_on: list[str] | None = None
+
+
+class RefAction(_Ref):
+    action_id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+class RefInitAction(_Ref):
+    model_config = ConfigDict(extra="allow")
+    env_type: str
+    func_name: str
+    arguments: dict[str, Any] | None = None
+
+
+class RefInitialState(_Ref):
+    initialization_data: Any = None
+    initialization_actions: list[RefInitAction] | None = None
+    message_history: Any = None
+
+
+class RefCriteria(_Ref):
+    action_sets: list[RefActionSet] | None = None
+    actions: list[RefAction] | None = None
+    communicate_info: list[str] | None = None
+    nl_assertions: list[str] | None = None
+
+
+class RefInstructions(_Ref):
+    domain: str | None = None
+    reason_for_call: str | None = None
+    known_info: str | None = None
+    unknown_info: str | None = None
+    task_instructions: str | None = None
+
+
+class RefGoalShifts(_Ref):
+    required_shifts: int
+    goals: list[str]
+
+
+class RefScenario(_Ref):
+    persona: str | None = None
+    instructions: RefInstructions
+    goal_shifts: RefGoalShifts
+
+
+class RefDescription(_Ref):
+    purpose: str | None = None
+    relevant_policies: str | None = None
+    notes: str | None = None
+
+
+class RefTask(_Ref):
+    id: str
+    description: RefDescription | None = None
+    ticket: str | None = None
+    user_scenario: RefScenario
+    initial_state: RefInitialState | None = None
+    evaluation_criteria: RefCriteria | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_string(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+_REFERENCE_LIST = TypeAdapter(list[RefTask])
+
+
+def read_json(path: Path) -> Any:
+    """The file's JSON, or ValueError naming the file and where the JSON breaks."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def describe_errors(exc: ValidationError, limit: int = 5) -> str:
+    """Pydantic errors as `location: message`, joined (the first few)."""
+    parts = []
+    for err in exc.errors(include_url=False)[:limit]:
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+        parts.append(f"{loc or '(top level)'}: {err['msg']}")
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def import_agentchangebench(path: Path, domain: str | None = None) -> TaskFile:
+    """Read an AgentChangeBench / tau2 task list (a JSON array of tasks) as a native TaskFile."""
+    return reference_task_file(read_json(path), Path(path), domain)
+
+
+def reference_task_file(raw: Any, path: Path, domain: str | None = None) -> TaskFile:
+    """The native TaskFile for an already-parsed reference task list read from `path`."""
+    try:
+        refs = _REFERENCE_LIST.validate_python(raw)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: not an AgentChangeBench task list: {describe_errors(exc)}") from None
+    named = sorted({r.user_scenario.instructions.domain for r in refs} - {None})
+    if domain is None:
+        if len(named) != 1:
+            found = ", ".join(named) or "no domain"
+            raise ValueError(f"{path}: cannot tell the domain (tasks name {found}); pass the domain explicitly")
+        domain = named[0]
+    elif named and named != [domain]:
+        raise ValueError(f"{path}: tasks are for {', '.join(named)}, not {domain!r}")
+    goal_tools = _goal_tools(domain)
+    return TaskFile(
+        domain=domain,
+        snapshot=REFERENCE_SNAPSHOTS.get(domain),
+        source=f"agentchangebench {path.parent.name}/{path.name}",
+        tasks=[_task(r, domain, goal_tools) for r in refs],
+    )
+
+
+def _goal_tools(domain: str) -> Mapping[str, tuple[str, ...]]:
+    try:
+        return get_domain(domain).goal_tools
+    except KeyError:
+        return {}
+
+
+def assign_goals(action_tools: Iterable[Iterable[str]], goals: list[str],
+                 goal_tools: Mapping[str, Iterable[str]]) -> list[str | None]:
+    """The goal of each action set (given by its tool names), in order.
+
+    A pointer starts at the first goal. An action set belongs to the earliest goal at or after the
+    pointer whose relevant tools (`goal_tools[goal]`) include one of its tools, and the pointer
+    moves there; otherwise it stays with the pointer's goal. A goal missing from `goal_tools` (every
+    goal when the domain isn't installed) claims nothing, so its sets stay with the current goal.
+    """
+    pointer, assigned = 0, []
+    for tools in action_tools:
+        names = set(tools)
+        for k in range(pointer, len(goals)):
+            if names & set(goal_tools.get(goals[k], ())):
+                pointer = k
+                break
+        assigned.append(goals[pointer] if goals else None)
+    return assigned
+
+
+def _action_sets(criteria: RefCriteria) -> list[ActionSet]:
+    sets = [ActionSet(action_id=a.action_id, required_parameters=a.required_parameters,
+                      depends_on=a.depends_on or [],
+                      allowed_tools=[ToolCallSpec(function_name=t.function_name, params=t.params or {})
+                                     for t in a.allowed_tools])
+            for a in criteria.action_sets or []]
+    previous: list[str] = []
+    for a in criteria.actions or []:
+        sets.append(ActionSet(action_id=a.action_id, depends_on=previous,
+                              allowed_tools=[ToolCallSpec(function_name=a.name, params=a.arguments or {})]))
+        previous = [a.action_id]
+    return sets
+
+
+def _initial_state(ref: RefInitialState | None) -> InitialState:
+    if ref is None:
+        return InitialState()
+    actions = ref.initialization_actions or []
+    data = {k: getattr(ref, k) for k in ("initialization_data", "message_history") if k in ref.model_fields_set}
+    kept = [a.model_dump() for a in actions if a.env_type != AGENT_ENV]
+    if kept:
+        data["initialization_actions"] = kept
+    calls = [ToolCallSpec(function_name=a.func_name, params=a.arguments or {})
+             for a in actions if a.env_type == AGENT_ENV]
+    return InitialState(tool_calls=calls, data=data or None)
+
+
+def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]]) -> Task:
+    criteria = ref.evaluation_criteria or RefCriteria()
+    sets = _action_sets(criteria)
+    goals = ref.user_scenario.goal_shifts.goals
+    for action, goal in zip(sets, assign_goals(([t.function_name for t in a.allowed_tools] for a in sets),
+                                               goals, goal_tools), strict=True):
+        action.goal = goal
+    description = TaskDescription(**(ref.description or RefDescription()).model_dump())
+    if ref.ticket:
+        description.notes = "\n".join(filter(None, [description.notes, f"Ticket: {ref.ticket}"]))
+    ins = ref.user_scenario.instructions
+    return Task(
+        id=ref.id,
+        domain=domain,
+        description=description,
+        user_scenario=UserScenario(
+            persona=ref.user_scenario.persona,
+            instructions=Instructions(reason_for_call=ins.reason_for_call or "", known_info=ins.known_info or "",
+                                      unknown_info=ins.unknown_info or "",
+                                      task_instructions=ins.task_instructions or ""),
+            goal_shifts=GoalShifts(**ref.user_scenario.goal_shifts.model_dump()),
+        ),
+        initial_state=_initial_state(ref.initial_state),
+        evaluation_criteria=EvaluationCriteria(action_sets=sets, communicate_info=criteria.communicate_info or [],
+                                               nl_assertions=criteria.nl_assertions or []),
+    )

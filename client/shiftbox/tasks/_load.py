@@ -1,0 +1,28 @@
+"""Load any task file the harness accepts: a native TaskFile, or a reference task list (imported)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ._import_acb import describe_errors, read_json, reference_task_file
+from ._model import TaskFile
+
+_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def load_task_file(path: Path) -> TaskFile:
+    """A native file (a JSON object with "tasks") or an AgentChangeBench/tau2 list, auto-imported."""
+    path = Path(path)
+    raw = read_json(path)
+    if isinstance(raw, list):
+        return reference_task_file(raw, path)
+    if not isinstance(raw, dict) or "tasks" not in raw:
+        shape = "an object without \"tasks\"" if isinstance(raw, dict) else f"a JSON {_JSON_TYPES[type(raw)]}"
+        raise ValueError(f"{path}: expected a native task file (an object with \"tasks\") or an "
+                         f"AgentChangeBench task list (an array), got {shape}")
+    try:
+        return TaskFile.model_validate(raw)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: not a valid native task file: {describe_errors(exc)}") from None

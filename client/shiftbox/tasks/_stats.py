@@ -1,0 +1,78 @@
+"""What a task set covers (goal lengths, personas, ordered goal pairs, action sets), as data and as tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import pairwise, permutations
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+
+from shiftbox_servers.kit import get_domain
+
+from ._model import TaskFile
+
+NO_PERSONA = "(none)"
+NO_GOAL = "(none)"
+
+
+def goal_labels(task_file: TaskFile) -> list[str]:
+    """The domain's goal labels when it is installed, else the labels the tasks use."""
+    try:
+        return sorted(get_domain(task_file.domain).goal_tools)
+    except KeyError:
+        return sorted({g for t in task_file.tasks for g in t.goals})
+
+
+def task_stats(task_file: TaskFile) -> dict[str, Any]:
+    """Counts over the file's tasks; JSON-ready (string keys, sorted)."""
+    tasks = task_file.tasks
+    n = len(tasks)
+    personas = Counter(t.user_scenario.persona or NO_PERSONA for t in tasks)
+    pairs = Counter(f"{a} -> {b}" for t in tasks for a, b in pairwise(t.goals))
+    labels = goal_labels(task_file)
+    possible = {f"{a} -> {b}" for a, b in permutations(labels, 2)}
+    sets = [a for t in tasks for a in t.evaluation_criteria.action_sets]
+    return {
+        "domain": task_file.domain,
+        "source": task_file.source,
+        "tasks": n,
+        "goal_lengths": _sorted(Counter(len(t.goals) for t in tasks)),
+        "personas": {p: {"count": c, "share": c / n} for p, c in sorted(personas.items())},
+        "goal_pairs": dict(sorted(pairs.items())),
+        "goal_pair_coverage": {"labels": len(labels), "possible": len(possible),
+                               "covered": len(possible & set(pairs))},
+        "action_sets": {
+            "total": len(sets),
+            "per_task": _sorted(Counter(len(t.evaluation_criteria.action_sets) for t in tasks)),
+            "per_goal": dict(sorted(Counter(a.goal or NO_GOAL for a in sets).items())),
+        },
+    }
+
+
+def _sorted(counts: Counter[int]) -> dict[str, int]:
+    return {str(k): counts[k] for k in sorted(counts)}
+
+
+def _table(title: str, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> Table:
+    table = Table(*header, title=title, title_justify="left")
+    for row in rows:
+        table.add_row(*(str(c) for c in row))
+    return table
+
+
+def render_stats(stats: dict[str, Any]) -> RenderableType:
+    """The stats as rich tables (what `shiftbox tasks stats` prints)."""
+    cover = stats["goal_pair_coverage"]
+    sets = stats["action_sets"]
+    return Group(
+        f"{stats['tasks']} {stats['domain']} tasks from {stats['source']}; {sets['total']} action sets",
+        _table("goals per task", ("goals", "tasks"), list(stats["goal_lengths"].items())),
+        _table("personas", ("persona", "tasks", "share"),
+               [(p, v["count"], f"{v['share']:.0%}") for p, v in stats["personas"].items()]),
+        _table(f"ordered goal pairs: {cover['covered']} of {cover['possible']} covered "
+               f"({cover['labels']} goal labels)", ("pair", "times"), list(stats["goal_pairs"].items())),
+        _table("action sets per task", ("action sets", "tasks"), list(sets["per_task"].items())),
+        _table("action sets per goal", ("goal", "action sets"), list(sets["per_goal"].items())),
+    )

@@ -1,0 +1,230 @@
+"""Check task files before they are run: each finding names the task, the field, the problem and the fix.
+
+Structure (no domain needed): duplicate task ids, duplicate action ids, `depends_on` naming no
+action of the task, `required_shifts != len(goals) - 1`, action sets whose goal is not in the goal
+list, communicate_info values already in known_info (the agent repeating what the user said proves
+nothing; matched case-insensitively as a whole token). Tools (installed domain): unknown tool names,
+params the tool's schema rejects (missing params are allowed: gold specs may be partial). Snapshot
+(optional): the gold path (initial-state calls, then the first allowed tool of every action set) is
+replayed on a fresh episode per task; ids missing from the snapshot and rejected arguments are
+errors, other failures warnings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from mcp import Client
+from pydantic import BaseModel, ValidationError
+
+from shiftbox_servers.kit import EPISODE_META_KEY, Domain, DomainServer, Snapshot, get_domain
+
+from ._model import Task, TaskFile, ToolCallSpec
+
+FILE_LEVEL = "*"
+
+
+class Finding(BaseModel):
+    """One problem in a task file."""
+
+    task_id: str
+    field: str
+    problem: str
+    fix: str
+    severity: Literal["error", "warning"] = "error"
+
+
+def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None) -> list[Finding]:
+    """Every finding for the file, sorted by task id, field and problem (natural number order).
+
+    With a snapshot the replay runs its own event loop (`anyio.run`): call this from sync code.
+    """
+    findings = _duplicate_ids(task_file)
+    for task in task_file.tasks:
+        findings += _structure(task)
+    domains = _installed(task_file, findings)
+    for task in task_file.tasks:
+        if task.domain in domains:
+            findings += [f for _, _, fs in _tool_checks(task, domains[task.domain]) for f in fs]
+    if snapshot_dir is not None:
+        snapshot = Snapshot.load(Path(snapshot_dir))
+        if snapshot.manifest.domain != task_file.domain:
+            raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "
+                             f"but the tasks are for {task_file.domain!r}")
+        if task_file.domain in domains:
+            tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
+            findings += anyio.run(_replay, tasks, domains[task_file.domain], snapshot)
+    return sorted(findings, key=_order)
+
+
+def _natural(text: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _order(f: Finding) -> tuple[Any, ...]:
+    return (f.task_id != FILE_LEVEL, _natural(f.task_id), _natural(f.field), f.severity, f.problem)
+
+
+def _duplicate_ids(task_file: TaskFile) -> list[Finding]:
+    counts = Counter(t.id for t in task_file.tasks)
+    return [Finding(task_id=i, field="id", problem=f"task id {i!r} is used by {n} tasks",
+                    fix="give every task its own id") for i, n in counts.items() if n > 1]
+
+
+def _structure(task: Task) -> list[Finding]:
+    found: list[Finding] = []
+
+    def add(field: str, problem: str, fix: str, severity: Literal["error", "warning"] = "error") -> None:
+        found.append(Finding(task_id=task.id, field=field, problem=problem, fix=fix, severity=severity))
+
+    shifts = task.user_scenario.goal_shifts
+    if shifts.required_shifts != len(shifts.goals) - 1:
+        add("user_scenario.goal_shifts.required_shifts",
+            f"required_shifts is {shifts.required_shifts} but the goal list {shifts.goals} makes "
+            f"{len(shifts.goals) - 1} shifts",
+            f"set required_shifts to {len(shifts.goals) - 1}, or correct the goal list")
+    sets = task.evaluation_criteria.action_sets
+    first: dict[str, int] = {}
+    for i, action in enumerate(sets):
+        first.setdefault(action.action_id, i)
+    for i, action in enumerate(sets):
+        at = f"evaluation_criteria.action_sets[{i}]"
+        if first[action.action_id] != i:
+            add(f"{at}.action_id", f"action_id {action.action_id!r} repeats action set "
+                f"[{first[action.action_id]}], so the two can't be told apart when scoring",
+                "give every action set of the task its own action_id (or remove the repeated set)")
+        if action.goal is None:
+            add(f"{at}.goal", f"action set {action.action_id!r} serves no goal, so goal-shift metrics can't "
+                "credit it", f"set goal to one of {shifts.goals}", "warning")
+        elif action.goal not in shifts.goals:
+            add(f"{at}.goal", f"goal {action.goal!r} of action set {action.action_id!r} is not in the goal list "
+                f"{shifts.goals}", f"use one of {shifts.goals}, or add the goal to goal_shifts.goals")
+        for j, dep in enumerate(action.depends_on):
+            if dep not in first:
+                add(f"{at}.depends_on[{j}]", f"depends_on names {dep!r}, which is no action_id of this task",
+                    f"use one of {sorted(first)}")
+    known = task.user_scenario.instructions.known_info.lower()
+    for k, value in enumerate(task.evaluation_criteria.communicate_info):
+        needle = value.strip().lower()
+        if needle and re.search(rf"(?<![0-9a-z]){re.escape(needle)}(?![0-9a-z])", known):
+            add(f"evaluation_criteria.communicate_info[{k}]",
+                f"communicate_info value {value!r} already appears in known_info, so the agent can repeat it "
+                "without looking anything up",
+                "remove it, or replace it with a fact the agent can only get from a tool output")
+    return found
+
+
+def _installed(task_file: TaskFile, findings: list[Finding]) -> dict[str, Domain]:
+    """The installed domains the tasks use; one warning per domain that isn't installed."""
+    domains: dict[str, Domain] = {}
+    for name in sorted({t.domain for t in task_file.tasks}):
+        try:
+            domains[name] = get_domain(name)
+        except KeyError as exc:
+            findings.append(Finding(
+                task_id=FILE_LEVEL, field="domain", severity="warning",
+                problem=f"tool checks were skipped: domain {name!r} isn't installed ({exc.args[0]})",
+                fix=f"install the shiftbox {name} domain server package to check tool names, params and ids"))
+    return domains
+
+
+def _calls(task: Task) -> Iterator[tuple[str, ToolCallSpec]]:
+    """Every tool call the task names, with its field path."""
+    for i, call in enumerate(task.initial_state.tool_calls):
+        yield f"initial_state.tool_calls[{i}]", call
+    for i, action in enumerate(task.evaluation_criteria.action_sets):
+        for j, call in enumerate(action.allowed_tools):
+            yield f"evaluation_criteria.action_sets[{i}].allowed_tools[{j}]", call
+
+
+def _tool_checks(task: Task, domain: Domain) -> Iterator[tuple[str, ToolCallSpec, list[Finding]]]:
+    """Each call of the task with its tool-name and param findings."""
+    for at, call in _calls(task):
+        yield at, call, [Finding(task_id=task.id, field=field, problem=problem, fix=fix)
+                         for field, problem, fix in _call_problems(at, call, domain)]
+
+
+def _call_problems(at: str, call: ToolCallSpec, domain: Domain) -> list[tuple[str, str, str]]:
+    name = call.function_name
+    spec = domain.tools.get(name)
+    if spec is None:
+        return [(f"{at}.function_name", f"unknown tool {name!r}: the {domain.name} domain has no such tool",
+                 _suggest_tool(call, domain))]
+    try:
+        spec.arguments_model.model_validate(call.params)
+    except ValidationError as exc:
+        accepted = ", ".join(spec.arguments_model.model_fields) or "no params"
+        problems = []
+        for err in exc.errors(include_url=False):
+            if err["type"] == "missing":
+                continue
+            param = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append((f"{at}.params.{param}", f"param {param!r} is not in the schema of {name}",
+                                 f"remove it or use one of: {accepted}"))
+            else:
+                problems.append((f"{at}.params.{param}", f"param {param!r} of {name} is {err.get('input')!r}, "
+                                 f"which the tool rejects: {err['msg']}",
+                                 "give a value of the type and format the tool's schema states"))
+        return problems
+    return []
+
+
+def _suggest_tool(call: ToolCallSpec, domain: Domain) -> str:
+    """Name the tools whose schema takes exactly these params, else the closest names."""
+    given = set(call.params)
+    fits = [s.name for s in domain.tools if given and given <= set(s.arguments_model.model_fields)
+            and all(f in given for f, info in s.arguments_model.model_fields.items() if info.is_required())]
+    if fits:
+        return f"use {' or '.join(fits)}, whose params are the ones given"
+    close = difflib.get_close_matches(call.function_name, [s.name for s in domain.tools], n=2)
+    return f"use {' or '.join(close)}" if close else f"use one of the {domain.name} tools"
+
+
+async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> list[Finding]:
+    """Run each task's gold path on a fresh episode; report the calls that fail."""
+    server = DomainServer(domain, snapshot)
+    snapshot_id = snapshot.manifest.snapshot_id
+    found: list[Finding] = []
+    async with Client(server.mcp) as client:
+        for n, task in enumerate(tasks):
+            episode = f"validate-{n}"
+            for at, call, problems in _tool_checks(task, domain):
+                if problems or not _on_gold_path(at):
+                    continue
+                result = await client.call_tool(call.function_name, call.params, meta={EPISODE_META_KEY: episode})
+                if result.is_error:
+                    error = (result.structured_content or {}).get("error") or {}
+                    found.append(_failure(task, at, call, error, snapshot_id))
+            server.episodes.drop(episode)
+    return found
+
+
+def _on_gold_path(at: str) -> bool:
+    return at.startswith("initial_state.") or at.endswith(".allowed_tools[0]")
+
+
+def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], snapshot_id: str) -> Finding:
+    kind, message = error.get("kind", "unknown"), error.get("message", "")
+    param = error.get("field") or next(iter(error.get("fields") or []), None)
+    field = f"{at}.params.{param}" if param in call.params else at
+    name = call.function_name
+    if kind == "not_found":
+        value = f"id {call.params[param]!r}" if param in call.params else "an id"
+        return Finding(task_id=task.id, field=field,
+                       problem=f"{value} is missing from the snapshot {snapshot_id}: {name} fails ({message})",
+                       fix="use an id that exists in the snapshot, or one an earlier gold call creates")
+    if kind == "invalid_arguments":
+        return Finding(task_id=task.id, field=field,
+                       problem=f"the gold call {name} doesn't match the tool's schema: {message}",
+                       fix="give every required param, with values the tool accepts")
+    return Finding(task_id=task.id, field=at, severity="warning",
+                   problem=f"the gold call {name} fails on the snapshot {snapshot_id} ({kind}): {message}",
+                   fix="change the call or the snapshot so the gold path succeeds (it produces the expected "
+                       "final state)")

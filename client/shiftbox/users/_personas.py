@@ -1,0 +1,86 @@
+"""The persona catalog: how a simulated user talks, kept as data in `personas.json` beside this module."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+DEFAULT_PERSONA = "EASY_1"
+CATALOG_FILE = "personas.json"
+
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+_Templates = Annotated[tuple[_Text, ...], Field(min_length=2)]
+
+
+class Persona(BaseModel):
+    """One persona: traits (for people and LLM prompts) and templates (for the scripted user)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    summary: str
+    tone: str
+    verbosity: Literal["terse", "moderate", "verbose"]
+    cooperation: Literal["low", "medium", "high"]
+    disclosure: Literal["all_at_once", "when_asked"] = Field(
+        description="when asked for one fact: give only that one, or everything known")
+    openers: _Templates
+    transition_phrases: _Templates = Field(description="said before the next goal's request")
+    confirmations: _Templates = Field(description="answers to 'shall I go ahead?'")
+    info_prefixes: _Templates = Field(description="said before handing over identifying facts")
+    dont_know: _Templates = Field(description="for a fact the user lacks; '{fact}' names it")
+    nudges: _Templates = Field(description="impatience when the agent stalls; the request follows")
+    closings: _Templates = Field(description="last words before the stop token")
+
+    @field_validator("dont_know")
+    @classmethod
+    def _names_the_fact(cls, templates: tuple[str, ...]) -> tuple[str, ...]:
+        missing = [t for t in templates if "{fact}" not in t]
+        if missing:
+            raise ValueError(f"dont_know templates must contain '{{fact}}': {missing}")
+        return templates
+
+
+class _Catalog(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    personas: list[Persona]
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> _Catalog:
+        keys = [p.key for p in self.personas]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"duplicate persona keys: {dupes}")
+        return self
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[Persona, ...]:
+    text = resources.files(__package__).joinpath(CATALOG_FILE).read_text(encoding="utf-8")
+    return tuple(_Catalog.model_validate_json(text).personas)
+
+
+def load_personas() -> dict[str, Persona]:
+    """Every persona of the catalog, by key (a fresh dict; the personas themselves are frozen)."""
+    return {p.key: p for p in _catalog()}
+
+
+def get_persona(key: str | None) -> Persona:
+    """The persona named `key`; None means the default (EASY_1)."""
+    personas = load_personas()
+    name = DEFAULT_PERSONA if key is None else key
+    if name not in personas:
+        raise KeyError(f"unknown persona {name!r}; known personas: {', '.join(personas)}")
+    return personas[name]

@@ -1,0 +1,208 @@
+"""The task validator: every check on small hand-made files, and the known defects of the reference data."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from shiftbox.tasks import (
+    ActionSet,
+    EvaluationCriteria,
+    GoalShifts,
+    InitialState,
+    Instructions,
+    Task,
+    TaskFile,
+    ToolCallSpec,
+    UserScenario,
+    import_agentchangebench,
+    validate_tasks,
+)
+from shiftbox_servers.banking._import_acb import import_agentchangebench as import_acb_snapshot
+from shiftbox_servers.kit import domain_names
+from tests.conftest import require_acb
+
+
+@pytest.fixture(scope="module")
+def acb_snapshot(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("acb-snapshot")
+    import_acb_snapshot(require_acb("banking", "db.toml"), directory)
+    return directory
+
+
+def call(name: str, **params) -> ToolCallSpec:
+    return ToolCallSpec(function_name=name, params=params)
+
+
+def task(task_id: str = "t1", *sets: ActionSet, goals=("cards",), shifts: int | None = None,
+         known: str = "", communicate=(), initial=()) -> Task:
+    return Task(
+        id=task_id, domain="banking",
+        user_scenario=UserScenario(
+            instructions=Instructions(reason_for_call="r", known_info=known),
+            goal_shifts=GoalShifts(required_shifts=len(goals) - 1 if shifts is None else shifts, goals=list(goals))),
+        initial_state=InitialState(tool_calls=list(initial)),
+        evaluation_criteria=EvaluationCriteria(action_sets=list(sets), communicate_info=list(communicate)),
+    )
+
+
+def action(action_id: str, *calls: ToolCallSpec, goal: str | None = "cards", depends_on=()) -> ActionSet:
+    return ActionSet(action_id=action_id, goal=goal, allowed_tools=list(calls), depends_on=list(depends_on))
+
+
+def tasks(*items: Task, domain: str = "banking") -> TaskFile:
+    return TaskFile(domain=domain, source="test", tasks=list(items))
+
+
+def fields(findings) -> list[tuple[str, str, str]]:
+    return [(f.task_id, f.field, f.severity) for f in findings]
+
+
+def test_a_clean_file_has_no_findings():
+    assert validate_tasks(tasks(task("t1", action("a", call("lock_card", card_id="c1"))))) == []
+
+
+def test_unknown_tool_names_a_tool_that_takes_the_params():
+    found = validate_tasks(tasks(task("t1", action("a", call("get_account", account_id="x"),
+                                                          call("lock_kard", card_id="c", reason="lost")))))
+    assert fields(found) == [("t1", "evaluation_criteria.action_sets[0].allowed_tools[1].function_name", "error")]
+    assert "lock_kard" in found[0].problem and "lock_card" in found[0].fix
+
+
+def test_params_outside_the_schema_and_values_the_tool_rejects():
+    found = validate_tasks(tasks(task("t1", action("a", call("get_statements", account_id="a", colour="red",
+                                                                  limit="5")))))
+    at = "evaluation_criteria.action_sets[0].allowed_tools[0].params"
+    assert fields(found) == [("t1", f"{at}.colour", "error"), ("t1", f"{at}.limit", "error")]
+    assert "account_id, limit" in found[0].fix
+    # partial gold specs are fine: a missing required param is not reported without a snapshot
+    assert validate_tasks(tasks(task("t1", action("a", call("file_dispute", tx_id="tx_1"))))) == []
+
+
+def test_initial_state_calls_are_checked_too():
+    found = validate_tasks(tasks(task("t1", initial=[call("freeze_everything")])))
+    assert fields(found) == [("t1", "initial_state.tool_calls[0].function_name", "error")]
+
+
+def test_structure_checks():
+    file = tasks(
+        task("t1", action("a", goal="cards"), action("b", goal="dispute"), action("a", goal=None, depends_on=["z"]),
+             goals=("cards", "payments"), shifts=2, known="My card is card_303, phone 555", communicate=["CARD_303", "55"]),
+        task("t1"),
+    )
+    found = validate_tasks(file)
+    sets = "evaluation_criteria.action_sets"
+    assert fields(found) == [
+        ("t1", f"{sets}[1].goal", "error"),
+        ("t1", f"{sets}[2].action_id", "error"),
+        ("t1", f"{sets}[2].depends_on[0]", "error"),
+        ("t1", f"{sets}[2].goal", "warning"),
+        ("t1", "evaluation_criteria.communicate_info[0]", "error"),
+        ("t1", "id", "error"),
+        ("t1", "user_scenario.goal_shifts.required_shifts", "error"),
+    ]
+    # "55" is part of "555", not a value the user said
+    assert "'CARD_303'" in found[4].problem and "set required_shifts to 1" in found[6].fix
+
+
+def test_findings_are_sorted_in_natural_task_order():
+    file = tasks(*(task(f"{n}_x", goals=(), shifts=0) for n in (10, 2, 1)))
+    assert [f.task_id for f in validate_tasks(file)] == ["1_x", "2_x", "10_x"]
+
+
+def test_replay_reports_missing_ids_schema_failures_and_other_failures(acb_snapshot):
+    gold = task("t1",
+                action("find", call("get_customer_by_id", customer_id="cust_999")),
+                action("dispute", call("file_dispute", account_id="acc_001", tx_id="tx_101", reason_code="other")),
+                action("again", call("file_dispute", account_id="acc_001", tx_id="tx_101", reason_code="other")),
+                action("partial", call("get_account"), call("lock_kard")),  # only the first alternative runs
+                action("unknown", call("lock_kard", card_id="x")))  # reported statically, not replayed
+    other = task("t2", action("dispute", call("file_dispute", account_id="acc_001", tx_id="tx_101",
+                                                reason_code="other")))
+    found = validate_tasks(tasks(gold, other), acb_snapshot)
+    sets = "evaluation_criteria.action_sets"
+    assert fields(found) == [
+        ("t1", f"{sets}[0].allowed_tools[0].params.customer_id", "error"),
+        ("t1", f"{sets}[2].allowed_tools[0]", "warning"),
+        ("t1", f"{sets}[3].allowed_tools[0]", "error"),
+        ("t1", f"{sets}[3].allowed_tools[1].function_name", "error"),
+        ("t1", f"{sets}[4].allowed_tools[0].function_name", "error"),
+    ]  # t2 repeats t1's dispute, but on a fresh episode, so it succeeds
+    assert "'cust_999' is missing from the snapshot banking/acb-v1" in found[0].problem
+    assert "conflict" in found[1].problem
+    assert "doesn't match the tool's schema" in found[2].problem and "account_id" in found[2].problem
+
+
+def test_snapshot_of_another_domain_is_refused(acb_snapshot):
+    with pytest.raises(ValueError, match="is for domain 'banking'"):
+        validate_tasks(tasks(domain="echo"), acb_snapshot)
+
+
+# -- the reference data -------------------------------------------------------------------------
+
+
+def _acb(name: str) -> tuple[list[dict], TaskFile]:
+    path = require_acb(*name.split("/"))
+    return json.loads(path.read_text()), import_agentchangebench(path)
+
+
+def test_banking_unknown_tool_is_exactly_customer_detailsrequest():
+    raw, file = _acb("banking/tasks.json")
+    expected = {t["id"] for t in raw for a in t["evaluation_criteria"]["action_sets"]
+                for tool in a["allowed_tools"] if tool["function_name"] == "customer_detailsrequest"}
+    assert {i.split("_")[0] for i in expected} == {"8", "46", "47", "48", "50"}
+    unknown = [f for f in validate_tasks(file) if f.field.endswith(".function_name")]
+    assert {f.task_id for f in unknown} == expected and len(unknown) == len(expected)
+    assert all("customer_detailsrequest" in f.problem and "create_payment_request" in f.fix for f in unknown)
+
+
+def test_banking_findings_without_a_snapshot_are_the_tool_and_communicate_info_defects():
+    raw, file = _acb("banking/tasks.json")
+    repeated = {(t["id"], f"evaluation_criteria.communicate_info[{k}]") for t in raw
+                for k, v in enumerate(t["evaluation_criteria"]["communicate_info"] or [])
+                if v.lower() in t["user_scenario"]["instructions"]["known_info"].lower()}
+    found = validate_tasks(file)
+    assert {(f.task_id, f.field) for f in found if "communicate_info" in f.field} == repeated
+    assert len(found) == len(repeated) + 5 and all(f.severity == "error" for f in found)
+
+
+def test_retail_new_has_25_shift_count_mismatches():
+    raw, file = _acb("retail/tasks-new.json")
+    expected = {t["id"] for t in raw
+                if t["user_scenario"]["goal_shifts"]["required_shifts"] != len(t["user_scenario"]["goal_shifts"]["goals"]) - 1}
+    assert len(expected) == 25
+    found = [f for f in validate_tasks(file) if f.field == "user_scenario.goal_shifts.required_shifts"]
+    assert {f.task_id for f in found} == expected and len(found) == 25
+
+
+@pytest.mark.skipif("retail" in domain_names(), reason="the retail domain is installed")
+def test_uninstalled_domain_gets_one_file_level_warning_and_no_tool_checks():
+    _, file = _acb("retail/tasks-new.json")
+    found = validate_tasks(file)
+    skipped = [f for f in found if f.task_id == "*"]
+    assert len(skipped) == 1 and skipped[0].severity == "warning" and "isn't installed" in skipped[0].problem
+    assert found[0] == skipped[0]
+    assert not any(".allowed_tools" in f.field for f in found)
+
+
+def test_banking_not_found_findings_name_ids_missing_from_db_toml(acb_snapshot):
+    raw, file = _acb("banking/tasks.json")
+    db = tomllib.loads(require_acb("banking", "db.toml").read_text())
+    known = {v for rows in db.values() for row in rows for k, v in row.items() if k.endswith("_id")}
+    # by hand: id-valued params of each task's gold path (first allowed tool) that db.toml lacks
+    expected = {(t["id"], v) for t in raw for a in t["evaluation_criteria"]["action_sets"]
+                for k, v in a["allowed_tools"][0]["params"].items()
+                if k.endswith("_id") and v not in known and a["allowed_tools"][0]["function_name"] != "customer_detailsrequest"}
+    assert expected  # the data does have such ids
+    found = [f for f in validate_tasks(file, acb_snapshot) if "missing from the snapshot" in f.problem]
+    named = {(f.task_id, re.search(r"id '([^']+)'", f.problem).group(1)) for f in found}
+    assert named == expected
+    by_id = {t["id"]: t for t in raw}
+    for f in found:  # the field path points at the value named
+        i, param = re.search(r"action_sets\[(\d+)\]\.allowed_tools\[0\]\.params\.(\w+)$", f.field).groups()
+        value = by_id[f.task_id]["evaluation_criteria"]["action_sets"][int(i)]["allowed_tools"][0]["params"][param]
+        assert f"'{value}'" in f.problem
