@@ -26,7 +26,9 @@ app.command("run")(run)
 
 @app.command("demo")
 def demo() -> None:
-    """Offline demo: a scripted goal-shift banking session over stdio, with the episode's state diff.
+    """Offline demo: scripted evaluation of the oracle and a flawed agent on the hand-written banking tasks.
+
+    Writes runs/demo/<agent>/ and prints a per-simulation summary for each agent.
 
     Example: shiftbox demo
     """
