@@ -98,6 +98,8 @@ class Trajectory(BaseModel):
     termination: Termination
     final_state: dict[str, str] = Field(description="domain -> state digest at the end")
     timing: dict[str, float] = Field(default_factory=dict, description="wall_s etc.; excluded from equality")
+    source_data: dict[str, Any] | None = Field(
+        None, description="verbatim data of an imported transcript (e.g. AgentChangeBench reward_info)")
 
     def canonical(self) -> dict[str, Any]:
         """The trajectory without measured timings: what equality and hashes are taken over."""

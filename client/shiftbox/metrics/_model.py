@@ -1,0 +1,150 @@
+"""Metric results: per simulation, and aggregated over a run (what `shiftbox metrics --json` prints).
+
+Every aggregate carries its count; a value that could not be computed is None with a reason, never
+silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+MetricsMode = Literal["shiftbox", "agentchangebench"]
+
+
+class TSRScore(BaseModel):
+    """Task success with partial credit; channels are None when the task lacks them or they were not judged."""
+
+    score: float | None
+    communicate_info: float | None = None
+    action: float | None = None
+    nl_assertion: float | None = None
+    nl_status: Literal["judged", "not_judged", "absent"] = "absent"
+    state_match: bool | None = Field(None, description="final digest == expected digest; None if not measured")
+
+
+class TUEScore(BaseModel):
+    calls: int
+    executed: int = Field(description="calls that ran without error (T's numerator)")
+    schema_valid: int | None = Field(description="calls whose arguments satisfy the tool's input schema (P's numerator)")
+    t: float | None
+    p: float | None
+    tue: float | None
+
+
+class TCRRScore(BaseModel):
+    calls: int
+    redundant: int
+    window: int = Field(description="redundant by the window rule")
+    batch: int = Field(description="redundant by the batch rule only")
+    ratio: float | None
+    state_aware_redundant: int | None = None
+    state_aware_ratio: float | None = None
+
+
+class ShiftRecovery(BaseModel):
+    """GSRT stages for one shift, in agent turns after the shift message (None = never reached)."""
+
+    shift_index: int
+    from_goal: str
+    to_goal: str
+    message_index: int
+    ack: int | None
+    tool: int | None
+    outcome: int | None
+    outcome_measured: bool = True
+    recovered: bool
+    transferred: bool
+
+
+class SimulationMetrics(BaseModel):
+    simulation_id: str
+    task_id: str
+    trial: int
+    domain: str
+    persona: str | None
+    agent: str
+    termination: str
+    scored: bool = Field(description="False when the simulation failed for a reason not the agent's")
+    tsr: TSRScore
+    tue: TUEScore
+    tcrr: TCRRScore
+    gsrt: list[ShiftRecovery]
+    success: bool | None = Field(None, description="TSR >= the success threshold")
+
+
+class TSRAggregate(BaseModel):
+    n: int
+    mean: float | None
+    communicate_info: float | None
+    action: float | None
+    nl_assertion: float | None
+    nl_judged: int = 0
+    state_match: float | None = None
+    state_match_n: int = 0
+
+
+class TUEAggregate(BaseModel):
+    calls: int
+    t: float | None
+    p: float | None
+    tue: float | None
+    mean_per_simulation: float | None = None
+
+
+class TCRRAggregate(BaseModel):
+    calls: int
+    redundant: int
+    window: int
+    batch: int
+    pooled: float | None
+    mean: float | None
+    state_aware_pooled: float | None = None
+
+
+class GSRTAggregate(BaseModel):
+    shifts: int
+    recovery_rate: float | None
+    transfer_rate: float | None
+    median_ack: float | None
+    median_tool: float | None
+    median_outcome: float | None
+    p90_ack: float | None = None
+    p90_tool: float | None = None
+    p90_outcome: float | None = None
+    never_ack: float | None = Field(None, description="share of shifts never acknowledged")
+    never_tool: float | None = None
+    never_outcome: float | None = None
+    outcome_not_measured: int = 0
+
+
+class Breakdown(BaseModel):
+    """The headline figures for one slice (a domain, a persona, a goal pair)."""
+
+    simulations: int
+    tsr: float | None
+    tue: float | None
+    tcrr: float | None
+    gsrt: GSRTAggregate
+
+
+class RunMetrics(BaseModel):
+    mode: MetricsMode
+    simulations: int
+    scored_simulations: int
+    excluded: dict[str, int] = Field(default_factory=dict, description="termination reason -> unscored count")
+    tool_calls: int
+    tsr: TSRAggregate
+    tue: TUEAggregate
+    tcrr: TCRRAggregate
+    gsrt: GSRTAggregate
+    success_threshold: float = 1.0
+    pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    pass_at_k: dict[int, float] = Field(default_factory=dict)
+    avg_at_k: dict[int, float] = Field(default_factory=dict)
+    by_domain: dict[str, Breakdown] = Field(default_factory=dict)
+    by_persona: dict[str, Breakdown] = Field(default_factory=dict)
+    by_goal_pair: dict[str, Breakdown] = Field(default_factory=dict)
+    by_agent: dict[str, Breakdown] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list, description="what was not measured, and why")
