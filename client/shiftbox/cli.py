@@ -8,6 +8,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer
 
+from ._metrics_cli import metrics
 from ._run_cli import run
 from ._snapshots_cli import snapshots_app
 from ._tasks_cli import tasks_app
@@ -22,6 +23,7 @@ app = typer.Typer(
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(tasks_app, name="tasks")
 app.command("run")(run)
+app.command("metrics")(metrics)
 
 
 @app.command("demo")

@@ -3,26 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date, datetime
 from typing import Any
 
 from ._model import ActionSet, ToolCallSpec
 
 
+def canonical_value(value: Any) -> Any:
+    """JSON value in canonical form: numbers as floats, trimmed strings, ISO dates normalized, lists in order."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) >= 10 and text[:4].isdigit() and text[4] == "-":
+            try:
+                return (date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)).isoformat()
+            except ValueError:
+                return text
+        return text
+    if isinstance(value, list | tuple):
+        return [canonical_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: canonical_value(v) for k, v in sorted(value.items())}
+    return value
+
+
 def _same(expected: Any, actual: Any) -> bool:
-    if isinstance(expected, float | int) and isinstance(actual, float | int) and not isinstance(actual, bool):
-        return abs(float(expected) - float(actual)) < 1e-9
-    if isinstance(expected, str) and isinstance(actual, str):
-        return expected.strip() == actual.strip()
-    return expected == actual
+    return canonical_value(expected) == canonical_value(actual)
+
+
+def params_match(spec: ToolCallSpec, arguments: dict[str, Any], required: Iterable[str] | None = None) -> bool:
+    """The call agrees on every required param (default: every param the spec gives), canonically."""
+    keys = spec.params.keys() if required is None else [k for k in required if k in spec.params]
+    return all(k in arguments and _same(spec.params[k], arguments[k]) for k in keys)
 
 
 def spec_matches(spec: ToolCallSpec, name: str, arguments: dict[str, Any],
                  required: Iterable[str] | None = None) -> bool:
-    """The call uses the spec's tool and agrees on every required param (default: every param given)."""
-    if name != spec.function_name:
-        return False
-    keys = spec.params.keys() if required is None else [k for k in required if k in spec.params]
-    return all(k in arguments and _same(spec.params[k], arguments[k]) for k in keys)
+    """The call uses the spec's tool and agrees on its params."""
+    return name == spec.function_name and params_match(spec, arguments, required)
 
 
 def action_matches(action: ActionSet, name: str, arguments: dict[str, Any]) -> bool:

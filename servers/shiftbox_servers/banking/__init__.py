@@ -83,11 +83,26 @@ def _import_agentchangebench(source: Path, directory: Path):
     return import_agentchangebench(source, directory)
 
 
+GOAL_LEXICON: dict[str, tuple[str, ...]] = {
+    "authentication": ("verify", "identity", "confirm your", "log in", "login", "sign in", "authenticat"),
+    "account_info": ("account", "balance"),
+    "transactions": ("transaction", "charge", "purchase", "activity"),
+    "statements": ("statement",),
+    "payments": ("payment", "pay ", "bill", "payee"),
+    "cards": ("card", "lock", "unlock"),
+    "dispute": ("dispute",),
+    "fraud_response": ("fraud", "suspicious", "unauthorized", "secure"),
+    "insights": ("spending", "insight", "summary", "trend"),
+}
+"""Goal label -> words that show the agent took the goal up (GSRT's deterministic ack detector)."""
+
+
 DOMAIN = Domain(
     name="banking",
     tools=tools,
     policy=(Path(__file__).with_name("policy.md")).read_text(),
     goal_tools=GOAL_TOOLS,
+    goal_lexicon=GOAL_LEXICON,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,

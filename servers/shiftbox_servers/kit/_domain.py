@@ -26,6 +26,8 @@ class Domain:
     goal_tools: dict[str, tuple[str, ...]]
     snapshot_version: str
     build_snapshot: Callable[[Path], SnapshotManifest]
+    goal_lexicon: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Goal label -> words an agent uses when it takes the goal up (GSRT's deterministic ack detector)."""
     importers: Mapping[str, Callable[[Path, Path], SnapshotManifest]] = field(default_factory=dict)
     """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
     goal_requests: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

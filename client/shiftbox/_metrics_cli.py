@@ -1,0 +1,79 @@
+"""`shiftbox metrics RUN_DIR`: score a run directory and write RUN_DIR/metrics.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ._run import TASKS_FILE, read_trajectories
+from .metrics import RunMetrics, SimulationMetrics, compute_run_metrics
+from .tasks import load_task_file
+
+METRICS_FILE = "metrics.json"
+COMPAT_MODES = ("agentchangebench",)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> str:
+    """The metrics file: run aggregates plus every simulation's scores; no timings, so replays compare equal."""
+    doc = {"run": run_metrics.model_dump(mode="json"), "simulations": [s.model_dump(mode="json") for s in sims]}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def score_run(run_dir: Path, compat: str | None = None, judge=None,
+              success_threshold: float = 1.0) -> tuple[RunMetrics, list[SimulationMetrics]]:
+    if not (run_dir / TASKS_FILE).exists():
+        raise FileNotFoundError(f"{run_dir} is not a run directory (no {TASKS_FILE}); create one with `shiftbox run`")
+    tasks = {t.id: t for t in load_task_file(run_dir / TASKS_FILE).tasks}
+    trajectories = read_trajectories(run_dir)
+    if compat == "agentchangebench":
+        from .metrics._agentchangebench import compat_run_metrics
+
+        return compat_run_metrics(trajectories, tasks)
+    return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)
+
+
+def make_judge(spec: str | None):
+    """`--judge litellm:<model>` (with --judge-arg api_base=…); None: the deterministic detector only."""
+    if spec is None:
+        return None
+    kind, _, model = spec.partition(":")
+    if kind != "litellm" or not model:
+        raise ValueError(f"--judge {spec!r}: use litellm:<model>, e.g. litellm:openai/gpt-4.1")
+    from .metrics._llm_judge import LLMJudge
+
+    return LLMJudge(model)
+
+
+def metrics(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`")],
+    json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
+    compat: Annotated[str | None, typer.Option(help="reproduce another benchmark's definitions: agentchangebench")] = None,
+    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
+    threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
+) -> None:
+    """Compute TSR, TUE, TCRR, GSRT and pass^k for a run; writes RUN_DIR/metrics.json (default definitions).
+
+    Example: shiftbox metrics runs/demo/oracle --json
+    """
+    if compat is not None and compat not in COMPAT_MODES:
+        err.print(f"[red]error:[/] --compat {compat!r} is not known; choose one of: {', '.join(COMPAT_MODES)}")
+        raise typer.Exit(2)
+    try:
+        run_metrics, sims = score_run(run_dir, compat, make_judge(judge), threshold)
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        err.print(f"[red]error:[/] {exc.args[0]}")
+        raise typer.Exit(2) from None
+    if compat is None:
+        (run_dir / METRICS_FILE).write_text(metrics_document(run_metrics, sims))
+    if json_out:
+        typer.echo(run_metrics.model_dump_json(indent=2))
+        return
+    from .report import summary
+
+    Console(width=None if sys.stdout.isatty() else 160).print(summary(run_metrics))

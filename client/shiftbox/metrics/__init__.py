@@ -1,0 +1,31 @@
+"""Metrics: TSR, TUE, TCRR, GSRT and the pass^k family, computed from saved trajectories."""
+
+from ._aggregate import aggregate, aggregate_gsrt, compute_run_metrics, simulation_metrics
+from ._gsrt import shift_recoveries
+from ._judges import DeterministicDetector, Judge, NLVerdicts
+from ._model import (
+    Breakdown,
+    GSRTAggregate,
+    MetricsMode,
+    RunMetrics,
+    ShiftRecovery,
+    SimulationMetrics,
+    TCRRAggregate,
+    TCRRScore,
+    TSRAggregate,
+    TSRScore,
+    TUEAggregate,
+    TUEScore,
+)
+from ._passk import pass_at_k, pass_family, pass_hat_k
+from ._tcrr import BATCH, WINDOW, call_identity, tcrr_score
+from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
+from ._tue import tue_score
+
+__all__ = [
+    "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
+    "NLVerdicts", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
+    "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
+    "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
+    "pass_family", "pass_hat_k", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
+]

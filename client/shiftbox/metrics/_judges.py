@@ -1,0 +1,64 @@
+"""Judges decide the judged parts of metrics: NL assertions and goal acknowledgment.
+
+One interface for an LLM judge (litellm, see `_llm_judge.py`) and the deterministic detector used
+when no judge is configured. A judge that cannot decide returns None and the metric reports the part
+as not judged (NL assertions) or falls back to the detector (acknowledgment).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from ..trajectory import Message, Trajectory
+
+
+class NLVerdicts(BaseModel):
+    """One verdict per assertion, in order, with the judge's usage (counted apart from agent and user)."""
+
+    met: list[bool]
+    judge: str
+    usage: dict[str, float] = Field(default_factory=dict, description="prompt_tokens, completion_tokens, cost_usd")
+
+
+class Judge(Protocol):
+    name: str
+
+    def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
+        """Verdicts for every assertion, or None when it cannot judge (the channel is 'not judged')."""
+        ...
+
+    def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
+        """Does this assistant message explicitly acknowledge or target `goal`? None = cannot tell."""
+        ...
+
+
+def lexicon_for(goal: str, lexicons: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The words that name a goal: the domain's lexicon, else the goal label's own words."""
+    words = lexicons.get(goal)
+    if words:
+        return words
+    return tuple(w for w in re.split(r"[_\s]+", goal.lower()) if len(w) > 2)
+
+
+class DeterministicDetector:
+    """Acknowledgment without an LLM: the text names the goal (lexicon) or the turn calls a relevant tool."""
+
+    name = "detector"
+
+    def __init__(self, lexicons: Mapping[str, tuple[str, ...]], relevant_tools: Mapping[str, set[str]]):
+        self.lexicons = lexicons
+        self.relevant_tools = relevant_tools
+
+    def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
+        return None
+
+    def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
+        text = (message.content or "").lower()
+        if any(re.search(rf"\b{re.escape(word.lower())}", text) for word in lexicon_for(goal, self.lexicons)):
+            return True
+        tools = self.relevant_tools.get(goal, set())
+        return any(call.name in tools for call in message.tool_calls)

@@ -1,0 +1,71 @@
+"""TSR: partial-credit task success over communicate_info, action and nl_assertion channels."""
+
+from __future__ import annotations
+
+import re
+
+from ..tasks import ActionSet, Task, params_match
+from ..trajectory import Trajectory
+from ._judges import Judge
+from ._model import TSRScore
+
+WEIGHTS = {"communicate_info": 0.25, "action": 0.45, "nl_assertion": 0.30}
+
+
+def normalize_text(text: str) -> str:
+    """Lowercase, no currency signs, no thousands separators: '$1,234.50' and '1234.50' read the same."""
+    text = re.sub(r"[$€£]", "", text.lower())
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    return re.sub(r"\s+", " ", text)
+
+
+def agent_text(trajectory: Trajectory) -> str:
+    return " ".join(m.content or "" for m in trajectory.messages if m.role == "assistant")
+
+
+def communicate_info_score(trajectory: Trajectory, items: list[str]) -> float | None:
+    """Share of the required facts the agent said (None when the task requires none)."""
+    if not items:
+        return None
+    said = normalize_text(agent_text(trajectory))
+    return sum(normalize_text(item).strip() in said for item in items) / len(items)
+
+
+def action_set_score(action: ActionSet, calls: list[tuple[str, dict]]) -> float:
+    """0.5 for the right tool, +0.5 when its params match too; best over alternatives and successful calls."""
+    best = 0.0
+    for spec in action.allowed_tools:
+        for name, arguments in calls:
+            if name == spec.function_name:
+                best = max(best, 1.0 if params_match(spec, arguments, action.required_parameters) else 0.5)
+    return best
+
+
+def action_score(trajectory: Trajectory, actions: list[ActionSet]) -> float | None:
+    if not actions:
+        return None
+    executed = [(c.name, c.arguments) for c in trajectory.tool_calls if not c.is_error]
+    return sum(action_set_score(a, executed) for a in actions) / len(actions)
+
+
+def tsr_score(trajectory: Trajectory, task: Task, judge: Judge | None = None) -> TSRScore:
+    criteria = task.evaluation_criteria
+    channels = {
+        "communicate_info": communicate_info_score(trajectory, criteria.communicate_info),
+        "action": action_score(trajectory, criteria.action_sets),
+        "nl_assertion": None,
+    }
+    nl_status = "absent"
+    if criteria.nl_assertions:
+        verdicts = judge.nl_assertions(trajectory, criteria.nl_assertions) if judge else None
+        if verdicts is not None and len(verdicts.met) == len(criteria.nl_assertions):
+            channels["nl_assertion"] = sum(verdicts.met) / len(verdicts.met)
+            nl_status = "judged"
+        else:
+            nl_status = "not_judged"
+    present = {k: v for k, v in channels.items() if v is not None}
+    score = (sum(WEIGHTS[k] * v for k, v in present.items()) / sum(WEIGHTS[k] for k in present)) if present else None
+    expected = criteria.expected_state_digest
+    final = trajectory.final_state.get(trajectory.domain)
+    state_match = (final == expected) if expected and final else None
+    return TSRScore(score=score, nl_status=nl_status, state_match=state_match, **channels)
