@@ -9,6 +9,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from ._metrics_cli import metrics
+from ._rescore_cli import rescore
 from ._run_cli import run
 from ._snapshots_cli import snapshots_app
 from ._tasks_cli import tasks_app
@@ -24,6 +25,7 @@ app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(tasks_app, name="tasks")
 app.command("run")(run)
 app.command("metrics")(metrics)
+app.command("rescore")(rescore)
 
 
 @app.command("demo")

@@ -1,0 +1,98 @@
+"""`shiftbox rescore FILE`: score another benchmark's recorded simulations with shiftbox's metrics, or
+(`--compat agentchangebench`) exactly as that benchmark's own code does."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .metrics._model import RunMetrics
+
+FORMATS = ("agentchangebench",)
+COMPAT_MODES = ("agentchangebench",)
+
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _num(value: float | None, digits: int = 6) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def headline_table(run: RunMetrics, title: str) -> Table:
+    """The headline numbers of a run, one metric per row."""
+    table = Table("metric", "value", "detail", title=title)
+    table.add_row("mode", run.mode, "")
+    table.add_row("simulations", str(run.simulations), f"{run.scored_simulations} scored")
+    table.add_row("tool calls", str(run.tool_calls), "")
+    tsr = run.tsr
+    table.add_row("TSR mean", _num(tsr.mean), f"n={tsr.n}, NL judged {tsr.nl_judged}")
+    for name in ("communicate_info", "action", "nl_assertion"):
+        table.add_row(f"  {name}", _num(getattr(tsr, name)), "")
+    tue = run.tue
+    table.add_row("TUE", _num(tue.tue), f"{tue.calls} calls; mean per simulation {_num(tue.mean_per_simulation)}")
+    table.add_row("  T (executed)", _num(tue.t), "")
+    table.add_row("  P (valid args)", _num(tue.p), "")
+    tcrr = run.tcrr
+    table.add_row("TCRR pooled", _num(tcrr.pooled),
+                  f"{tcrr.redundant}/{tcrr.calls} redundant (window {tcrr.window}, batch {tcrr.batch})")
+    table.add_row("  mean per simulation", _num(tcrr.mean), "")
+    gsrt = run.gsrt
+    shifts = "undefined" if gsrt.shifts < 0 else str(gsrt.shifts)
+    table.add_row("GSRT shifts", shifts, f"transfer rate {_num(gsrt.transfer_rate)}")
+    table.add_row("  recovery rate", _num(gsrt.recovery_rate), "")
+    table.add_row("  median ack / tool / outcome",
+                  " / ".join(_num(v, 1) for v in (gsrt.median_ack, gsrt.median_tool, gsrt.median_outcome)), "")
+    return table
+
+
+def rescore(
+    file: Annotated[Path, typer.Argument(help="recorded simulations (an AgentChangeBench/tau2 results file)")],
+    format: Annotated[str, typer.Option("--format", help=f"format of FILE: {'|'.join(FORMATS)}")] = "agentchangebench",
+    compat: Annotated[str | None, typer.Option(
+        "--compat", help=f"score as that benchmark's own code does: {'|'.join(COMPAT_MODES)}")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
+) -> None:
+    """Score recorded simulations of another benchmark: shiftbox's metrics by default, or with --compat the
+    reference code's own rules (stored judge outputs are reused; no LLM is called).
+
+    Example: shiftbox rescore ../shared/external/agentchangebench/simulations/banking_gpt-4.1_2025-08-23.json --compat agentchangebench
+    """
+    if format not in FORMATS:
+        raise _fail(f"--format {format!r} is not supported; use one of: {', '.join(FORMATS)}")
+    if compat is not None and compat not in COMPAT_MODES:
+        raise _fail(f"--compat {compat!r} is not supported; use one of: {', '.join(COMPAT_MODES)} "
+                    "(or leave --compat out for shiftbox's own metrics)")
+    if not file.is_file():
+        raise _fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
+                    "../shared/external/agentchangebench/simulations/banking_test_run.json")
+    from .metrics._agentchangebench import compat_run_metrics, load_agentchangebench_simulations
+
+    try:
+        trajectories, tasks = load_agentchangebench_simulations(file)
+    except ValueError as exc:
+        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
+                    "({timestamp, info, tasks[], simulations[]}) with --format agentchangebench") from None
+    if compat == "agentchangebench":
+        run, _ = compat_run_metrics(trajectories, tasks)
+    else:
+        from .metrics import compute_run_metrics
+
+        run, _ = compute_run_metrics(trajectories, tasks)
+    if json_out:
+        typer.echo(run.model_dump_json(indent=2))
+        return
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    console.print(headline_table(run, f"{file.name} ({run.mode} metrics)"))
+    for note in run.notes:
+        err.print(f"note: {escape(note)}", highlight=False)
