@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ._registry import parse_options
 from ._run import TASKS_FILE, read_trajectories
 from .metrics import RunMetrics, SimulationMetrics, compute_run_metrics
 from .tasks import load_task_file
@@ -38,16 +39,29 @@ def score_run(run_dir: Path, compat: str | None = None, judge=None,
     return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)
 
 
-def make_judge(spec: str | None):
-    """`--judge litellm:<model>` (with --judge-arg api_base=…); None: the deterministic detector only."""
+JUDGE_OPTIONS = {"api_base": str, "temperature": float, "max_retries": int}
+
+
+def make_judge(spec: str | None, options: dict[str, str] | None = None):
+    """`--judge litellm:<model>` with `--judge-arg api_base=…`; None: the deterministic detector only.
+
+    API keys come from the provider's usual environment variable, never from the command line.
+    """
     if spec is None:
+        if options:
+            raise ValueError("--judge-arg needs --judge")
         return None
     kind, _, model = spec.partition(":")
     if kind != "litellm" or not model:
         raise ValueError(f"--judge {spec!r}: use litellm:<model>, e.g. litellm:openai/gpt-4.1")
+    kwargs = {}
+    for key, value in (options or {}).items():
+        if key not in JUDGE_OPTIONS:
+            raise ValueError(f"--judge-arg {key!r} is not known; use one of: {', '.join(JUDGE_OPTIONS)}")
+        kwargs[key] = JUDGE_OPTIONS[key](value)
     from .metrics._llm_judge import LLMJudge
 
-    return LLMJudge(model)
+    return LLMJudge(model, **kwargs)
 
 
 def metrics(
@@ -55,6 +69,7 @@ def metrics(
     json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
     compat: Annotated[str | None, typer.Option(help="reproduce another benchmark's definitions: agentchangebench")] = None,
     judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(help="judge option KEY=VALUE: api_base, temperature, max_retries")] = None,
     threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
 ) -> None:
     """Compute TSR, TUE, TCRR, GSRT and pass^k for a run; writes RUN_DIR/metrics.json (default definitions).
@@ -65,7 +80,7 @@ def metrics(
         err.print(f"[red]error:[/] --compat {compat!r} is not known; choose one of: {', '.join(COMPAT_MODES)}")
         raise typer.Exit(2)
     try:
-        run_metrics, sims = score_run(run_dir, compat, make_judge(judge), threshold)
+        run_metrics, sims = score_run(run_dir, compat, make_judge(judge, parse_options(judge_arg or [])), threshold)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc.args[0]}")
         raise typer.Exit(2) from None

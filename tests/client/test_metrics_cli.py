@@ -1,0 +1,69 @@
+"""`shiftbox metrics`: summary, JSON keys the issue promises, metrics.json, errors."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from shiftbox.cli import app
+from tests.client.harness import HANDWRITTEN
+
+runner = CliRunner()
+PROMISED = ["mode", "simulations", "tool_calls", "tsr.mean", "tsr.communicate_info", "tsr.action",
+            "tsr.nl_assertion", "tue.tue", "tue.t", "tue.p", "tcrr.pooled", "tcrr.mean", "tcrr.redundant",
+            "gsrt.shifts", "gsrt.recovery_rate", "gsrt.transfer_rate", "gsrt.median_ack", "gsrt.median_tool",
+            "gsrt.median_outcome", "pass_hat_k"]
+
+
+def make_run(tmp_path, agent="scripted:late_ack"):
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent", agent,
+                              "--trials", "2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_json_has_every_promised_key_and_metrics_file_is_written(tmp_path):
+    out = make_run(tmp_path)
+    res = runner.invoke(app, ["metrics", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    for key in PROMISED:
+        node = data
+        for part in key.split("."):
+            assert part in node, key
+            node = node[part]
+    assert data["mode"] == "shiftbox" and data["simulations"] == 10
+    assert data["gsrt"]["median_ack"] == 2 and data["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["run"] == data and len(saved["simulations"]) == 10
+
+
+def test_metrics_file_is_identical_when_computed_twice(tmp_path):
+    out = make_run(tmp_path)
+    runner.invoke(app, ["metrics", str(out)])
+    first = (out / "metrics.json").read_bytes()
+    runner.invoke(app, ["metrics", str(out)])
+    assert (out / "metrics.json").read_bytes() == first
+
+
+def test_summary_table_and_compat_mode(tmp_path):
+    out = make_run(tmp_path)
+    res = runner.invoke(app, ["metrics", str(out)])
+    assert res.exit_code == 0 and "TSR" in res.output and "by persona" in res.output and "HARD_1" in res.output
+    res = runner.invoke(app, ["metrics", str(out), "--compat", "agentchangebench", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["mode"] == "agentchangebench"
+
+
+def test_errors_name_the_problem(tmp_path):
+    res = runner.invoke(app, ["metrics", str(tmp_path)])
+    assert res.exit_code == 2 and "not a run directory" in res.output
+    out = make_run(tmp_path)
+    res = runner.invoke(app, ["metrics", str(out), "--compat", "tau3"])
+    assert res.exit_code == 2 and "agentchangebench" in res.output
+    res = runner.invoke(app, ["metrics", str(out), "--judge", "gpt-4"])
+    assert res.exit_code == 2 and "litellm:<model>" in res.output
+    res = runner.invoke(app, ["metrics", str(out), "--judge", "litellm:x", "--judge-arg", "api_key=sk-1"])
+    assert res.exit_code == 2 and "api_base" in res.output
