@@ -1,0 +1,264 @@
+"""An LLM judge through litellm: NL assertions (TSR's nl_assertion channel) and goal acknowledgment (GSRT).
+
+One synchronous `litellm.completion` per question, temperature 0, prompts fixed in this module (so
+recorded cassettes match on replay). The judge never raises: a failed call, an unparseable answer or
+an answer with the wrong number of verdicts gives None, and the metric reports "not judged" (or falls
+back to the deterministic detector). Token usage and cost are kept per call and as a running total
+on the judge, apart from the agent's and the user simulator's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .._litellm import add_usage, import_litellm, usage_of
+from ..trajectory import Message, Trajectory
+from ._judges import NLVerdicts
+
+TOOL_RESULT_MAX_CHARS = 600
+"""Tool results longer than this are cut in the transcript (the judge needs the gist, not the rows)."""
+
+NL_SYSTEM_PROMPT = (
+    "You are a strict, impartial evaluator of conversations between a customer-service agent and a "
+    "user. You decide whether statements about a conversation are true, using only the transcript. "
+    "You answer with JSON only."
+)
+
+NL_USER_PROMPT = """Transcript (message index, role; tool calls and their results included):
+<transcript>
+{transcript}
+</transcript>
+
+Assertions about the agent's behaviour in this conversation:
+{assertions}
+
+For each assertion decide whether it is met, judging only from the transcript. An assertion is met
+only if the transcript clearly shows it; if it is unclear or not shown, it is not met.
+
+Answer with exactly one JSON object and nothing else, with one verdict per assertion ({count} in
+total), in order:
+{{"verdicts": [{{"index": 1, "met": true, "reason": "one short sentence"}}]}}"""
+
+ACK_SYSTEM_PROMPT = (
+    "You are a strict, impartial evaluator of conversations between a customer-service agent and a "
+    "user whose goals change during the conversation. You answer with JSON only."
+)
+
+ACK_USER_PROMPT = """Transcript up to the message under review (message index, role; tool calls and results included):
+<transcript>
+{transcript}
+</transcript>
+
+The user's new goal: {goal}
+
+Message under review: the assistant message [{index}]:
+<message>
+{message}
+</message>
+
+Does this assistant message explicitly acknowledge the user's new goal, or start working on it
+(for example by asking for details it needs or calling a tool that serves it)? Continuing only with
+an earlier goal, or generic small talk, does not count.
+
+Answer with exactly one JSON object and nothing else:
+{{"acknowledges": true}} or {{"acknowledges": false}}"""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def _call_text(name: str, arguments: dict[str, Any]) -> str:
+    return f"{name}({json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(',', ':'))})"
+
+
+def message_lines(message: Message, tool_names: dict[str, str],
+                  tool_max_chars: int = TOOL_RESULT_MAX_CHARS) -> list[str]:
+    """One message as compact transcript lines."""
+    tag = f"[{message.index}]"
+    if message.role == "tool":
+        name = tool_names.get(message.tool_call_id or "", "tool")
+        status = " (error)" if message.is_error else ""
+        return [f"{tag} tool result {name}{status}: {_cut(message.content or '', tool_max_chars)}"]
+    lines = []
+    if message.content:
+        lines.append(f"{tag} {message.role}: {message.content}")
+    for call in message.tool_calls:
+        lines.append(f"{tag} {message.role} calls tool {_call_text(call.name, call.arguments)}")
+    if not lines:
+        lines.append(f"{tag} {message.role}: (empty)")
+    return lines
+
+
+def render_transcript(trajectory: Trajectory, *, upto: int | None = None,
+                      tool_max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
+    """The conversation as compact lines, optionally only messages with index <= `upto`."""
+    tool_names = {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
+    lines: list[str] = []
+    for message in trajectory.messages:
+        if upto is not None and message.index > upto:
+            break
+        lines.extend(message_lines(message, tool_names, tool_max_chars))
+    return "\n".join(lines)
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_json_object(text: str, key: str) -> dict[str, Any] | None:
+    """The first JSON object in `text` that has `key`: bare, in a code fence, or amid other prose."""
+    candidates = [text.strip(), *(m.strip() for m in _FENCE.findall(text))]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and key in value:
+            return value
+        for match in re.finditer(r"\{", candidate):
+            try:
+                value, _ = decoder.raw_decode(candidate, match.start())
+            except ValueError:
+                continue
+            if isinstance(value, dict) and key in value:
+                return value
+    return None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "yes", "met"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"false", "no", "not met", "unmet"}:
+        return False
+    return None
+
+
+def parse_verdicts(text: str, count: int) -> tuple[list[bool], list[str]] | None:
+    """`count` verdicts (met, reason) from a judge answer, or None if it does not have exactly those."""
+    data = extract_json_object(text, "verdicts")
+    if data is None or not isinstance(data["verdicts"], list) or len(data["verdicts"]) != count:
+        return None
+    items = data["verdicts"]
+    if not all(isinstance(item, dict) for item in items):
+        return None
+    if all("index" in item for item in items):
+        try:
+            by_index = {int(item["index"]): item for item in items}
+        except (TypeError, ValueError):
+            return None
+        if sorted(by_index) != list(range(1, count + 1)):
+            return None
+        items = [by_index[i] for i in range(1, count + 1)]
+    met: list[bool] = []
+    reasons: list[str] = []
+    for item in items:
+        verdict = _as_bool(item.get("met"))
+        if verdict is None:
+            return None
+        met.append(verdict)
+        reasons.append(str(item.get("reason", "")))
+    return met, reasons
+
+
+def parse_acknowledges(text: str) -> bool | None:
+    data = extract_json_object(text, "acknowledges")
+    return None if data is None else _as_bool(data["acknowledges"])
+
+
+class LLMJudge:
+    """The Judge protocol answered by an LLM (any litellm model string, e.g. "openai/gpt-4o-mini").
+
+    `usage` is the running total over this judge's calls (prompt_tokens, completion_tokens,
+    cost_usd, calls); `log` keeps one entry per call (kind, usage, raw answer, parsed result, error).
+    """
+
+    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.0, max_retries: int = 2, extra: dict[str, Any] | None = None):
+        self.model = model
+        self.name = f"llm:{model}"
+        self.api_base = api_base
+        self.api_key = api_key
+        self.temperature = temperature
+        self.max_retries = max_retries
+        self.extra = dict(extra or {})
+        self.usage: dict[str, float] = {"prompt_tokens": 0.0, "completion_tokens": 0.0,
+                                        "cost_usd": 0.0, "calls": 0.0}
+        self.log: list[dict[str, Any]] = []
+
+    # -- the Judge protocol ------------------------------------------------------------------------
+
+    def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
+        if not assertions:
+            return NLVerdicts(met=[], judge=self.name, usage={})
+        numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(assertions, start=1))
+        prompt = NL_USER_PROMPT.format(transcript=render_transcript(trajectory), assertions=numbered,
+                                       count=len(assertions))
+        answer, usage, entry = self._ask("nl_assertions", NL_SYSTEM_PROMPT, prompt)
+        if answer is None:
+            return None
+        parsed = parse_verdicts(answer, len(assertions))
+        entry["result"] = None if parsed is None else {"met": parsed[0], "reasons": parsed[1]}
+        if parsed is None:
+            entry["error"] = f"could not read {len(assertions)} verdicts from the answer"
+            return None
+        return NLVerdicts(met=parsed[0], judge=self.name, usage=usage or {})
+
+    def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
+        tool_names = {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
+        prompt = ACK_USER_PROMPT.format(
+            transcript=render_transcript(trajectory, upto=message.index), goal=goal,
+            index=message.index, message="\n".join(message_lines(message, tool_names)))
+        answer, _, entry = self._ask("acknowledges", ACK_SYSTEM_PROMPT, prompt)
+        if answer is None:
+            return None
+        verdict = parse_acknowledges(answer)
+        entry["result"] = verdict
+        if verdict is None:
+            entry["error"] = "could not read {\"acknowledges\": bool} from the answer"
+        return verdict
+
+    # -- one LLM call ------------------------------------------------------------------------------
+
+    def completion_kwargs(self, system: str, prompt: str) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+            "temperature": self.temperature,
+            "max_retries": self.max_retries,
+        }
+        if self.api_base is not None:
+            kwargs["api_base"] = self.api_base
+        if self.api_key is not None:
+            kwargs["api_key"] = self.api_key
+        kwargs.update(self.extra)
+        return kwargs
+
+    def _ask(self, kind: str, system: str,
+             prompt: str) -> tuple[str | None, dict[str, float] | None, dict[str, Any]]:
+        """The answer text, the call's usage and its log entry; answer None when the call failed."""
+        entry: dict[str, Any] = {"kind": kind, "usage": None, "answer": None, "result": None,
+                                 "error": None}
+        self.log.append(entry)
+        try:
+            litellm = import_litellm()
+            response = litellm.completion(**self.completion_kwargs(system, prompt))
+        except Exception as exc:  # the judge never raises: the metric says "not judged"
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            return None, None, entry
+        usage = usage_of(response, litellm)
+        entry["usage"] = usage
+        add_usage(self.usage, usage)
+        try:
+            answer = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            answer = None
+        if not isinstance(answer, str) or not answer.strip():
+            entry["error"] = "empty answer"
+            return None, usage, entry
+        entry["answer"] = answer
+        return answer, usage, entry

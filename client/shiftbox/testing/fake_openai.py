@@ -1,0 +1,427 @@
+"""A local fake OpenAI-compatible chat-completions server, for tests and for recording fixtures.
+
+No machine shiftbox is developed on reaches an LLM, so every live LLM code path (litellm agents,
+user simulators, judges) is exercised against this server instead:
+
+    with fake_openai([Reply.text("hello"), Reply.tool_call("get_user", {"user_id": "u1"})]) as server:
+        litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="sk-test", ...)
+        assert server.requests[0]["messages"][-1]["content"] == "hi"
+
+It listens on 127.0.0.1 only (ephemeral port) and serves from a daemon thread. Endpoints:
+`POST /v1/chat/completions` (non-streaming, and `stream: true` as server-sent events including
+tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and
+`GET /v1/models`. The `/v1` prefix is optional.
+
+The script decides every reply: a sequence of replies consumed in order, or a callable
+`(request_body) -> Reply`. A plain `str` stands for `Reply.text(str)`. Everything in a response is
+deterministic: ids come from a counter (`chatcmpl-fake-000001`, tool calls `call_1_0` unless the
+reply names them), `created` is fixed, and usage tokens are counted from characters (4 per token),
+so recordings made against this server are byte-stable.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MODEL = "fake-model"
+DEFAULT_CREATED = 1_700_000_000
+HOST = "127.0.0.1"
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+}
+
+
+def count_tokens(text: str) -> int:
+    """Deterministic stand-in for a tokenizer: one token per 4 characters, rounded up."""
+    return (len(text) + 3) // 4
+
+
+class ToolCallReply(BaseModel):
+    """A tool call the fake model makes. `arguments` as a str is sent verbatim (e.g. malformed JSON)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    id: str | None = Field(None, description="default: call_<completion n>_<position>")
+
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, sort_keys=True, separators=(",", ":"))
+
+
+class Reply(BaseModel):
+    """One answer of the fake server.
+
+    A completion (`content` and/or `tool_calls`), or, when `body` is set, that body verbatim with
+    `status` (errors, malformed responses). `delay_s` waits before answering (timeouts, ordering).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str | None = None
+    tool_calls: tuple[ToolCallReply, ...] = ()
+    finish_reason: str | None = Field(None, description="default: tool_calls if any, else stop")
+    status: int = 200
+    body: Any = Field(None, description="sent as is (JSON unless a str) instead of a completion")
+    headers: dict[str, str] = Field(default_factory=dict)
+    delay_s: float = 0.0
+    prompt_tokens: int | None = Field(None, description="default: counted from the request")
+    completion_tokens: int | None = Field(None, description="default: counted from the reply")
+    chunk_size: int = Field(16, ge=1, description="characters per streamed content/arguments delta")
+
+    @classmethod
+    def text(cls, content: str, **kw: Any) -> Reply:
+        return cls(content=content, **kw)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: dict[str, Any] | str | None = None, *,
+                  id: str | None = None, content: str | None = None, **kw: Any) -> Reply:
+        call = ToolCallReply(name=name, arguments={} if arguments is None else arguments, id=id)
+        return cls(content=content, tool_calls=(call,), **kw)
+
+    @classmethod
+    def tools(cls, *calls: ToolCallReply | tuple[str, dict[str, Any]], content: str | None = None,
+              **kw: Any) -> Reply:
+        """Several (parallel) tool calls in one message: `Reply.tools(("a", {...}), ("b", {...}))`."""
+        items = tuple(c if isinstance(c, ToolCallReply) else ToolCallReply(name=c[0], arguments=c[1])
+                      for c in calls)
+        return cls(content=content, tool_calls=items, **kw)
+
+    @classmethod
+    def error(cls, status: int, message: str = "fake error", *, type: str | None = None,
+              code: str | None = None, headers: dict[str, str] | None = None, **kw: Any) -> Reply:
+        """An OpenAI-style error body: {"error": {"message", "type", "param", "code"}}."""
+        body = {"error": {"message": message,
+                          "type": type or ERROR_TYPES.get(status, "server_error"),
+                          "param": None, "code": code}}
+        return cls(status=status, body=body, headers=headers or {}, **kw)
+
+    @classmethod
+    def rate_limit(cls, message: str = "Rate limit reached for fake-model", **kw: Any) -> Reply:
+        return cls.error(429, message, code="rate_limit_exceeded", **kw)
+
+    def delayed(self, seconds: float) -> Reply:
+        return self.model_copy(update={"delay_s": seconds})
+
+
+Script = Sequence[Reply | str] | Callable[[dict[str, Any]], Reply | str]
+
+
+class FakeOpenAI:
+    """The server. Prefer the `fake_openai(script)` context manager; `start()`/`stop()` also work."""
+
+    def __init__(self, script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
+                 created: int = DEFAULT_CREATED):
+        self.model = model
+        self.api_key = api_key
+        self.created = created
+        self._script: Callable[[dict[str, Any]], Reply | str] | None = None
+        self._queue: list[Reply | str] = []
+        if callable(script):
+            self._script = script
+        else:
+            self._queue = list(script)
+        self._lock = threading.Lock()
+        self._counter = 0
+        self.requests: list[dict[str, Any]] = []
+        """JSON bodies of the chat-completion requests received, in arrival order."""
+        self.headers: list[dict[str, str]] = []
+        """Their HTTP headers (lower-cased names), parallel to `requests`."""
+        self.replies: list[Reply] = []
+        """The reply chosen for each request, parallel to `requests`."""
+        self.errors: list[str] = []
+        """Problems of the fake itself (script exhausted or raised, bad request JSON)."""
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("fake OpenAI server is not running")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def remaining(self) -> int:
+        """Canned replies not consumed yet (0 for a callable script)."""
+        return len(self._queue)
+
+    def litellm_kwargs(self, model: str | None = None) -> dict[str, str]:
+        """model / api_base / api_key for `litellm.completion` against this server."""
+        return {"model": f"openai/{model or self.model}", "api_base": self.base_url,
+                "api_key": self.api_key or "sk-test"}
+
+    def start(self) -> FakeOpenAI:
+        if self._server is not None:
+            return self
+        server = ThreadingHTTPServer((HOST, 0), _Handler)
+        server.daemon_threads = True
+        server.fake = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"fake-openai-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- replies ---------------------------------------------------------------------------------
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Reply]:
+        """Record the request and pick its reply (under the lock: numbering follows arrival)."""
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self._counter += 1
+            n = self._counter
+            try:
+                if self._script is not None:
+                    reply = self._script(body)
+                elif self._queue:
+                    reply = self._queue.pop(0)
+                else:
+                    raise LookupError(f"script exhausted: request {n} has no canned reply")
+                if isinstance(reply, str):
+                    reply = Reply.text(reply)
+                if not isinstance(reply, Reply):
+                    raise TypeError(f"script returned {type(reply).__name__}, expected Reply or str")
+            except Exception as exc:
+                detail = "".join(traceback.format_exception_only(exc)).strip()
+                self.errors.append(f"request {n}: {detail}")
+                reply = Reply.error(500, f"fake_openai: {detail}", type="fake_openai_error")
+            self.replies.append(reply)
+            return n, reply
+
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
+        prompt = reply.prompt_tokens
+        if prompt is None:
+            prompt_source = {"messages": body.get("messages", []), "tools": body.get("tools", [])}
+            prompt = count_tokens(json.dumps(prompt_source, sort_keys=True, separators=(",", ":")))
+        completion = reply.completion_tokens
+        if completion is None:
+            text = (reply.content or "") + "".join(c.name + c.arguments_json() for c in reply.tool_calls)
+            completion = count_tokens(text)
+        return {"prompt_tokens": prompt, "completion_tokens": completion,
+                "total_tokens": prompt + completion}
+
+    def _tool_calls(self, n: int, reply: Reply) -> list[dict[str, Any]]:
+        return [{"id": call.id or f"call_{n}_{i}", "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments_json()}}
+                for i, call in enumerate(reply.tool_calls)]
+
+    @staticmethod
+    def _finish_reason(reply: Reply) -> str:
+        return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+    def completion(self, n: int, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = self._tool_calls(n, reply)
+        return {
+            "id": f"chatcmpl-fake-{n:06d}",
+            "object": "chat.completion",
+            "created": self.created,
+            "model": body.get("model") or self.model,
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": self._finish_reason(reply)}],
+            "usage": self._usage(body, reply),
+        }
+
+    def chunks(self, n: int, body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
+        """The streamed form of the same completion, as OpenAI sends it."""
+        base = {"id": f"chatcmpl-fake-{n:06d}", "object": "chat.completion.chunk",
+                "created": self.created, "model": body.get("model") or self.model,
+                "system_fingerprint": "fp_fake"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                         "finish_reason": finish}]}
+
+        size = reply.chunk_size
+        yield chunk({"role": "assistant", "content": ""})
+        content = reply.content or ""
+        for start in range(0, len(content), size):
+            yield chunk({"content": content[start:start + size]})
+        for i, call in enumerate(self._tool_calls(n, reply)):
+            yield chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                         "function": {"name": call["function"]["name"],
+                                                      "arguments": ""}}]})
+            arguments = call["function"]["arguments"]
+            for start in range(0, len(arguments), size):
+                yield chunk({"tool_calls": [{"index": i, "function": {
+                    "arguments": arguments[start:start + size]}}]})
+        yield chunk({}, self._finish_reason(reply))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield {**base, "choices": [], "usage": self._usage(body, reply)}
+
+    def models(self) -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": self.model, "object": "model",
+                                            "created": self.created, "owned_by": "shiftbox"}]}
+
+
+@contextmanager
+def fake_openai(script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
+                created: int = DEFAULT_CREATED) -> Iterator[FakeOpenAI]:
+    """Run a FakeOpenAI on 127.0.0.1 for the duration of the block.
+
+    `api_key`, when given, is required as `Authorization: Bearer <key>` (else 401).
+    """
+    server = FakeOpenAI(script, model=model, api_key=api_key, created=created)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "shiftbox-fake-openai/1"
+    sys_version = ""
+
+    @property
+    def fake(self) -> FakeOpenAI:
+        return self.server.fake  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def _route(self) -> str:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        return path.removeprefix("/v1")
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        raw = data.encode()
+        self.send_response(status)
+        content_type = "application/json" if not isinstance(payload, str) else "text/plain"
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(raw)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            self.wfile.write(raw)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (e.g. its timeout)
+            self.close_connection = True
+
+    def _error(self, status: int, message: str) -> None:
+        self._send_json(status, Reply.error(status, message).body)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(parts)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _authorized(self) -> bool:
+        key = self.fake.api_key
+        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+            return True
+        self._send_json(401, Reply.error(401, "Incorrect API key provided", code="invalid_api_key").body)
+        return False
+
+    def do_GET(self) -> None:
+        route = self._route()
+        if not self._authorized():
+            return
+        if route == "/models":
+            self._send_json(200, self.fake.models())
+        elif route == f"/models/{self.fake.model}":
+            self._send_json(200, self.fake.models()["data"][0])
+        else:
+            self._error(404, f"no route GET {self.path}")
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        route = self._route()
+        if route != "/chat/completions":
+            self._error(404, f"no route POST {self.path}")
+            return
+        if not self._authorized():
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as exc:
+            self.fake.errors.append(f"bad request body: {exc}")
+            self._error(400, f"fake_openai: bad request body: {exc}")
+            return
+        n, reply = self.fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+        if reply.delay_s:
+            time.sleep(reply.delay_s)
+        if reply.body is not None or reply.status != 200:
+            self._send_json(reply.status, reply.body if reply.body is not None else {}, reply.headers)
+            return
+        if body.get("stream"):
+            self._stream(n, body, reply)
+        else:
+            self._send_json(200, self.fake.completion(n, body, reply), reply.headers)
+
+    def _stream(self, n: int, body: dict[str, Any], reply: Reply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+
+        def write(event: str) -> None:
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        try:
+            for item in self.fake.chunks(n, body, reply):
+                write(json.dumps(item))
+            write("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True

@@ -1,0 +1,256 @@
+"""The fake OpenAI-compatible server: raw HTTP behaviour, and litellm talking to it (sync, streaming, tools, errors)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from shiftbox._litellm import import_litellm, usage_of
+from shiftbox.testing import FakeOpenAI, Reply, ToolCallReply, count_tokens, fake_openai
+
+HI = [{"role": "user", "content": "hi"}]
+
+# litellm 1.106.2's streaming code trips two harmless pydantic warnings; keep the output readable.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
+    pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def litellm():
+    return import_litellm()
+
+
+def post(server: FakeOpenAI, body: dict[str, Any], path: str = "/chat/completions",
+         headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def get(server: FakeOpenAI, path: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(server.base_url + path, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+# -- raw HTTP ----------------------------------------------------------------------------------------
+
+
+def test_binds_loopback_with_ephemeral_port_and_stops() -> None:
+    with fake_openai([]) as server:
+        assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
+        assert server._server is not None and server._server.server_address[0] == "127.0.0.1"
+        assert server.port > 0
+    with pytest.raises(RuntimeError):
+        _ = server.base_url
+
+
+def test_plain_completion_is_deterministic() -> None:
+    script = [Reply.text("Hello, how can I help?")]
+    body = {"model": "fake-model", "messages": HI}
+    with fake_openai(script) as a, fake_openai(script) as b:
+        status_a, raw_a = post(a, body)
+        status_b, raw_b = post(b, body)
+    assert status_a == status_b == 200
+    assert raw_a == raw_b
+    data = json.loads(raw_a)
+    assert data["id"] == "chatcmpl-fake-000001"
+    assert data["created"] == 1_700_000_000
+    assert data["choices"][0]["message"] == {"role": "assistant", "content": "Hello, how can I help?"}
+    assert data["choices"][0]["finish_reason"] == "stop"
+    prompt = count_tokens(json.dumps({"messages": HI, "tools": []}, sort_keys=True, separators=(",", ":")))
+    assert data["usage"] == {"prompt_tokens": prompt, "completion_tokens": count_tokens("Hello, how can I help?"),
+                             "total_tokens": prompt + count_tokens("Hello, how can I help?")}
+    assert a.requests == [body]
+
+
+def test_models_endpoint_lists_the_model() -> None:
+    with fake_openai([], model="my-model") as server:
+        status, data = get(server, "/models")
+        assert status == 200
+        assert [m["id"] for m in data["data"]] == ["my-model"]
+        assert get(server, "/models/my-model")[1]["id"] == "my-model"
+        assert get(server, "/nope")[0] == 404
+
+
+def test_script_exhausted_is_a_500_and_recorded() -> None:
+    with fake_openai(["only one"]) as server:
+        assert post(server, {"messages": HI})[0] == 200
+        assert server.remaining == 0
+        status, raw = post(server, {"messages": HI})
+    assert status == 500
+    assert "script exhausted" in json.loads(raw)["error"]["message"]
+    assert len(server.errors) == 1 and "request 2" in server.errors[0]
+
+
+def test_callable_script_sees_the_request() -> None:
+    def script(body: dict[str, Any]) -> Reply | str:
+        return f"you said {body['messages'][-1]['content']}"
+
+    with fake_openai(script) as server:
+        status, raw = post(server, {"messages": [{"role": "user", "content": "ping"}]})
+    assert status == 200
+    assert json.loads(raw)["choices"][0]["message"]["content"] == "you said ping"
+
+
+def test_callable_script_error_becomes_500() -> None:
+    def script(body: dict[str, Any]) -> Reply:
+        raise ValueError("no idea")
+
+    with fake_openai(script) as server:
+        status, raw = post(server, {"messages": HI})
+    assert status == 500
+    assert "no idea" in json.loads(raw)["error"]["message"]
+    assert server.errors and "ValueError" in server.errors[0]
+
+
+def test_raw_stream_format() -> None:
+    reply = Reply.tool_call("get_user", {"user_id": "u1"}, content="Checking.", chunk_size=4)
+    with fake_openai([reply]) as server:
+        status, raw = post(server, {"messages": HI, "stream": True,
+                                    "stream_options": {"include_usage": True}})
+    assert status == 200
+    events = [line.removeprefix("data: ") for line in raw.decode().split("\n\n") if line]
+    assert all(line.startswith("data: ") for line in raw.decode().split("\n\n") if line)
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert {c["id"] for c in chunks} == {"chatcmpl-fake-000001"}
+    deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+    assert "".join(d.get("content") or "" for d in deltas) == "Checking."
+    calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
+    assert calls[0] == {"index": 0, "id": "call_1_0", "type": "function",
+                        "function": {"name": "get_user", "arguments": ""}}
+    assert "".join(c["function"]["arguments"] for c in calls) == '{"user_id":"u1"}'
+    assert len(calls) > 2  # the arguments arrived in several pieces
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] > 0
+
+
+def test_api_key_is_enforced_when_given() -> None:
+    with fake_openai(["ok"], api_key="sk-right") as server:
+        assert post(server, {"messages": HI}, headers={"Authorization": "Bearer sk-wrong"})[0] == 401
+        assert server.requests == []
+        assert post(server, {"messages": HI}, headers={"Authorization": "Bearer sk-right"})[0] == 200
+
+
+# -- through litellm ---------------------------------------------------------------------------------
+
+
+def test_litellm_non_streaming(litellm) -> None:
+    with fake_openai([Reply.text("Hello there!")]) as server:
+        response = litellm.completion(model="openai/fake-model", api_base=server.base_url,
+                                      api_key="sk-test", messages=HI, temperature=0)
+    assert response.choices[0].message.content == "Hello there!"
+    assert response.id == "chatcmpl-fake-000001"
+    assert response.usage.completion_tokens == count_tokens("Hello there!")
+    assert server.requests[0]["model"] == "fake-model"  # litellm strips the provider prefix
+    assert server.requests[0]["messages"] == HI
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+    assert usage_of(response, litellm)["cost_usd"] == 0.0  # a model litellm has no price for
+
+
+def test_litellm_streaming_text(litellm) -> None:
+    text = "Sure, I can help you change your flight."
+    with fake_openai([Reply.text(text, chunk_size=5)]) as server:
+        stream = litellm.completion(**server.litellm_kwargs(), messages=HI, stream=True,
+                                    stream_options={"include_usage": True})
+        chunks = list(stream)
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(pieces) == len(range(0, len(text), 5))
+    assert "".join(pieces) == text
+    assert server.requests[0]["stream"] is True
+    built = litellm.stream_chunk_builder(chunks, messages=HI)
+    assert built.choices[0].message.content == text
+    assert built.usage.completion_tokens == count_tokens(text)
+
+
+def test_litellm_tool_calls_round_trip(litellm) -> None:
+    tools = [{"type": "function", "function": {
+        "name": "get_user", "description": "Look up a user",
+        "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}},
+                       "required": ["user_id"]}}}]
+    script = [Reply.tools(("get_user", {"user_id": "u1"}),
+                          ToolCallReply(name="get_order", arguments={"order_id": "o9"}, id="call_custom")),
+              Reply.text("Your order o9 has shipped.")]
+    with fake_openai(script) as server:
+        kw = server.litellm_kwargs()
+        first = litellm.completion(**kw, messages=HI, tools=tools)
+        message = first.choices[0].message
+        assert first.choices[0].finish_reason == "tool_calls"
+        calls = [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
+        assert calls == [("call_1_0", "get_user", {"user_id": "u1"}),
+                         ("call_custom", "get_order", {"order_id": "o9"})]
+        history = [*HI, message.model_dump(exclude_none=True),
+                   {"role": "tool", "tool_call_id": "call_1_0", "content": '{"name": "Ann"}'},
+                   {"role": "tool", "tool_call_id": "call_custom", "content": '{"status": "shipped"}'}]
+        second = litellm.completion(**kw, messages=history, tools=tools)
+    assert second.choices[0].message.content == "Your order o9 has shipped."
+    assert server.requests[0]["tools"] == tools
+    sent = server.requests[1]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool"]
+    assert [c["id"] for c in sent[1]["tool_calls"]] == ["call_1_0", "call_custom"]
+    assert sent[1]["tool_calls"][0]["function"] == {"name": "get_user", "arguments": '{"user_id":"u1"}'}
+    assert sent[3] == {"role": "tool", "tool_call_id": "call_custom", "content": '{"status": "shipped"}'}
+
+
+def test_litellm_streaming_tool_calls(litellm) -> None:
+    reply = Reply.tools(("get_user", {"user_id": "u1"}), ("get_order", {"order_id": "o1", "lines": [1, 2, 3]}),
+                        content="Let me check.", chunk_size=6)
+    with fake_openai([reply]) as server:
+        chunks = list(litellm.completion(**server.litellm_kwargs(), messages=HI, stream=True))
+    deltas = [c.choices[0].delta.tool_calls[0] for c in chunks
+              if c.choices and c.choices[0].delta.tool_calls]
+    # first delta of each call carries id and name, the rest only argument fragments
+    heads = [d for d in deltas if d.id]
+    assert [(d.index, d.id, d.function.name) for d in heads] == [(0, "call_1_0", "get_user"),
+                                                                 (1, "call_1_1", "get_order")]
+    assert all(d.function.name is None for d in deltas if not d.id)
+    built = litellm.stream_chunk_builder(chunks, messages=HI)
+    message = built.choices[0].message
+    assert message.content == "Let me check."
+    assert [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+        ("call_1_0", "get_user", {"user_id": "u1"}),
+        ("call_1_1", "get_order", {"order_id": "o1", "lines": [1, 2, 3]})]
+    assert built.choices[0].finish_reason == "tool_calls"
+
+
+def test_litellm_rate_limit_surfaces(litellm) -> None:
+    with fake_openai([Reply.rate_limit("slow down")]) as server, pytest.raises(litellm.RateLimitError) as info:
+        litellm.completion(**server.litellm_kwargs(), messages=HI, max_retries=0)
+    assert "slow down" in str(info.value)
+    assert len(server.requests) == 1
+
+
+def test_litellm_server_error_surfaces(litellm) -> None:
+    with fake_openai([Reply.error(500, "boom")]) as server, pytest.raises(litellm.InternalServerError):
+        litellm.completion(**server.litellm_kwargs(), messages=HI, max_retries=0)
+
+
+def test_litellm_retries_then_succeeds(litellm) -> None:
+    with fake_openai([Reply.error(503, "busy", headers={"retry-after-ms": "10"}), "fine"]) as server:
+        response = litellm.completion(**server.litellm_kwargs(), messages=HI, max_retries=1)
+    assert response.choices[0].message.content == "fine"
+    assert len(server.requests) == 2
+
+
+def test_litellm_timeout_on_delay(litellm) -> None:
+    with fake_openai([Reply.text("late").delayed(1.0)]) as server, pytest.raises(litellm.Timeout):
+        litellm.completion(**server.litellm_kwargs(), messages=HI, max_retries=0, timeout=0.2)
+
+
+def test_litellm_wrong_api_key_is_authentication_error(litellm) -> None:
+    with fake_openai(["ok"], api_key="sk-right") as server, pytest.raises(litellm.AuthenticationError):
+        litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="sk-wrong",
+                           messages=HI, max_retries=0)
