@@ -9,6 +9,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from ._metrics_cli import metrics
+from ._report_cli import report
 from ._rescore_cli import rescore
 from ._run_cli import run
 from ._snapshots_cli import snapshots_app
@@ -26,13 +27,15 @@ app.add_typer(tasks_app, name="tasks")
 app.command("run")(run)
 app.command("metrics")(metrics)
 app.command("rescore")(rescore)
+app.command("report")(report)
 
 
 @app.command("demo")
 def demo() -> None:
     """Offline demo: scripted evaluation of the oracle and a flawed agent on the hand-written banking tasks.
 
-    Writes runs/demo/<agent>/ and prints a per-simulation summary for each agent.
+    Writes runs/demo/<agent>/, prints each run's per-simulation summary and the metrics of both agents
+    side by side, and writes runs/demo/report.html.
 
     Example: shiftbox demo
     """

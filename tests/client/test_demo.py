@@ -15,3 +15,6 @@ def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
         assert len(trajectories) == 10 and {t.agent for t in trajectories} == {agent}
         assert agent in out
     assert "hw_banking_005#1" in out
+    assert "by agent" in out and "scripted:late_ack" in out          # the metrics table compares them
+    report = tmp_path / "report.html"
+    assert report.exists() and f"HTML report: {report.resolve()}" in out.replace("\n", "")

@@ -18,7 +18,7 @@ from ._model import (
     TUEScore,
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
-from ._tcrr import BATCH, WINDOW, call_identity, tcrr_score
+from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import tue_score
 
@@ -27,5 +27,5 @@ __all__ = [
     "NLVerdicts", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
-    "pass_family", "pass_hat_k", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
+    "pass_family", "pass_hat_k", "redundancy_labels", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
 ]

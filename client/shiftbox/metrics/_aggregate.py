@@ -145,10 +145,10 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
     p = _ratio(sum(s.tue.schema_valid for s in measured_p), p_calls)
     state = [s.tsr.state_match for s in scored if s.tsr.state_match is not None]
     aware = [s for s in scored if s.tcrr.state_aware_redundant is not None]
-    outcomes: dict[str, list[bool]] = defaultdict(list)
+    outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)  # trials of one agent on one task
     for s in scored:
         if s.success is not None:
-            outcomes[s.task_id].append(s.success)
+            outcomes[(s.agent, s.task_id)].append(s.success)
     hat, at, avg = pass_family(outcomes)
     groups: dict[str, dict[str, list[SimulationMetrics]]] = {"domain": defaultdict(list), "persona": defaultdict(list),
                                                              "agent": defaultdict(list)}

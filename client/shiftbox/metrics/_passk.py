@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from math import comb
 
 
@@ -13,8 +14,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1 - comb(n - c, k) / comb(n, k)
 
 
-def pass_family(outcomes: dict[str, list[bool]]) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
-    """Per task trial successes -> (pass^k, pass@k, avg@k) for every k up to the fewest trials of any task."""
+def pass_family(outcomes: Mapping[Hashable, list[bool]]) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+    """Trial successes per (agent, task) -> (pass^k, pass@k, avg@k), k up to the fewest trials of any of them."""
     if not outcomes:
         return {}, {}, {}
     max_k = min(len(v) for v in outcomes.values())

@@ -23,26 +23,36 @@ def call_identity(name: str, arguments: dict) -> str:
     return json.dumps([name, canonical_value(arguments)], sort_keys=True, separators=(",", ":"))
 
 
-def tcrr_score(trajectory: Trajectory, read_only: set[str] | None = None) -> TCRRScore:
+def redundancy_labels(trajectory: Trajectory, read_only: set[str] | None = None) -> dict[str, str]:
+    """call id -> why TCRR counts it redundant: "window" or "batch" (absent when it is not).
+
+    With `read_only`, a window repeat of a read-only call made after a successful write since its
+    twin is labelled "window_after_write" (redundant by default, forgiven by the state-aware variant).
+    """
     calls = [c for c in trajectory.tool_calls if c.agent_turn is not None]
     seen: list[tuple[int, str, int]] = []  # (turn, identity, position)
     per_turn_tool: Counter[tuple[int, str]] = Counter()
-    window = batch = state_aware = 0
+    labels: dict[str, str] = {}
     for position, call in enumerate(calls):
         turn, identity = call.agent_turn, call_identity(call.name, call.arguments)
         twins = [p for t, ident, p in seen if ident == identity and t >= turn - WINDOW]
         per_turn_tool[(turn, call.name)] += 1
         if twins:
-            window += 1
-            if read_only is not None:
-                last = twins[-1]
-                wrote = any(not c.is_error and c.name not in read_only for c in calls[last + 1:position])
-                state_aware += not (call.name in read_only and wrote)
+            wrote = read_only is not None and call.name in read_only and any(
+                not c.is_error and c.name not in read_only for c in calls[twins[-1] + 1:position])
+            labels[call.call_id] = "window_after_write" if wrote else "window"
         elif per_turn_tool[(turn, call.name)] > BATCH:
-            batch += 1
-            state_aware += 1
+            labels[call.call_id] = "batch"
         seen.append((turn, identity, position))
-    n = len(calls)
+    return labels
+
+
+def tcrr_score(trajectory: Trajectory, read_only: set[str] | None = None) -> TCRRScore:
+    labels = list(redundancy_labels(trajectory, read_only).values())
+    n = sum(c.agent_turn is not None for c in trajectory.tool_calls)
+    window = sum(label.startswith("window") for label in labels)
+    batch = labels.count("batch")
+    state_aware = window + batch - labels.count("window_after_write")
     redundant = window + batch
     return TCRRScore(
         calls=n, redundant=redundant, window=window, batch=batch, ratio=redundant / n if n else None,

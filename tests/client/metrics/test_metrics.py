@@ -242,3 +242,15 @@ def test_tcrr_pooled_and_mean_differ_as_defined():
     c = Builder().user().agent(calls=[acc("x")] ).build(trial=2)                       # 0/1
     run, _ = compute_run_metrics([a, b, c], {"t1": tk})
     assert run.tcrr.pooled == pytest.approx(3 / 7) and run.tcrr.mean == pytest.approx((0.5 + 0.5 + 0) / 3)
+
+
+def test_pass_hat_k_never_pools_trials_of_different_agents():
+    """Regression: two agents' trials of one task were pooled, so k ran up to their sum."""
+    tk = task(actions=[action("a", "authentication", "get_account", {"account_id": "acc_1"})])
+    trajectories = []
+    for agent, ok_call in (("good", True), ("bad", False)):
+        for trial in range(2):
+            t = Builder().user().agent(calls=[acc() if ok_call else acc("nope")]).build(trial=trial)
+            trajectories.append(t.model_copy(update={"agent": agent}))
+    run, _ = compute_run_metrics(trajectories, {"t1": tk})
+    assert run.pass_hat_k == {1: 0.5, 2: 0.5}     # good: 1.0, bad: 0.0 (action 0.5 < threshold)
