@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ._registry import parse_options
 from ._run import TASKS_FILE, read_trajectories
-from .metrics import RunMetrics, SimulationMetrics, compute_run_metrics
+from .metrics import RunMetrics, SimulationMetrics, compute_run_metrics, retention
 from .tasks import load_task_file
 
 METRICS_FILE = "metrics.json"
@@ -71,6 +71,8 @@ def metrics(
     judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
     judge_arg: Annotated[list[str] | None, typer.Option(help="judge option KEY=VALUE: api_base, temperature, max_retries")] = None,
     threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
+    clean: Annotated[Path | None, typer.Option(help="a run of the same tasks without goal shifts: report "
+                                                    "retention and drop of TSR and TUE against it")] = None,
 ) -> None:
     """Compute TSR, TUE, TCRR, GSRT and pass^k for a run; writes RUN_DIR/metrics.json (default definitions).
 
@@ -84,11 +86,25 @@ def metrics(
     except (FileNotFoundError, KeyError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc.args[0]}")
         raise typer.Exit(2) from None
+    rows = None
+    if clean is not None:
+        try:
+            clean_metrics, _ = score_run(clean, compat, None, threshold)
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            err.print(f"[red]error:[/] --clean: {exc.args[0]}")
+            raise typer.Exit(2) from None
+        rows = retention(run_metrics, clean_metrics)
     if compat is None:
         (run_dir / METRICS_FILE).write_text(metrics_document(run_metrics, sims))
     if json_out:
-        typer.echo(run_metrics.model_dump_json(indent=2))
+        doc = run_metrics.model_dump(mode="json")
+        if rows is not None:
+            doc["retention"] = [r.model_dump(mode="json") for r in rows]
+        typer.echo(json.dumps(doc, indent=2))
         return
-    from .report import summary
+    from .report import retention_table, summary
 
-    Console(width=None if sys.stdout.isatty() else 160).print(summary(run_metrics))
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(summary(run_metrics))
+    if rows is not None:
+        console.print(retention_table(rows))

@@ -67,3 +67,16 @@ def test_errors_name_the_problem(tmp_path):
     assert res.exit_code == 2 and "litellm:<model>" in res.output
     res = runner.invoke(app, ["metrics", str(out), "--judge", "litellm:x", "--judge-arg", "api_key=sk-1"])
     assert res.exit_code == 2 and "api_base" in res.output
+
+
+def test_clean_run_gives_retention_table_and_json(tmp_path):
+    shifted = make_run(tmp_path / "a", agent="scripted:transfer_on_shift")
+    clean = make_run(tmp_path / "b", agent="scripted:oracle")
+    res = runner.invoke(app, ["metrics", str(shifted), "--clean", str(clean)])
+    assert res.exit_code == 0, res.output
+    assert "retention against the clean run" in res.output
+    data = json.loads(runner.invoke(app, ["metrics", str(shifted), "--clean", str(clean), "--json"]).output)
+    overall = next(r for r in data["retention"] if r["metric"] == "tsr" and r["slice"] == "all")
+    assert overall["clean"] == 1.0 and overall["retention"] == overall["shifted"] < 1.0
+    res = runner.invoke(app, ["metrics", str(shifted), "--clean", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "--clean" in res.output

@@ -18,14 +18,15 @@ from ._model import (
     TUEScore,
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
+from ._retention import Retention, retention
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import tue_score
 
 __all__ = [
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
-    "NLVerdicts", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
+    "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
-    "pass_family", "pass_hat_k", "redundancy_labels", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
+    "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
 ]

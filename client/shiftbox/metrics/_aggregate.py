@@ -207,4 +207,7 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
         raise KeyError(f"trajectories refer to tasks not given: {', '.join(missing[:5])}")
     ordered = sorted(trajectories, key=lambda t: (t.task_id, t.trial, t.agent))
     sims = [simulation_metrics(t, tasks[t.task_id], judge, success_threshold) for t in ordered]
-    return aggregate(sims, success_threshold), sims
+    run = aggregate(sims, success_threshold)
+    if judge is not None:
+        run.judge = {"name": judge.name, "usage": dict(getattr(judge, "usage", {}) or {})}
+    return run, sims

@@ -147,4 +147,5 @@ class RunMetrics(BaseModel):
     by_persona: dict[str, Breakdown] = Field(default_factory=dict)
     by_goal_pair: dict[str, Breakdown] = Field(default_factory=dict)
     by_agent: dict[str, Breakdown] = Field(default_factory=dict)
+    judge: dict | None = Field(None, description="judge name and its token use and cost (apart from agent and user)")
     notes: list[str] = Field(default_factory=list, description="what was not measured, and why")

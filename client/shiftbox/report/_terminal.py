@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 
-from ..metrics import Breakdown, RunMetrics
+from ..metrics import Breakdown, Retention, RunMetrics
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -54,5 +54,18 @@ def summary(m: RunMetrics) -> Group:
         parts.append(breakdown_table("by agent", "agent", m.by_agent))
     parts.append(breakdown_table("by domain", "domain", m.by_domain))
     parts.append(breakdown_table("by persona", "persona", m.by_persona))
+    if m.judge:
+        usage = m.judge.get("usage", {})
+        parts.append(f"judge {m.judge['name']}: {usage.get('calls', 0):g} calls, "
+                     f"{usage.get('prompt_tokens', 0):g}+{usage.get('completion_tokens', 0):g} tokens, "
+                     f"${usage.get('cost_usd', 0.0):.4f} (not counted with the agent's or the user's)")
     parts.extend(f"note: {n}" for n in m.notes)
     return Group(*parts)
+
+
+def retention_table(rows: list[Retention]) -> Table:
+    table = Table("metric", "slice", "shifted", "clean", "retention", "drop",
+                  title="retention against the clean run", title_justify="left")
+    for r in rows:
+        table.add_row(r.metric.upper(), r.slice, fmt(r.shifted), fmt(r.clean), fmt(r.retention), fmt(r.drop))
+    return table

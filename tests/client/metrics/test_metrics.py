@@ -254,3 +254,28 @@ def test_pass_hat_k_never_pools_trials_of_different_agents():
             trajectories.append(t.model_copy(update={"agent": agent}))
     run, _ = compute_run_metrics(trajectories, {"t1": tk})
     assert run.pass_hat_k == {1: 0.5, 2: 0.5}     # good: 1.0, bad: 0.0 (action 0.5 < threshold)
+
+
+def test_retention_and_drop_by_hand():
+    from shiftbox.metrics import retention
+
+    tk = task(actions=[action("a", "authentication", "get_account", {"account_id": "acc_1"}),
+                       action("b", "authentication", "get_statements", {"account_id": "acc_1"})])
+    shifted_t = Builder().user().agent(calls=[acc()]).build()                       # action 0.5 -> TSR 0.5
+    clean_t = (Builder().user().agent(calls=[acc(), ("get_statements", {"account_id": "acc_1"})]).build())
+    shifted, _ = compute_run_metrics([shifted_t], {"t1": tk})
+    clean, _ = compute_run_metrics([clean_t], {"t1": tk})
+    rows = {(r.metric, r.slice): r for r in retention(shifted, clean)}
+    assert (rows[("tsr", "all")].retention, rows[("tsr", "all")].drop) == (0.5, 0.5)
+    assert rows[("tsr", "persona=EASY_1")].retention == 0.5 and rows[("tue", "all")].retention == 1.0
+
+
+def test_judge_usage_is_reported_apart():
+    class CountingJudge(FixedJudge):
+        usage = {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.001}
+
+    tk = task(nl=["polite"])
+    run, _ = compute_run_metrics([Builder().user().agent("hi").build()], {"t1": tk},
+                                 judge=CountingJudge(met=[True]))
+    assert run.judge == {"name": "fixed", "usage": CountingJudge.usage}
+    assert run.tsr.nl_assertion == 1.0 and run.tsr.nl_judged == 1
