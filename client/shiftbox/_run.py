@@ -17,10 +17,11 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
+from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
-from .world import ServerMode, open_world
+from .world import Episode, ServerMode, World, episode_id_for, open_world
 
 RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE = "run.json", "tasks.json", "trajectories.jsonl"
 
@@ -113,6 +114,22 @@ class ResultWriter:
         self._file.close()
 
 
+class RunHooks:
+    """What record and replay change about a run; the defaults are a plain live run."""
+
+    def world(self, config: RunConfig):
+        return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot))
+
+    def cassette(self, simulation_id: str) -> Cassette | None:
+        return None
+
+    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode | None:
+        return None
+
+    def finished(self, trajectory: Trajectory, world: World) -> None:
+        return None
+
+
 async def execute_run(
     config: RunConfig,
     tasks: list[Task],
@@ -124,8 +141,10 @@ async def execute_run(
     finished: set[str],
     on_done: Callable[[Trajectory], None] = lambda t: None,
     on_start: Callable[[int], None] = lambda n: None,
+    hooks: RunHooks | None = None,
 ) -> list[Trajectory]:
     """Run every (task, trial) not in `finished`; returns the new trajectories in completion order."""
+    hooks = hooks or RunHooks()
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
     on_start(len(work))
@@ -135,12 +154,16 @@ async def execute_run(
     limiter = anyio.CapacityLimiter(max(1, concurrency))
     run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
     try:
-        async with open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot)) as world:
+        async with hooks.world(config) as world:
 
             async def one(task: Task, trial: int) -> None:
                 async with limiter:
-                    trajectory = await run_simulation(task, trial, config.seed, make_agent(), make_user(), world,
-                                                      limits, run_tag)
+                    sim_id = simulation_id(task.id, trial)
+                    episode = hooks.episode(world, task, trial, episode_id_for(run_tag, task.id, str(trial)))
+                    with use_cassette(hooks.cassette(sim_id)):
+                        trajectory = await run_simulation(task, trial, config.seed, make_agent(), make_user(),
+                                                          world, limits, run_tag, episode)
+                    hooks.finished(trajectory, world)
                     await writer.append(trajectory)
                     results.append(trajectory)
                     on_done(trajectory)

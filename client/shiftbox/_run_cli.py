@@ -99,6 +99,8 @@ def run(
     max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
     one_tool_per_turn: Annotated[bool, typer.Option(help="execute at most one tool call per agent turn")] = False,
     resume: Annotated[bool, typer.Option(help="finish an interrupted run in --out (skips finished simulations)")] = False,
+    record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
+                                                     "transcripts per simulation) to this directory")] = None,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -148,6 +150,13 @@ def run(
     if finished:
         err.print(f"resuming: {len(finished)} simulations already finished in {out}")
 
+    hooks = None
+    if record is not None:
+        from .replay import RecordHooks
+
+        if resume:
+            raise fail("--record cannot be combined with --resume: a fixture must hold one uninterrupted recording")
+        hooks = RecordHooks(record)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=False)
     bar = progress.add_task("simulations", total=None)
@@ -160,9 +169,15 @@ def run(
                 concurrency=concurrency, finished=finished,
                 on_start=lambda n: progress.update(bar, total=n),
                 on_done=lambda t: progress.advance(bar),
+                hooks=hooks,
             ))
     except SnapshotError as exc:
         raise fail(str(exc)) from None
+    if record is not None:
+        from .replay import finish_fixture
+
+        finish_fixture(record, out)
+        err.print(f"fixture written to {record}")
     every = read_trajectories(out)
     Console(width=None if sys.stdout.isatty() else 160).print(summary_table(every, {t.id: t for t in task_file.tasks}))
     blamed = sum(t.termination.blame in ("user", "infrastructure") for t in every)

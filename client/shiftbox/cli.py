@@ -9,6 +9,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from ._metrics_cli import metrics
+from ._replay_cli import replay
 from ._report_cli import report
 from ._rescore_cli import rescore
 from ._run_cli import run
@@ -28,6 +29,7 @@ app.command("run")(run)
 app.command("metrics")(metrics)
 app.command("rescore")(rescore)
 app.command("report")(report)
+app.command("replay")(replay)
 
 
 @app.command("demo")

@@ -46,8 +46,12 @@ class Interaction(BaseModel):
     response: dict[str, Any] = Field(description="the litellm response as JSON (choices, usage, model)")
 
 
-class CassetteMiss(Exception):
-    """Replay met a request the recording does not have."""
+class ReplayDivergence(Exception):
+    """A replay did something the recording does not have: never the agent's fault, always an error."""
+
+
+class CassetteMiss(ReplayDivergence):
+    """Replay met an LLM request the recording does not have."""
 
 
 def first_difference(recorded: Any, actual: Any, path: str = "") -> str | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .agents import Agent, AgentContext
+from .llm import ReplayDivergence
 from .tasks import Task
 from .trajectory import (
     STOP_TOKENS,
@@ -26,7 +27,7 @@ from .trajectory import (
     Trajectory,
 )
 from .users import UserContext, UserSimulator
-from .world import InfrastructureError, World, episode_id_for
+from .world import Episode, InfrastructureError, World, episode_id_for
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,11 @@ class Simulation:
     """State of one running simulation; `run()` returns its trajectory."""
 
     def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
-                 limits: SimulationLimits, run_tag: str = "run"):
+                 limits: SimulationLimits, run_tag: str = "run", episode: Episode | None = None):
         self.task, self.trial, self.agent, self.user, self.world, self.limits = task, trial, agent, user, world, limits
         self.seed = derive_seed(run_seed, task.id, trial)
         self.sim_id = simulation_id(task.id, trial)
-        self.episode = world.episode(episode_id_for(run_tag, task.id, str(trial)))
+        self.episode = episode or world.episode(episode_id_for(run_tag, task.id, str(trial)))
         self.messages: list[Message] = []
         self.calls: list[ToolCallRecord] = []
         self.setup_calls: list[ToolCallRecord] = []
@@ -87,9 +88,10 @@ class Simulation:
         final_state: dict[str, str] = {}
         try:
             final_state[self.world.domain.name] = await self.episode.close()
-        except InfrastructureError as exc:
+        except (InfrastructureError, ReplayDivergence) as exc:
             if termination.blame != "infrastructure":
-                termination = Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
+                reason = "replay_mismatch" if isinstance(exc, ReplayDivergence) else "infrastructure_error"
+                termination = Termination(reason=reason, detail=str(exc), blame="infrastructure")
         return Trajectory(
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
@@ -108,6 +110,8 @@ class Simulation:
             return ended.termination
         except InfrastructureError as exc:
             return Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
+        except ReplayDivergence as exc:
+            return Termination(reason="replay_mismatch", detail=str(exc), blame="infrastructure")
 
     async def _setup(self) -> None:
         for i, spec in enumerate(self.task.initial_state.tool_calls):
@@ -134,6 +138,8 @@ class Simulation:
     async def _user_turn(self) -> None:
         try:
             reply = await self.user.respond(list(self.messages), list(self.calls))
+        except ReplayDivergence:
+            raise
         except Exception as exc:
             raise _Ended(Termination(reason="user_error", detail=repr(exc), blame="user")) from exc
         goal = reply.goal if reply.goal is not None else self.goal
@@ -151,6 +157,8 @@ class Simulation:
         while True:
             try:
                 reply = await self.agent.respond(list(self.messages))
+            except ReplayDivergence:
+                raise
             except Exception as exc:
                 raise _Ended(Termination(reason="agent_error", detail=repr(exc), blame="agent")) from exc
             calls = reply.tool_calls[:1] if self.limits.one_tool_per_turn else reply.tool_calls
@@ -178,9 +186,11 @@ class Simulation:
 
 
 async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
-                         limits: SimulationLimits | None = None, run_tag: str = "run") -> Trajectory:
+                         limits: SimulationLimits | None = None, run_tag: str = "run",
+                         episode: Episode | None = None) -> Trajectory:
     """Run one simulation to its end and return its trajectory (never raises for agent/user failures)."""
     try:
-        return await Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag).run()
+        return await Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag,
+                                episode).run()
     finally:
         await agent.close()

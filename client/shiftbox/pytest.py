@@ -1,0 +1,67 @@
+"""A pytest plugin for putting your agent's recorded evaluations into your CI.
+
+    def test_my_agent_still_scores(shiftbox_replay):
+        metrics = shiftbox_replay("fixtures/my-agent", min_tsr=0.8, max_tcrr=0.1, min_recovery=0.9)
+
+The fixture directory is replayed offline (`shiftbox replay`): the test fails when the replay
+diverges from the recording (cassette miss, tool drift, different trajectory) or a threshold is not
+met; it returns the run metrics for further checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from .metrics import RunMetrics
+
+THRESHOLDS = {
+    "min_tsr": ("TSR", lambda m: m.tsr.mean, min),
+    "min_tue": ("TUE", lambda m: m.tue.tue, min),
+    "max_tcrr": ("TCRR", lambda m: m.tcrr.pooled, max),
+    "min_recovery": ("GSRT recovery rate", lambda m: m.gsrt.recovery_rate, min),
+    "max_median_ack": ("GSRT median ack", lambda m: m.gsrt.median_ack, max),
+}
+
+
+class ReplayFailed(AssertionError):
+    """The fixture did not replay identically, or a metric missed its threshold."""
+
+
+def check_thresholds(metrics: RunMetrics, **thresholds: float) -> None:
+    failures = []
+    for key, bound in thresholds.items():
+        if key not in THRESHOLDS:
+            raise ValueError(f"unknown threshold {key!r}; use: {', '.join(THRESHOLDS)}")
+        label, read, kind = THRESHOLDS[key]
+        value = read(metrics)
+        if value is None or (kind is min and value < bound) or (kind is max and value > bound):
+            failures.append(f"{label} = {value} ({'at least' if kind is min else 'at most'} {bound} required)")
+    if failures:
+        raise ReplayFailed("; ".join(failures))
+
+
+def replay_fixture(fixture: Path | str, out: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
+    """Replay `fixture` into `out`, check it repeats and meets the thresholds; returns its metrics."""
+    from ._metrics_cli import score_run
+    from .cli import app
+
+    result = CliRunner().invoke(app, ["replay", str(fixture), "--out", str(out), "--tools", tools])
+    if result.exit_code != 0:
+        raise ReplayFailed(f"replay of {fixture} failed:\n{result.output}")
+    metrics, _ = score_run(Path(out))
+    check_thresholds(metrics, **thresholds)
+    return metrics
+
+
+@pytest.fixture
+def shiftbox_replay(tmp_path):
+    """`shiftbox_replay(fixture_dir, **thresholds) -> RunMetrics` (see the module docstring)."""
+    counter = iter(range(10**6))
+
+    def run(fixture: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
+        return replay_fixture(fixture, tmp_path / f"replay-{next(counter)}", tools, **thresholds)
+
+    return run

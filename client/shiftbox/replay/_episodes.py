@@ -1,0 +1,90 @@
+"""Episodes for replay: tools re-executed and checked against the transcript, or served from it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..llm import ReplayDivergence, first_difference
+from ..trajectory import ToolCallRecord, Trajectory
+from ..world import Episode
+
+
+class ReplayMismatch(ReplayDivergence):
+    """A replayed tool call or result differs from the transcript."""
+
+
+def _comparable(record: ToolCallRecord) -> dict[str, Any]:
+    return {"name": record.name, "arguments": record.arguments, "result": record.result,
+            "is_error": record.is_error, "error_kind": record.error_kind}
+
+
+class _Recorded:
+    """The recorded calls of one simulation, consumed in order."""
+
+    def __init__(self, recorded: Trajectory):
+        self.recorded = recorded
+        self.calls = list(recorded.setup_calls) + list(recorded.tool_calls)
+        self.position = 0
+
+    def next(self, name: str, arguments: dict[str, Any]) -> ToolCallRecord:
+        n = self.position
+        sim = self.recorded.simulation_id
+        if n >= len(self.calls):
+            raise ReplayMismatch(f"tool drift in {sim}/call {n}: {name} was called but the transcript has only "
+                                 f"{len(self.calls)} calls")
+        expected = self.calls[n]
+        diff = first_difference({"name": expected.name, "arguments": expected.arguments},
+                                {"name": name, "arguments": arguments})
+        if diff:
+            raise ReplayMismatch(f"tool drift in {sim}/call {n}: the call differs from the transcript in {diff} "
+                                 f"(recorded {expected.name} {json.dumps(expected.arguments, sort_keys=True)})")
+        self.position += 1
+        return expected
+
+
+class TranscriptEpisode:
+    """Serves every tool result from the transcript: no server at all (`--tools transcript`)."""
+
+    def __init__(self, recorded: Trajectory, episode_id: str):
+        self.id = episode_id
+        self._recorded = _Recorded(recorded)
+        self._final = recorded.final_state.get(recorded.domain, "")
+
+    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, message_index: int,
+                   agent_turn: int | None) -> ToolCallRecord:
+        expected = self._recorded.next(name, arguments)
+        return expected.model_copy(update={"call_id": call_id, "message_index": message_index,
+                                           "agent_turn": agent_turn})
+
+    async def close(self) -> str:
+        return self._final
+
+
+class DriftCheckingEpisode:
+    """Re-executes every call on the real server and fails when a result differs (`--tools reexecute`)."""
+
+    def __init__(self, episode: Episode, recorded: Trajectory):
+        self.id = episode.id
+        self._episode = episode
+        self._recorded = _Recorded(recorded)
+        self._sim = recorded.simulation_id
+        self._final = recorded.final_state.get(recorded.domain)
+
+    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, message_index: int,
+                   agent_turn: int | None) -> ToolCallRecord:
+        n = self._recorded.position
+        expected = self._recorded.next(name, arguments)
+        actual = await self._episode.call(name, arguments, call_id=call_id, message_index=message_index,
+                                          agent_turn=agent_turn)
+        diff = first_difference(_comparable(expected), _comparable(actual))
+        if diff:
+            raise ReplayMismatch(f"tool drift in {self._sim}/call {n} ({name}): the server's answer differs from "
+                                 f"the recording in {diff}")
+        return actual
+
+    async def close(self) -> str:
+        final = await self._episode.close()
+        if self._final is not None and final != self._final:
+            raise ReplayMismatch(f"state drift in {self._sim}: the final state digest differs from the recording")
+        return final

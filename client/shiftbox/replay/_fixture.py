@@ -1,0 +1,170 @@
+"""Fixtures: a recorded run that replays offline, and the hooks that record and replay one.
+
+A fixture directory holds `fixture.json` (versions, git commit, models and their parameters,
+seeds, server versions and snapshot hashes), the run's `run.json`, `tasks.json` and
+`trajectories.jsonl`, one LLM cassette per simulation (`cassettes/<sim>.jsonl`) and one MCP
+transcript per simulation (`transcripts/<sim>.jsonl`: the tools list, then every tools/call with
+arguments, result, error kind and latency). All text, diffable, and free of credentials: LLM
+connection details are never part of a recorded request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from shiftbox_servers.kit import Snapshot, get_domain, snapshots_root
+
+from .._run import (
+    RUN_FILE,
+    TASKS_FILE,
+    TRAJECTORIES_FILE,
+    RunConfig,
+    RunHooks,
+    RunMetadata,
+    read_trajectories,
+)
+from ..llm import Cassette
+from ..tasks import Task
+from ..trajectory import ServerInfo, Trajectory
+from ..world import Episode, World
+from ._episodes import DriftCheckingEpisode, ReplayMismatch, TranscriptEpisode
+
+FIXTURE_FILE = "fixture.json"
+CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
+ToolsMode = Literal["reexecute", "transcript"]
+
+
+def file_name(simulation_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", simulation_id) + ".jsonl"
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+class FixtureInfo(BaseModel):
+    shiftbox_version: str
+    git_commit: str | None
+    run: RunMetadata
+    servers: dict[str, ServerInfo]
+
+
+def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
+    lines = [{"method": "tools/list", "tools": tools}]
+    for setup, calls in ((True, trajectory.setup_calls), (False, trajectory.tool_calls)):
+        for c in calls:
+            lines.append({"method": "tools/call", "setup": setup, "name": c.name, "arguments": c.arguments,
+                          "result": c.result, "is_error": c.is_error, "error_kind": c.error_kind,
+                          "latency_ms": c.timing.get("latency_ms")})
+    return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+
+
+class RecordHooks(RunHooks):
+    """A live run that also writes a cassette and a transcript per simulation into `fixture_dir`."""
+
+    def __init__(self, fixture_dir: Path):
+        self.dir = fixture_dir
+        (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
+        (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
+
+    def cassette(self, simulation_id: str) -> Cassette:
+        return Cassette(simulation_id, self.dir / CASSETTES / file_name(simulation_id), "record")
+
+    def finished(self, trajectory: Trajectory, world: World) -> None:
+        path = self.dir / TRANSCRIPTS / file_name(trajectory.simulation_id)
+        path.write_text(transcript_lines(trajectory, world.tools))
+
+
+def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
+    """Copy the finished run into the fixture and write fixture.json."""
+    if fixture_dir.resolve() != run_dir.resolve():
+        for name in (RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE):
+            shutil.copyfile(run_dir / name, fixture_dir / name)
+    metadata = RunMetadata.model_validate_json((run_dir / RUN_FILE).read_text())
+    servers: dict[str, ServerInfo] = {}
+    for t in read_trajectories(run_dir):
+        servers.update(t.servers)
+    info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
+    (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")
+    return info
+
+
+class ReplayHooks(RunHooks):
+    """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
+
+    def __init__(self, fixture_dir: Path, tools: ToolsMode):
+        self.dir, self.tools = fixture_dir, tools
+        self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
+
+    def cassette(self, simulation_id: str) -> Cassette:
+        return Cassette(simulation_id, self.dir / CASSETTES / file_name(simulation_id), "replay")
+
+    def _recorded(self, task: Task, trial: int) -> Trajectory:
+        from ..orchestrator import simulation_id
+
+        sim = simulation_id(task.id, trial)
+        if sim not in self.recorded:
+            raise ReplayMismatch(f"the fixture has no recording of {sim}")
+        return self.recorded[sim]
+
+    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode:
+        recorded = self._recorded(task, trial)
+        if self.tools == "transcript":
+            return TranscriptEpisode(recorded, episode_id)
+        return DriftCheckingEpisode(world.episode(episode_id), recorded)
+
+    def world(self, config: RunConfig):
+        return self._transcript_world(config) if self.tools == "transcript" else self._server_world(config)
+
+    @contextlib.asynccontextmanager
+    async def _server_world(self, config: RunConfig) -> AsyncIterator[World]:
+        from ..world import open_world
+
+        snapshot_dir = resolve_recorded_snapshot(self.dir, config)
+        async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir) as world:
+            yield world
+
+    @contextlib.asynccontextmanager
+    async def _transcript_world(self, config: RunConfig) -> AsyncIterator[World]:
+        any_recorded = next(iter(self.recorded.values()), None)
+        info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
+            name="transcript", version="", snapshot="", snapshot_sha256="")
+        tools: list[dict] = []
+        if any_recorded:
+            first = (self.dir / TRANSCRIPTS / file_name(any_recorded.simulation_id)).read_text().splitlines()[0]
+            tools = json.loads(first)["tools"]
+        yield World(get_domain(config.domain), "inproc", None, info, tools)  # type: ignore[arg-type]
+
+
+def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:
+    """The snapshot the fixture was recorded on, checked by sha256 (a different one is drift)."""
+    info = FixtureInfo.model_validate_json((fixture_dir / FIXTURE_FILE).read_text())
+    server = info.servers.get(config.domain)
+    candidates = [Path(config.snapshot)]
+    if server is not None:
+        candidates.append(snapshots_root() / server.snapshot)
+    for path in candidates:
+        if (path / "manifest.json").exists():
+            snapshot = Snapshot.load(path)
+            if server is not None and snapshot.manifest.sha256 != server.snapshot_sha256:
+                raise ReplayMismatch(
+                    f"snapshot drift: {path} has sha256 {snapshot.manifest.sha256[:12]}… but the fixture was recorded "
+                    f"on {server.snapshot_sha256[:12]}…; rebuild the snapshot or replay with --tools transcript")
+            return path
+    raise ReplayMismatch(f"the snapshot the fixture was recorded on ({server.snapshot if server else '?'}) is not "
+                         "here; build or import it, or replay with --tools transcript")
