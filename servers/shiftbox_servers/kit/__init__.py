@@ -1,5 +1,6 @@
 """What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
 
+from ._calculate import evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._domain import Domain, domain_names, get_domain, registered_domains, snapshots_root
 from ._episode import (
@@ -46,6 +47,6 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "get_domain", "http_server_process", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "open_server",
     "registered_domains", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

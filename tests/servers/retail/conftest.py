@@ -1,0 +1,132 @@
+"""A small hand-written retail snapshot whose every value the tests know by heart.
+
+Products: T-Shirt 1000000001 (2000000001 red M 20.00, 2000000002 blue M 25.50, 2000000003 green M 22.00
+unavailable, 2000000004 red L 18.25, 2000000005 white S 20.00), Lamp 1000000002 (3000000001 desk
+40.00, 3000000002 floor 95.00), Kettle 1000000003 (4000000001 1L 30.00).
+Users: ana_lopez_1001 (credit_card_1000001, gift_card_1000002 = 50.00, paypal_1000003),
+ben_okafor_2002 (gift_card_2000001 = 6.00, credit_card_2000002), jose_nunez_3003 "José Núñez"
+(paypal_3000001).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+from shiftbox_servers.retail import DOMAIN
+from shiftbox_servers.retail._schema import CLOCK_START, new_database
+
+
+def _o(**options: str) -> str:
+    return json.dumps(options)
+
+
+PRODUCTS = [("1000000001", "T-Shirt"), ("1000000002", "Lamp"), ("1000000003", "Kettle")]
+VARIANTS = [
+    ("2000000001", "1000000001", _o(color="red", size="M"), 1, 20.00),
+    ("2000000002", "1000000001", _o(color="blue", size="M"), 1, 25.50),
+    ("2000000003", "1000000001", _o(color="green", size="M"), 0, 22.00),
+    ("2000000004", "1000000001", _o(color="red", size="L"), 1, 18.25),
+    ("2000000005", "1000000001", _o(color="white", size="S"), 1, 20.00),
+    ("3000000001", "1000000002", _o(style="desk"), 1, 40.00),
+    ("3000000002", "1000000002", _o(style="floor"), 1, 95.00),
+    ("4000000001", "1000000003", _o(capacity="1L"), 1, 30.00),
+    ("4000000002", "1000000003", _o(capacity="2L"), 1, 36.40),
+]
+ANA_ADDRESS = ("1 Main St", "Apt 2", "Austin", "TX", "USA", "73301")
+BEN_ADDRESS = ("2 Oak Rd", "", "Boise", "ID", "USA", "83701")
+JOSE_ADDRESS = ("3 Elm St", "Suite 5", "New York", "NY", "USA", "10001")
+USERS = [
+    ("ana_lopez_1001", "Ana", "Lopez", "ana@example.com", *ANA_ADDRESS),
+    ("ben_okafor_2002", "Ben", "Okafor", "ben@example.com", *BEN_ADDRESS),
+    ("jose_nunez_3003", "José", "Núñez", "jose@example.com", *JOSE_ADDRESS),
+]
+PAYMENT_METHODS = [
+    ("credit_card_1000001", "ana_lopez_1001", "credit_card", "visa", "1111", None),
+    ("gift_card_1000002", "ana_lopez_1001", "gift_card", None, None, 50.00),
+    ("paypal_1000003", "ana_lopez_1001", "paypal", None, None, None),
+    ("gift_card_2000001", "ben_okafor_2002", "gift_card", None, None, 6.00),
+    ("credit_card_2000002", "ben_okafor_2002", "credit_card", "mastercard", "2222", None),
+    ("paypal_3000001", "jose_nunez_3003", "paypal", None, None, None),
+]
+ORDERS = [  # order_id, user_id, status, address…, cancel_reason, exchange pm, exchange difference, return pm
+    ("#W1000001", "ana_lopez_1001", "pending", *ANA_ADDRESS, None, None, None, None),
+    ("#W1000002", "ana_lopez_1001", "pending", *ANA_ADDRESS, None, None, None, None),
+    ("#W1000003", "ana_lopez_1001", "delivered", *ANA_ADDRESS, None, None, None, None),
+    ("#W1000004", "ana_lopez_1001", "processed", *ANA_ADDRESS, None, None, None, None),
+    ("#W1000005", "ana_lopez_1001", "cancelled", *ANA_ADDRESS, "ordered by mistake", None, None, None),
+    ("#W1000006", "ana_lopez_1001", "pending", *ANA_ADDRESS, None, None, None, None),
+    ("#W2000001", "ben_okafor_2002", "pending", *BEN_ADDRESS, None, None, None, None),
+    ("#W2000002", "ben_okafor_2002", "delivered", *BEN_ADDRESS, None, None, None, None),
+    ("#W2000003", "ben_okafor_2002", "pending (item modified)", *BEN_ADDRESS, None, None, None, None),
+    ("#W2000004", "ben_okafor_2002", "pending", *BEN_ADDRESS, None, None, None, None),
+    ("#W3000001", "jose_nunez_3003", "return requested", *JOSE_ADDRESS, None, None, None, "paypal_3000001"),
+    ("#W3000002", "jose_nunez_3003", "exchange requested", *JOSE_ADDRESS, None, "paypal_3000001", 55.00, None),
+]
+ORDER_ITEMS = [  # order_id, line_no, item_id, price, return_requested, exchange_item_id
+    ("#W1000001", 1, "2000000001", 20.00, 0, None), ("#W1000001", 2, "3000000001", 40.00, 0, None),
+    ("#W1000002", 1, "2000000001", 20.00, 0, None), ("#W1000002", 2, "2000000001", 20.00, 0, None),
+    ("#W1000003", 1, "2000000002", 25.50, 0, None), ("#W1000003", 2, "3000000002", 95.00, 0, None),
+    ("#W1000004", 1, "4000000001", 30.00, 0, None),
+    ("#W1000005", 1, "3000000001", 40.00, 0, None),
+    ("#W1000006", 1, "2000000004", 18.25, 0, None),
+    ("#W2000001", 1, "2000000004", 18.25, 0, None),
+    ("#W2000002", 1, "2000000001", 20.00, 0, None), ("#W2000002", 2, "4000000001", 30.00, 0, None),
+    ("#W2000003", 1, "2000000002", 25.50, 0, None),
+    ("#W2000004", 1, "3000000001", 40.00, 0, None),
+    ("#W3000001", 1, "2000000001", 20.00, 1, None), ("#W3000001", 2, "2000000002", 25.50, 0, None),
+    ("#W3000002", 1, "3000000001", 40.00, 0, "3000000002"),
+]
+FULFILLMENTS = [
+    ("#W1000003", 1, '["111111111111"]', '["2000000002", "3000000002"]'),
+    ("#W1000004", 1, '["222222222222"]', '["4000000001"]'),
+    ("#W2000002", 1, '["333333333333"]', '["2000000001"]'),
+    ("#W2000002", 2, '["444444444444"]', '["4000000001"]'),
+    ("#W3000001", 1, '["555555555555"]', '["2000000001", "2000000002"]'),
+    ("#W3000002", 1, '["666666666666"]', '["3000000001"]'),
+]
+ORDER_PAYMENTS = [
+    ("#W1000001", 1, "payment", 60.00, "credit_card_1000001"),
+    ("#W1000002", 1, "payment", 40.00, "gift_card_1000002"),
+    ("#W1000003", 1, "payment", 120.50, "paypal_1000003"),
+    ("#W1000004", 1, "payment", 30.00, "credit_card_1000001"),
+    ("#W1000005", 1, "payment", 40.00, "credit_card_1000001"),
+    ("#W1000005", 2, "refund", 40.00, "credit_card_1000001"),
+    ("#W1000006", 1, "payment", 18.25, "credit_card_1000001"),
+    ("#W2000001", 1, "payment", 18.25, "credit_card_2000002"),
+    ("#W2000002", 1, "payment", 50.00, "credit_card_2000002"),
+    ("#W2000003", 1, "payment", 20.00, "credit_card_2000002"),  # placed as 2000000001, then modified
+    ("#W2000003", 2, "payment", 5.50, "credit_card_2000002"),
+    ("#W2000004", 1, "payment", 40.00, "gift_card_2000001"),
+    ("#W3000001", 1, "payment", 45.50, "paypal_3000001"),
+    ("#W3000002", 1, "payment", 40.00, "paypal_3000001"),
+]
+TABLES = [("products", PRODUCTS), ("variants", VARIANTS), ("users", USERS), ("payment_methods", PAYMENT_METHODS),
+          ("orders", ORDERS), ("order_items", ORDER_ITEMS), ("fulfillments", FULFILLMENTS),
+          ("order_payments", ORDER_PAYMENTS)]
+
+
+@pytest.fixture(scope="session")
+def retail_snapshot(tmp_path_factory) -> Snapshot:
+    db = new_database()
+    for table, rows in TABLES:
+        marks = ", ".join("?" * len(rows[0]))
+        db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    directory = tmp_path_factory.mktemp("retail-fixture")
+    write_snapshot(db, directory, domain="retail", snapshot_version="test", schema_version=1,
+                   server_version="test", source="tests", clock_start=CLOCK_START)
+    return Snapshot.load(directory)
+
+
+@pytest.fixture
+def retail_server(retail_snapshot) -> DomainServer:
+    return DomainServer(DOMAIN, retail_snapshot)
+
+
+@pytest.fixture
+async def shop(retail_server):
+    async with Client(retail_server.mcp) as client:
+        yield client
