@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["agent", "user", "judge"]
 
@@ -34,10 +34,11 @@ class LLMRequest(BaseModel):
 class LLMConnection(BaseModel):
     """Where and how to call: never recorded."""
 
+    model_config = ConfigDict(extra="forbid")
+
     api_base: str | None = None
     api_key: str | None = None
     timeout_s: float = 120.0
-    max_retries: int = 2
 
 
 class Interaction(BaseModel):
@@ -132,7 +133,7 @@ async def _call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[
     response = await litellm.acompletion(
         model=request.model, messages=request.messages, api_base=connection.api_base,
         api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
-        max_retries=connection.max_retries, **kwargs)
+        max_retries=0, **kwargs)  # never retries itself: llm_errors.complete_with_retries does, countably
     data = json.loads(response.model_dump_json())
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)

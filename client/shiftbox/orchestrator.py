@@ -98,6 +98,8 @@ class Simulation:
             goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts, termination=termination,
             final_state=final_state, timing={"wall_s": round(time.perf_counter() - start, 4)},
+            usage={role: dict(u) for role, who in (("agent", self.agent), ("user", self.user))
+                   if (u := getattr(who, "usage", None))},
         )
 
     async def _run_guarded(self) -> Termination:
@@ -138,7 +140,7 @@ class Simulation:
     async def _user_turn(self) -> None:
         try:
             reply = await self.user.respond(list(self.messages), list(self.calls))
-        except ReplayDivergence:
+        except (ReplayDivergence, InfrastructureError):
             raise
         except Exception as exc:
             raise _Ended(Termination(reason="user_error", detail=repr(exc), blame="user")) from exc
@@ -157,7 +159,7 @@ class Simulation:
         while True:
             try:
                 reply = await self.agent.respond(list(self.messages))
-            except ReplayDivergence:
+            except (ReplayDivergence, InfrastructureError):  # e.g. the LLM provider is down: not the agent's fault
                 raise
             except Exception as exc:
                 raise _Ended(Termination(reason="agent_error", detail=repr(exc), blame="agent")) from exc
