@@ -19,6 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["agent", "user", "judge"]
+COST_FIELD = "shiftbox_cost_usd"
+"""Added to every response: its price from litellm's local price map (0.0 for models it does not price)."""
 
 
 class LLMRequest(BaseModel):
@@ -137,6 +139,14 @@ async def _call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[
     data = json.loads(response.model_dump_json())
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)
+    usage = data.get("usage") or {}
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=request.model, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0))
+        data[COST_FIELD] = float(prompt_cost + completion_cost)
+    except Exception:  # a model litellm does not price (local, fake): no cost rather than a failure
+        data[COST_FIELD] = 0.0
     return data
 
 

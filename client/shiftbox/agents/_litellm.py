@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..llm import LLMConnection, LLMRequest
+from ..llm import COST_FIELD, LLMConnection, LLMRequest
 from ..llm_errors import complete_with_retries
 from ..trajectory import Message, ToolCall
 from ._protocol import AgentContext, AgentReply
@@ -184,19 +184,12 @@ def _check(what: str, common: dict[str, Any]) -> None:
 
 
 def count_usage(total: dict[str, float], model: str, response: dict[str, Any]) -> None:
-    """Add one response's tokens (and, when litellm prices the model, its cost) to `total`."""
+    """Add one response's tokens and cost to `total` (the cost was priced live by the LLM boundary and
+    travels in the response, so a replay counts the same without importing litellm)."""
     usage = response.get("usage") or {}
     prompt = float(usage.get("prompt_tokens") or 0)
     completion = float(usage.get("completion_tokens") or 0)
-    cost = 0.0
-    try:
-        from .._litellm import import_litellm
-
-        prompt_cost, completion_cost = import_litellm().cost_per_token(
-            model=model, prompt_tokens=int(prompt), completion_tokens=int(completion))
-        cost = float(prompt_cost + completion_cost)
-    except Exception:  # a model litellm does not price (local, fake): no cost rather than a failure
-        cost = 0.0
+    cost = float(response.get(COST_FIELD) or 0.0)
     total["prompt_tokens"] = total.get("prompt_tokens", 0.0) + prompt
     total["completion_tokens"] = total.get("completion_tokens", 0.0) + completion
     total["cost_usd"] = total.get("cost_usd", 0.0) + cost

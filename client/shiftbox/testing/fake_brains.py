@@ -1,0 +1,118 @@
+"""A deterministic stand-in for a competent LLM, playing both the agent and the user simulator.
+
+Plugged into the fake OpenAI server (`fake_openai(ScriptedLLM(tasks))`), it answers each chat
+completion from the request alone, so the real LLM code paths (prompts, tool schemas, tool-call
+parsing, goal control tokens, record/replay) run end to end offline and produce goal-shifting
+conversations worth recording as fixtures. As the user it reads its system prompt (the task's
+known_info identifies the task) and moves through the goals with `<<GOAL:label>>` tokens; as the
+agent it asks for identification, then performs the gold calls of the goal the user raised, reports
+the results and asks whether there is anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..tasks import Task, canonical_value
+from ..users._scripted import parse_known_info
+from .fake_openai import Reply
+
+GOAL_TOKEN = re.compile(r"<<\s*GOAL\s*:\s*([^<>]*?)\s*>>")
+MAX_TURNS_ON_GOAL = 3
+
+
+def _words(goal: str) -> str:
+    return goal.replace("_", " ")
+
+
+def _facts(task: Task) -> list[str]:
+    facts = parse_known_info(task.user_scenario.instructions.known_info)
+    return [v for kind in ("phone", "email", "customer_id", "name") for v in facts.get(kind, ()) if len(v) >= 5]
+
+
+class ScriptedLLM:
+    """Callable script for `fake_openai`: one deterministic reply per request."""
+
+    def __init__(self, tasks: list[Task]):
+        self.tasks = tasks
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        messages = body.get("messages") or []
+        system = messages[0].get("content", "") if messages and messages[0].get("role") == "system" else ""
+        if "What you know:" in system:
+            return self.user(messages, system)
+        return self.agent(messages)
+
+    # -- the user simulator's model ---------------------------------------------------------
+
+    def _task_for_user(self, system: str) -> Task:
+        for task in self.tasks:
+            known = task.user_scenario.instructions.known_info.strip()
+            if known and known in system:
+                return task
+        raise LookupError("no task's known_info appears in the user simulator's prompt")
+
+    def user(self, messages: list[dict], system: str) -> Reply:
+        task = self._task_for_user(system)
+        goals = task.goals
+        own = [m.get("content") or "" for m in messages if m.get("role") == "assistant"]
+        if not own:
+            return Reply.text(f"<<GOAL:{goals[0]}>> Hello, I need help with {_words(goals[0])}.")
+        labels = [label for text in own for label in GOAL_TOKEN.findall(text)]
+        current = goals.index(labels[-1]) if labels and labels[-1] in goals else 0
+        since = len(own) - max(i for i, text in enumerate(own) if GOAL_TOKEN.search(text) or i == 0)
+        agent = (messages[-1].get("content") or "").lower() if messages[-1].get("role") == "user" else ""
+        if "anything else" in agent or since >= MAX_TURNS_ON_GOAL:
+            if current + 1 < len(goals):
+                nxt = goals[current + 1]
+                return Reply.text(f"<<GOAL:{nxt}>> Yes, actually. I also need help with {_words(nxt)}.")
+            return Reply.text("No, that is everything. Thank you! ###STOP###")
+        if any(w in agent for w in ("phone", "name", "verify", "confirm")):
+            facts = parse_known_info(task.user_scenario.instructions.known_info)
+            said = [f"my {kind.replace('_', ' ')} is {vals[0]}" for kind, vals in sorted(facts.items())
+                    if kind in ("name", "phone", "dob", "customer_id", "email")]
+            return Reply.text("Sure: " + ", ".join(said) + ".")
+        return Reply.text(f"Could you please help me with {_words(goals[current])}?")
+
+    # -- the agent's model ------------------------------------------------------------------
+
+    def _task_for_agent(self, messages: list[dict]) -> Task | None:
+        said = " ".join(m.get("content") or "" for m in messages if m.get("role") == "user")
+        for task in self.tasks:
+            if any(fact in said for fact in _facts(task)):
+                return task
+        return None
+
+    def agent(self, messages: list[dict]) -> Reply:
+        task = self._task_for_agent(messages)
+        if task is None:
+            return Reply.text("Hello! To get started, could you tell me your full name and phone number?")
+        last_user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+        goal = next((g for g in reversed(task.goals) if _words(g) in last_user.lower()), None)
+        done = {json.dumps([c["function"]["name"], canonical_value(json.loads(c["function"]["arguments"] or "{}"))],
+                           sort_keys=True)
+                for m in messages if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])}
+        goal = goal or next((g for g in task.goals if self._pending(task, g, done)), task.goals[-1])
+        pending = self._pending(task, goal, done)
+        if pending:
+            calls = [(a.allowed_tools[0].function_name, dict(a.allowed_tools[0].params)) for a in pending]
+            intro = None if messages[-1].get("role") == "tool" else f"Sure, let me take care of {_words(goal)}."
+            return Reply.tools(*calls, content=intro)
+        results = " ".join(m.get("content") or "" for m in messages if m.get("role") == "tool")
+        found = [c for c in task.evaluation_criteria.communicate_info if c.lower() in results.lower()]
+        facts = f" Here is what I found: {'; '.join(found)}." if found else ""
+        return Reply.text(f"Your {_words(goal)} request is done.{facts} Is there anything else I can help with?")
+
+    @staticmethod
+    def _pending(task: Task, goal: str, done: set[str]):
+        """Gold actions of `goal` not made yet whose dependencies are made (all of them when none is ready)."""
+        def key(a):
+            s = a.allowed_tools[0]
+            return json.dumps([s.function_name, canonical_value(s.params)], sort_keys=True)
+
+        made = {a.action_id for a in task.evaluation_criteria.action_sets if key(a) in done}
+        todo = [a for a in task.action_sets_for(goal) if a.action_id not in made]
+        ready = [a for a in todo if all(d in made for d in a.depends_on)]
+        return ready or todo[:1]
