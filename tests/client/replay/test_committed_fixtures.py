@@ -45,3 +45,20 @@ SECRET = re.compile(r"(?i)authorization|bearer\s|sk-[a-z0-9-]{8,}|x-api-key|api-
 def test_no_credentials_in_any_committed_fixture_file():
     offenders = [str(p) for f in FIXTURES for p in f.rglob("*") if p.is_file() and SECRET.search(p.read_text())]
     assert not offenders, f"credentials-like text in: {offenders}"
+
+
+def test_a_changed_prompt_is_a_cassette_miss_naming_the_field(tmp_path):
+    import json
+    import shutil
+
+    fixture = tmp_path / "fx"
+    shutil.copytree(FIXTURES[0], fixture)
+    cassette = sorted((fixture / "cassettes").iterdir())[0]
+    lines = cassette.read_text().splitlines()
+    first = json.loads(lines[0])
+    # the recording now holds a different system prompt than the one the agent/user will send
+    first["request"]["messages"][0]["content"] += " (edited)"
+    cassette.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    res = runner.invoke(app, ["replay", str(fixture), "--out", str(tmp_path / "out"), "--tools", "transcript"])
+    assert res.exit_code == 1
+    assert re.search(r"cassette miss for \S+#0/call 0: request differs in messages\[0\]\.content", res.output)
