@@ -49,32 +49,48 @@ def stdio(domain: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "shiftbox_servers", domain])
 
 
+DETAIL_TOOLS = {  # domain -> (a real DB-backed lookup, the table and column its argument comes from)
+    "banking": ("get_account", "accounts", "account_id"),
+    "retail": ("get_order_details", "orders", "order_id"),
+    "airline": ("get_reservation_details", "reservations", "reservation_id"),
+}
+
+
+def installed(domain: str) -> bool:
+    from shiftbox_servers.kit import domain_names
+
+    return domain in domain_names() and (get_domain(domain).default_snapshot_dir() / "db.sqlite").exists()
+
+
 async def bench_round_trips(n: int) -> list[dict]:
-    """get_account (real DB-backed tool) next to echo on the same transport, interleaved in rounds."""
-    rows = []
-    banking = get_domain("banking")
-    snap = Snapshot.load(banking.default_snapshot_dir())
-    account_id = snap.open_copy().execute("SELECT account_id FROM accounts ORDER BY account_id LIMIT 1").fetchone()[0]
+    """Each domain's lookup tool next to echo on the same transport, interleaved in rounds."""
     from shiftbox_servers.kit import open_server
 
-    for transport in ("in-memory", "stdio"):
-        if transport == "in-memory":
-            bank_target, echo_target = open_server("banking").mcp, open_server("echo").mcp
-        else:
-            bank_target, echo_target = stdio("banking"), stdio("echo")
-        async with Client(bank_target) as bank, Client(echo_target) as echo:
-            real, trivial = [], []
-            for _ in range(5):  # interleave so drift on a noisy machine hits both alike
-                real += await time_calls(bank, "get_account", {"account_id": account_id}, n // 5)
-                trivial += await time_calls(echo, "echo", {"text": "hello"}, n // 5)
-        rows.append({
-            "bench": f"tools/call round trip, {transport}",
-            "get_account_median_ms": round(median_ms(real), 3),
-            "echo_median_ms": round(median_ms(trivial), 3),
-            "ratio": round(median_ms(real) / median_ms(trivial), 3),
-            "get_account_p99_ms": round(p99_ms(real), 3),
-            "n": len(real),
-        })
+    rows = []
+    for domain, (tool, table, column) in DETAIL_TOOLS.items():
+        if not installed(domain):
+            continue
+        snap = Snapshot.load(get_domain(domain).default_snapshot_dir())
+        key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
+        args = {column: key}
+        for transport in ("in-memory", "stdio"):
+            if transport == "in-memory":
+                target, echo_target = open_server(domain).mcp, open_server("echo").mcp
+            else:
+                target, echo_target = stdio(domain), stdio("echo")
+            async with Client(target) as server, Client(echo_target) as echo:
+                real, trivial = [], []
+                for _ in range(5):  # interleave so drift on a noisy machine hits both alike
+                    real += await time_calls(server, tool, args, n // 5)
+                    trivial += await time_calls(echo, "echo", {"text": "hello"}, n // 5)
+            rows.append({
+                "bench": f"tools/call round trip, {domain}.{tool}, {transport}",
+                "tool_median_ms": round(median_ms(real), 3),
+                "echo_median_ms": round(median_ms(trivial), 3),
+                "ratio": round(median_ms(real) / median_ms(trivial), 3),
+                "tool_p99_ms": round(p99_ms(real), 3),
+                "n": len(real),
+            })
     return rows
 
 
@@ -88,29 +104,34 @@ def time_fn(fn: Callable[[], object], n: int) -> list[float]:
 
 
 def bench_fresh_episode(n: int) -> list[dict]:
-    """Opening a fresh episode (private in-memory copy) next to reloading the reference TOML."""
+    """Opening a fresh episode (private in-memory copy) per domain, next to reloading the reference TOML."""
     from shiftbox_servers.kit import EpisodeStore
 
-    snap = Snapshot.load(get_domain("banking").default_snapshot_dir())
-    store = EpisodeStore(snap, max_episodes=n + 10)
-    counter = iter(range(10**9))
+    rows = []
+    for domain in DETAIL_TOOLS:
+        if not installed(domain):
+            continue
+        snap = Snapshot.load(get_domain(domain).default_snapshot_dir())
+        store = EpisodeStore(snap, max_episodes=n + 10)
+        counter = iter(range(10**9))
 
-    def open_and_drop() -> None:  # the harness's steady state: one episode per simulation, dropped after
-        store.drop(store.get(f"e{next(counter)}").id)
+        def open_and_drop(store=store, counter=counter) -> None:  # the harness's steady state: one per simulation
+            store.drop(store.get(f"e{next(counter)}").id)
 
-    def open_and_hold() -> None:  # every episode kept alive: each copy lands on never-touched memory
-        store.get(f"h{next(counter)}")
+        def open_and_hold(store=store, counter=counter) -> None:  # all kept alive: copies land on untouched memory
+            store.get(f"h{next(counter)}")
 
-    steady, held = time_fn(open_and_drop, n), time_fn(open_and_hold, n)
-    row = {
-        "bench": "fresh episode, native banking snapshot",
-        "snapshot_bytes": len(snap.data),
-        "rows": sum(snap.manifest.row_counts.values()),
-        "median_ms_open_and_drop": round(median_ms(steady), 4),
-        "median_ms_open_and_hold": round(median_ms(held), 4),
-        "n": n,
-    }
-    rows = [row]
+        steady, held = time_fn(open_and_drop, n), time_fn(open_and_hold, n)
+        rows.append({
+            "bench": f"fresh episode, native {domain} snapshot",
+            "snapshot_bytes": len(snap.data),
+            "rows": sum(snap.manifest.row_counts.values()),
+            "median_ms_open_and_drop": round(median_ms(steady), 4),
+            "median_ms_open_and_hold": round(median_ms(held), 4),
+            "n": n,
+        })
+        for name in list(store._episodes):
+            store.drop(name)
     if ACB_BANKING.exists():
         text = ACB_BANKING.read_text()
         ref = time_fn(lambda: tomllib.loads(text), n)

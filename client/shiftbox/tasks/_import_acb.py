@@ -34,8 +34,9 @@ from ._model import (
     UserScenario,
 )
 
-REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1"}
-"""Snapshot the reference task ids refer to (the airline database is not available upstream)."""
+REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1", "airline": "airline/v1"}
+"""Snapshot the reference task ids refer to. The airline database is not available upstream; the native
+airline snapshot is built to hold the ids AgentChangeBench's airline tasks use."""
 AGENT_ENV = "assistant"
 
 

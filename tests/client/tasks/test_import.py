@@ -47,7 +47,7 @@ def test_every_reference_file_imports_with_its_tasks_and_action_sets(name):
 
 @pytest.mark.parametrize(("name", "snapshot"), [("banking/tasks.json", "banking/acb-v1"),
                                                 ("retail/tasks.json", "retail/acb-v1"),
-                                                ("airline/tasks_new.json", None)])
+                                                ("airline/tasks_new.json", "airline/v1")])
 def test_snapshot_of_reference_tasks(name, snapshot):
     assert import_agentchangebench(require_acb(*name.split("/"))).snapshot == snapshot
 

@@ -1,0 +1,135 @@
+"""A small hand-written airline snapshot whose every value the tests know by heart.
+
+Now is 2024-05-15 15:00 EST (each tool call moves the clock one minute).
+"""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from shiftbox_servers.airline import DOMAIN
+from shiftbox_servers.airline._builder import insert_rows
+from shiftbox_servers.airline._schema import CLOCK_START, new_database
+from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+
+AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
+FLIGHTS = [
+    ("HAT001", "JFK", "LAX", "08:00:00", "11:30:00"),
+    ("HAT002", "LAX", "JFK", "13:00:00", "21:00:00"),
+    ("HAT003", "JFK", "ORD", "09:00:00", "11:00:00"),
+    ("HAT004", "ORD", "LAX", "12:00:00", "14:30:00"),
+    ("HAT005", "ORD", "SEA", "22:00:00", "01:30:00+1"),
+    ("HAT006", "SEA", "LAX", "07:00:00", "09:30:00"),
+]
+AVAILABLE = {  # (flight, date): (seats basic, economy, business), (prices basic, economy, business)
+    ("HAT001", "2024-05-20"): ((5, 3, 2), (100, 200, 500)),
+    ("HAT001", "2024-05-21"): ((4, 4, 4), (90, 180, 450)),
+    ("HAT002", "2024-05-25"): ((5, 5, 5), (110, 210, 520)),
+    ("HAT003", "2024-05-20"): ((9, 9, 9), (60, 120, 300)),
+    ("HAT004", "2024-05-20"): ((9, 9, 0), (70, 130, 310)),
+    ("HAT005", "2024-05-20"): ((9, 9, 9), (80, 150, 400)),
+    ("HAT006", "2024-05-21"): ((9, 9, 9), (50, 100, 250)),
+}
+OTHER_DAYS = [
+    {"flight_number": "HAT001", "date": "2024-05-10", "status": "landed",
+     "actual_departure_time_est": "2024-05-10T08:05:00", "actual_arrival_time_est": "2024-05-10T11:20:00"},
+    {"flight_number": "HAT001", "date": "2024-05-15", "status": "flying",
+     "actual_departure_time_est": "2024-05-15T08:02:00", "estimated_arrival_time_est": "2024-05-15T11:31:00"},
+    {"flight_number": "HAT001", "date": "2024-05-22", "status": "cancelled"},
+    {"flight_number": "HAT002", "date": "2024-05-15", "status": "delayed",
+     "estimated_departure_time_est": "2024-05-15T16:30:00", "estimated_arrival_time_est": "2024-05-16T00:30:00"},
+    {"flight_number": "HAT002", "date": "2024-05-16", "status": "on time",
+     "estimated_departure_time_est": "2024-05-16T13:00:00", "estimated_arrival_time_est": "2024-05-16T21:00:00"},
+]
+USERS = [
+    {"user_id": "ana_lopez_1001", "first_name": "Ana", "last_name": "Lopez", "email": "ana@example.com",
+     "dob": "1990-01-02", "address1": "1 Main St", "address2": "Apt 2", "city": "Austin", "state": "TX",
+     "country": "USA", "zip": "73301", "membership": "gold"},
+    {"user_id": "ben_okafor_2002", "first_name": "Ben", "last_name": "Okafor", "email": "ben@example.com",
+     "dob": "1985-05-05", "address1": "2 Oak Rd", "address2": None, "city": "Boise", "state": "ID",
+     "country": "USA", "zip": "83701", "membership": "regular"},
+]
+SAVED = [("ana_lopez_1001", 0, "Ben", "Lopez", "2010-02-02")]
+METHODS = [  # payment_id, user, source, brand, last four, balance, status
+    ("credit_card_1000001", "ana_lopez_1001", "credit_card", "visa", "1111", None, "active"),
+    ("gift_card_1000002", "ana_lopez_1001", "gift_card", None, None, 100.0, "active"),
+    ("certificate_1000003", "ana_lopez_1001", "certificate", None, None, 250.0, "active"),
+    ("certificate_1000004", "ana_lopez_1001", "certificate", None, None, 100.0, "active"),
+    ("certificate_1000009", "ana_lopez_1001", "certificate", None, None, 0.0, "redeemed"),
+    ("credit_card_2000001", "ben_okafor_2002", "credit_card", "mastercard", "2222", None, "active"),
+    ("gift_card_2000002", "ben_okafor_2002", "gift_card", None, None, 30.0, "active"),
+]
+RESERVATIONS = [  # id, user, origin, destination, type, cabin, created, bags, nonfree, insurance, status
+    ("AAA111", "ana_lopez_1001", "JFK", "LAX", "one_way", "economy", "2024-05-10T10:00:00", 1, 0, "no", "active"),
+    ("BBB222", "ana_lopez_1001", "JFK", "LAX", "round_trip", "economy", "2024-05-11T10:00:00", 0, 0, "yes",
+     "active"),
+    ("CCC333", "ben_okafor_2002", "JFK", "LAX", "one_way", "basic_economy", "2024-05-12T10:00:00", 0, 0, "no",
+     "active"),
+    ("DDD444", "ben_okafor_2002", "JFK", "LAX", "one_way", "economy", "2024-05-01T10:00:00", 0, 0, "no", "active"),
+    ("EEE555", "ben_okafor_2002", "JFK", "LAX", "one_way", "economy", "2024-05-02T10:00:00", 0, 0, "no",
+     "cancelled"),
+]
+LEGS = [
+    ("AAA111", 0, "HAT001", "2024-05-20", 180.0),
+    ("BBB222", 0, "HAT001", "2024-05-20", 200.0), ("BBB222", 1, "HAT002", "2024-05-25", 210.0),
+    ("CCC333", 0, "HAT001", "2024-05-21", 85.0),
+    ("DDD444", 0, "HAT001", "2024-05-10", 150.0),
+    ("EEE555", 0, "HAT001", "2024-05-21", 170.0),
+]
+PASSENGERS = [
+    ("AAA111", 0, "Ana", "Lopez", "1990-01-02"), ("AAA111", 1, "Ben", "Lopez", "2010-02-02"),
+    ("BBB222", 0, "Ana", "Lopez", "1990-01-02"),
+    ("CCC333", 0, "Ben", "Okafor", "1985-05-05"),
+    ("DDD444", 0, "Ben", "Okafor", "1985-05-05"),
+    ("EEE555", 0, "Ben", "Okafor", "1985-05-05"),
+]
+PAYMENTS = [
+    ("AAA111", 0, "gift_card_1000002", 60.0, "payment", "2024-05-10T10:00:00"),
+    ("AAA111", 1, "credit_card_1000001", 300.0, "payment", "2024-05-10T10:00:00"),
+    ("BBB222", 0, "certificate_1000009", 250.0, "payment", "2024-05-11T10:00:00"),
+    ("BBB222", 1, "credit_card_1000001", 190.0, "payment", "2024-05-11T10:00:00"),
+    ("CCC333", 0, "credit_card_2000001", 85.0, "payment", "2024-05-12T10:00:00"),
+    ("DDD444", 0, "credit_card_2000001", 150.0, "payment", "2024-05-01T10:00:00"),
+    ("EEE555", 0, "credit_card_2000001", 170.0, "payment", "2024-05-02T10:00:00"),
+    ("EEE555", 1, "credit_card_2000001", -170.0, "refund", "2024-05-03T10:00:00"),
+]
+
+
+def _flight_dates() -> list[dict]:
+    days = []
+    for (number, day), (seats, prices) in AVAILABLE.items():
+        row = {"flight_number": number, "date": day, "status": "available"}
+        for cabin, n, price in zip(("basic_economy", "economy", "business"), seats, prices, strict=True):
+            row[f"seats_{cabin}"], row[f"price_{cabin}"] = n, float(price)
+        days.append(row)
+    return days + OTHER_DAYS
+
+
+@pytest.fixture(scope="session")
+def airline_snapshot(tmp_path_factory) -> Snapshot:
+    db = new_database()
+    insert_rows(db, "airports", [{"iata": i, "city": c} for i, c in AIRPORTS])
+    insert_rows(db, "flights", [dict(zip(("flight_number", "origin", "destination", "scheduled_departure_time_est",
+                                          "scheduled_arrival_time_est"), f, strict=True)) for f in FLIGHTS])
+    insert_rows(db, "flight_dates", _flight_dates())
+    insert_rows(db, "users", USERS)
+    for table, rows in [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
+                        ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS),
+                        ("payments", PAYMENTS)]:
+        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    directory = tmp_path_factory.mktemp("airline-fixture")
+    write_snapshot(db, directory, domain="airline", snapshot_version="test", schema_version=1,
+                   server_version="test", source="tests", clock_start=CLOCK_START)
+    return Snapshot.load(directory)
+
+
+@pytest.fixture
+def airline_server(airline_snapshot) -> DomainServer:
+    return DomainServer(DOMAIN, airline_snapshot)
+
+
+@pytest.fixture
+async def air(airline_server):
+    async with Client(airline_server.mcp) as client:
+        yield client
