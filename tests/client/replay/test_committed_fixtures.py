@@ -18,7 +18,7 @@ runner = CliRunner()
 
 def test_there_is_a_recorded_llm_fixture_per_native_domain():
     names = {p.name for p in FIXTURES}
-    assert {"banking-litellm", "retail-litellm"} <= names
+    assert {"banking-litellm", "retail-litellm", "airline-litellm"} <= names
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
