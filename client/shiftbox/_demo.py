@@ -1,8 +1,8 @@
 """`shiftbox demo`: an offline scripted evaluation end to end, comparing the oracle with a flawed agent.
 
-Runs the hand-written banking tasks with the scripted user against the banking server, once with
-`scripted:oracle` and once with `scripted:late_ack` (run directories under runs/demo/), then prints
-the metrics of both side by side and writes one HTML report comparing them.
+Runs every domain's hand-written tasks with the scripted user against that domain's server, once with
+`scripted:oracle` and once with `scripted:late_ack` (run directories under runs/demo/<domain>-<agent>),
+then prints the metrics side by side (by agent, domain and persona) and writes one HTML report.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
+DEMO_DOMAINS = ("banking", "retail", "airline")
 
 
 def demo(out: Path = Path("runs/demo")) -> None:
@@ -27,25 +28,26 @@ def demo(out: Path = Path("runs/demo")) -> None:
     from .tasks import load_task_file
 
     console = Console(width=160)
-    tasks_file = get_domain("banking").default_snapshot_dir() / "tasks-handwritten.json"
     runner = CliRunner()
     start = time.perf_counter()
-    trajectories = []
-    for agent in DEMO_AGENTS:
-        run_dir = out / agent.split(":")[1]
-        args = ["run", "--domain", "banking", "--tasks", str(tasks_file), "--agent", agent, "--user", "scripted",
-                "--trials", "2", "--concurrency", "4", "--out", str(run_dir)]
-        if (run_dir / "run.json").exists():
-            args.append("--resume")
-        console.rule(f"[bold]{agent}[/] on {tasks_file.name}")
-        result = runner.invoke(app, args)
-        console.print(result.output, end="", markup=False, highlight=False)
-        if result.exit_code != 0:
-            raise SystemExit(result.exit_code)
-        trajectories += read_trajectories(run_dir)
-    tasks = {t.id: t for t in load_task_file(out / "oracle" / TASKS_FILE).tasks}
+    trajectories, tasks = [], {}
+    for domain in DEMO_DOMAINS:
+        tasks_file = get_domain(domain).default_snapshot_dir() / "tasks-handwritten.json"
+        for agent in DEMO_AGENTS:
+            run_dir = out / f"{domain}-{agent.split(':')[1]}"
+            args = ["run", "--domain", domain, "--tasks", str(tasks_file), "--agent", agent, "--user", "scripted",
+                    "--trials", "2", "--concurrency", "4", "--out", str(run_dir)]
+            if (run_dir / "run.json").exists():
+                args.append("--resume")
+            console.rule(f"[bold]{agent}[/] on {domain} ({tasks_file.name})")
+            result = runner.invoke(app, args)
+            console.print(result.output, end="", markup=False, highlight=False)
+            if result.exit_code != 0:
+                raise SystemExit(result.exit_code)
+            trajectories += read_trajectories(run_dir)
+            tasks.update({t.id: t for t in load_task_file(run_dir / TASKS_FILE).tasks})
     run_metrics, sims = compute_run_metrics(trajectories, tasks)
-    console.rule("[bold]metrics: oracle vs late_ack")
+    console.rule("[bold]metrics: oracle vs late_ack, all domains")
     console.print(summary(run_metrics))
     report = out / "report.html"
     report.write_text(render_html(run_metrics, sims, trajectories, None), encoding="utf-8")
