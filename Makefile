@@ -6,7 +6,7 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 VENV := .venv
 RUN := $(UV) run --no-sync
-SNAPSHOTS := snapshots/banking/v1/db.sqlite
+SNAPSHOTS := $(foreach d,banking retail airline echo,snapshots/$(d)/v1/db.sqlite)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
@@ -28,9 +28,9 @@ $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.
 	$(UV) sync --locked --all-packages
 	@touch $@
 
-$(SNAPSHOTS):
+snapshots/%/v1/db.sqlite:
 	$(MAKE) env
-	$(RUN) shiftbox snapshots build banking
+	$(RUN) shiftbox snapshots build $*
 
 snapshots: env
 	$(RUN) shiftbox snapshots build
