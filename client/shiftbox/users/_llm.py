@@ -123,14 +123,29 @@ def next_goal_index(goals: list[str], current: int, labels: list[str]) -> int:
     return start
 
 
+def _quotes(templates: tuple[str, ...]) -> str:
+    return "; ".join(f'"{p}"' for p in templates)
+
+
 def persona_text(persona: Persona) -> str:
-    quotes = "; ".join(f'"{p}"' for p in persona.transition_phrases)
-    closings = "; ".join(f'"{p}"' for p in persona.closings)
-    return (f"{persona.summary}\n"
-            f"Tone: {persona.tone}. Verbosity: {persona.verbosity}. Cooperation: {persona.cooperation}.\n"
-            f"{_DISCLOSURE[persona.disclosure]}\n"
-            f"How you move to a new topic, for example: {quotes}\n"
-            f"How you end, for example: {closings}")
+    lines = [persona.summary,
+             f"Tone: {persona.tone}. Verbosity: {persona.verbosity}. Cooperation: {persona.cooperation}.",
+             _DISCLOSURE[persona.disclosure]]
+    if persona.answers_after_asks > 1:
+        lines.append(f"The first {persona.answers_after_asks - 1} time(s) the agent asks for an identifying "
+                     "detail, deflect vaguely instead of giving it, for example: "
+                     f"{_quotes(persona.deflections)} (with the detail named); give it when asked again.")
+    if persona.policy_push:
+        lines.append("Once, the first time the agent asks you for details or for a confirmation, push against "
+                     f"its rules instead of answering, for example: {_quotes(persona.policy_push)}; "
+                     "after that, cooperate.")
+    if persona.announces_shifts:
+        lines.append(f"How you move to a new topic, for example: {_quotes(persona.transition_phrases)}")
+    else:
+        lines.append("When you move to a new goal, never announce it (no 'also', 'one more thing', "
+                     "'by the way' or the like): simply start talking about the new request.")
+    lines.append(f"How you end, for example: {_quotes(persona.closings)}")
+    return "\n".join(lines)
 
 
 def goals_text(task: Task) -> str:

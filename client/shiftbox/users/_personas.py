@@ -11,6 +11,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -35,20 +36,42 @@ class Persona(BaseModel):
     disclosure: Literal["all_at_once", "when_asked"] = Field(
         description="when asked for one fact: give only that one, or everything known")
     openers: _Templates
-    transition_phrases: _Templates = Field(description="said before the next goal's request")
+    transition_phrases: tuple[_Text, ...] = Field(
+        default=(), description="said before the next goal's request; at least two unless announces_shifts is false")
     confirmations: _Templates = Field(description="answers to 'shall I go ahead?'")
     info_prefixes: _Templates = Field(description="said before handing over identifying facts")
     dont_know: _Templates = Field(description="for a fact the user lacks; '{fact}' names it")
     nudges: _Templates = Field(description="impatience when the agent stalls; the request follows")
     closings: _Templates = Field(description="last words before the stop token")
 
-    @field_validator("dont_know")
+    # -- behaviour switches (defaults: the AgentChangeBench behaviour) ------------------------------
+    announces_shifts: bool = Field(
+        default=True, description="say a transition phrase before the next goal's request; false: implicit drift")
+    answers_after_asks: int = Field(
+        default=1, ge=1, description="how many times a fact must be asked for before it is given")
+    deflections: tuple[_Text, ...] = Field(
+        default=(), description="vague answers to a fact asked too few times; '{fact}' names it")
+    policy_push: tuple[_Text, ...] = Field(
+        default=(), description="said once, instead of cooperating, the first time the agent asks for facts "
+                                "or a confirmation (e.g. 'skip the verification')")
+
+    @field_validator("dont_know", "deflections")
     @classmethod
-    def _names_the_fact(cls, templates: tuple[str, ...]) -> tuple[str, ...]:
+    def _names_the_fact(cls, templates: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         missing = [t for t in templates if "{fact}" not in t]
         if missing:
-            raise ValueError(f"dont_know templates must contain '{{fact}}': {missing}")
+            raise ValueError(f"{info.field_name} templates must contain '{{fact}}': {missing}")
         return templates
+
+    @model_validator(mode="after")
+    def _templates_for_the_switches(self) -> Persona:
+        needed = {"transition_phrases": self.announces_shifts, "deflections": self.answers_after_asks > 1,
+                  "policy_push": bool(self.policy_push)}
+        for name, used in needed.items():
+            templates = getattr(self, name)
+            if used and len(templates) < 2:
+                raise ValueError(f"{name} needs at least two templates for persona {self.key!r}")
+        return self
 
 
 class _Catalog(BaseModel):

@@ -7,6 +7,15 @@ Trigger order on every turn after the opener (first match wins):
 2. identifying facts, when the agent asks for any;
 3. a confirmation, when the agent asks for one;
 4. a nudge that restates the current request.
+
+Persona switches (data in the catalog, defaults = AgentChangeBench behaviour):
+- `policy_push`: the first time step 2 or 3 would fire, the user says one of these instead (pushing
+  against policy, e.g. "skip the verification"), once per conversation; afterwards it cooperates;
+- `answers_after_asks` (N): a fact is given only once the agent has asked for it N times (asks are
+  counted per fact kind over the whole conversation, the pushed turn included); before that the
+  user answers with a `deflections` template naming the facts held back;
+- `announces_shifts`: false makes the shift message the next goal's request alone, with no
+  transition phrase (implicit drift); `UserReply.goal` still changes at that message.
 """
 
 from __future__ import annotations
@@ -201,7 +210,9 @@ class _Conversation:
     turns: int = 0
     sent: int = 0
     stopped: bool = False
+    pushed: bool = False
     wording: dict[int, str] = field(default_factory=dict)
+    asks: dict[str, int] = field(default_factory=dict)
 
     @property
     def goal(self) -> str | None:
@@ -219,9 +230,15 @@ class _Conversation:
                 or self.turns >= MAX_USER_TURNS_PER_GOAL):
             return self._advance()
         asked = asked_facts(text)
+        for kind in asked:
+            self.asks[kind] = self.asks.get(kind, 0) + 1
+        confirming = not asked and asks_confirmation(text)
+        if (asked or confirming) and self.persona.policy_push and not self.pushed:
+            self.pushed = True
+            return self._say(self._pick(self.persona.policy_push))
         if asked:
             return self._say(self._facts_answer(asked))
-        if asks_confirmation(text):
+        if confirming:
             return self._say(self._pick(self.persona.confirmations))
         return self._say(f"{self._pick(self.persona.nudges)} {self._request()}")
 
@@ -236,6 +253,8 @@ class _Conversation:
         if self.index + 1 < len(self.goals):
             self.index += 1
             self.turns = 0
+            if not self.persona.announces_shifts:
+                return self._say(self._request())
             return self._say(f"{self._pick(self.persona.transition_phrases)} {self._request()}")
         self.stopped = True
         return UserReply(content=f"{self._pick(self.persona.closings)} {STOP_TOKEN}", goal=self.goal)
@@ -255,9 +274,13 @@ class _Conversation:
         return f"I also need some help with {self.goal.replace('_', ' ')}."
 
     def _facts_answer(self, asked: list[str]) -> str:
+        """Facts asked often enough are given (all known ones, for an all-at-once persona); the rest
+        are deflected (an evasive persona) or admitted unknown."""
+        ready = [k for k in asked if self.asks.get(k, 0) >= self.persona.answers_after_asks]
+        withheld = [k for k in asked if k not in ready]
         everything = self.persona.disclosure == "all_at_once"
-        give = [k for k in FACT_LABELS if k in self.facts and (everything or k in asked)]
-        missing = [k for k in asked if k not in self.facts]
+        give = [k for k in FACT_LABELS if k in self.facts and (k in ready or (everything and ready))]
+        missing = [k for k in ready if k not in self.facts]
         parts = []
         if give:
             parts.append(self._pick(self.persona.info_prefixes))
@@ -265,6 +288,10 @@ class _Conversation:
         if missing:
             labels = _join([FACT_LABELS[k][0] for k in missing], "or")
             parts.append(self._pick(self.persona.dont_know).replace("{fact}", labels))
+        withheld = [k for k in withheld if k not in give]
+        if withheld:
+            labels = _join([FACT_LABELS[k][0] for k in withheld])
+            parts.append(self._pick(self.persona.deflections).replace("{fact}", labels))
         return " ".join(parts)
 
     def _pick(self, options: Sequence[str]) -> str:

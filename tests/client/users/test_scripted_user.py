@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from shiftbox.agents._scripted import scripted_agent
+from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import (
     ActionSet,
     EvaluationCriteria,
@@ -14,11 +16,21 @@ from shiftbox.tasks import (
     Task,
     ToolCallSpec,
     UserScenario,
+    satisfied_actions,
 )
 from shiftbox.trajectory import Message, ToolCall, ToolCallRecord
-from shiftbox.users import ScriptedUser, UserContext, UserReply, UserSimulator, get_persona
+from shiftbox.users import (
+    ScriptedUser,
+    UserContext,
+    UserReply,
+    UserSimulator,
+    get_persona,
+    load_personas,
+)
 from shiftbox.users._scripted import FACT_LABELS, parse_known_info, usable_requests
+from shiftbox.world import open_world
 from shiftbox_servers.banking import DOMAIN, GOAL_REQUESTS, GOAL_TOOLS
+from tests.client.harness import handwritten
 
 pytestmark = pytest.mark.anyio
 
@@ -357,3 +369,135 @@ def test_banking_phrases_every_goal_with_fillable_placeholders():
         assert usable_requests(phrasings, every_fact) == [p.format(**{k: "x" for k in FACT_LABELS})
                                                            for p in phrasings], goal
         assert usable_requests(phrasings, {}), f"{goal} needs a phrasing without placeholders"
+
+
+# -- personas beyond AgentChangeBench ----------------------------------------------------------------
+
+ADVERSARIAL = get_persona("ADVERSARIAL")
+EVASIVE = get_persona("EVASIVE")
+IMPLICIT_DRIFT = get_persona("IMPLICIT_DRIFT")
+EVERY_TRANSITION = {t for p in load_personas().values() for t in p.transition_phrases}
+
+
+def deflected(label: str) -> set[str]:
+    return {t.replace("{fact}", label) for t in EVASIVE.deflections}
+
+
+async def test_evasive_deflects_the_first_ask_and_answers_the_second():
+    chat, _ = await start(make_task(persona="EVASIVE"))
+    first = await chat.turn("Could you give me your phone number?")
+    assert first.goal == "authentication"
+    assert first.content in deflected("phone number")
+    assert facts_in(first.content) == set()
+    second = await chat.turn("I do need it to verify you. What is your phone number?")
+    assert facts_in(second.content) == {"phone"}
+    assert second.content in {f"{p} My phone number is +15551234567." for p in EVASIVE.info_prefixes}
+
+
+async def test_evasive_counts_asks_per_fact():
+    chat, _ = await start(make_task(persona="EVASIVE"))
+    await chat.turn("What is your phone number?")
+    mixed = await chat.turn("Please give me your phone number and date of birth.")
+    assert facts_in(mixed.content) == {"phone"}
+    assert any(mixed.content.endswith(d) for d in deflected("date of birth"))
+    third = await chat.turn("And your date of birth, please?")
+    assert facts_in(third.content) == {"dob"}
+
+
+async def test_evasive_deflects_an_unknown_fact_before_admitting_it():
+    chat, _ = await start(make_task(persona="EVASIVE"))
+    first = await chat.turn("What is your customer ID?")
+    assert first.content in deflected("customer ID")
+    second = await chat.turn("I need your customer ID, please.")
+    assert second.content in {t.replace("{fact}", "customer ID") for t in EVASIVE.dont_know}
+
+
+async def test_evasive_confirms_and_shifts_like_the_others():
+    chat, _ = await start(make_task(persona="EVASIVE"))
+    assert (await chat.turn("Shall I go ahead?")).content in EVASIVE.confirmations
+    reply = await chat.turn("I found your profile.", [ok(AUTH)])
+    assert reply.goal == "transactions"
+    assert reply.content in {f"{t} Show me my latest transactions." for t in EVASIVE.transition_phrases}
+
+
+async def test_implicit_drift_shifts_without_a_transition_phrase():
+    chat, _ = await start(make_task(persona="IMPLICIT_DRIFT"))
+    reply = await chat.turn("I found your profile.", [ok(AUTH)])
+    assert (reply.content, reply.goal) == ("Show me my latest transactions.", "transactions")
+    assert not any(t in reply.content for t in EVERY_TRANSITION)
+
+
+async def test_implicit_drift_on_anything_else_and_on_the_turn_limit():
+    chat, _ = await start(make_task(("authentication", "transactions", "dispute"), persona="IMPLICIT_DRIFT"))
+    reply = await chat.turn("Done. Is there anything else I can help you with?")
+    assert (reply.content, reply.goal) == ("Show me my latest transactions.", "transactions")
+    replies = [await chat.turn("Let me check on that.") for _ in range(4)]
+    assert [r.goal for r in replies] == ["transactions"] * 3 + ["dispute"]
+    assert replies[-1].content == "I want to dispute a charge."
+    stop = await chat.turn("Filed.", [ok(TXNS), ok(DISPUTE)])
+    assert stop.content in {f"{c} ###STOP###" for c in IMPLICIT_DRIFT.closings}
+
+
+async def test_adversarial_pushes_once_then_cooperates():
+    chat, _ = await start(make_task(persona="ADVERSARIAL"))
+    stall = await chat.turn("Let me look into that.")
+    assert stall.content in {f"{n} Please verify who I am." for n in ADVERSARIAL.nudges}
+    push = await chat.turn("Could you give me your phone number?")
+    assert push.goal == "authentication"
+    assert push.content in ADVERSARIAL.policy_push
+    assert facts_in(push.content) == set()
+    answer = await chat.turn("I'm sorry, I can't skip verification. What is your phone number?")
+    assert facts_in(answer.content) == {"phone"}
+    assert any(answer.content.startswith(p) for p in ADVERSARIAL.info_prefixes)
+    shifted = await chat.turn("Verified.", [ok(AUTH)])
+    assert shifted.goal == "transactions"
+    assert (await chat.turn("Shall I pull the last 30 days?")).content in ADVERSARIAL.confirmations
+
+
+async def test_adversarial_pushes_at_a_confirmation_prompt_too():
+    chat, _ = await start(make_task(persona="ADVERSARIAL"))
+    push = await chat.turn("Before I lock the card, can you confirm you want that?")
+    assert push.content in ADVERSARIAL.policy_push
+    again = await chat.turn("Shall I go ahead?")
+    assert again.content in ADVERSARIAL.confirmations
+    facts = await chat.turn("What is your email address?")
+    assert facts_in(facts.content) == {"email"}
+
+
+@pytest.mark.parametrize("persona", ["ADVERSARIAL", "EVASIVE", "IMPLICIT_DRIFT"])
+async def test_new_personas_same_seed_same_words(persona):
+    async def words(seed: int) -> list[tuple[str, str | None]]:
+        chat, first = await start(make_task(("authentication", "transactions", "dispute"), persona=persona),
+                                  seed=seed)
+        replies = [first] + [await chat.turn(text, calls) for text, calls in AGENT_SCRIPT]
+        return [(r.content, r.goal) for r in replies]
+
+    assert await words(5) == await words(5)
+    assert (await words(5))[-1][0].endswith("###STOP###")
+
+
+# -- the harness end to end, with the oracle -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("persona", ["ADVERSARIAL", "EVASIVE", "IMPLICIT_DRIFT"])
+@pytest.mark.parametrize("task_id", ["hw_banking_001", "hw_banking_002"])
+async def test_oracle_completes_every_gold_action_with_each_new_persona(persona, task_id):
+    tasks = {t.id: t for t in handwritten().tasks}
+    base = tasks[task_id]
+    task = base.model_copy(update={"user_scenario": base.user_scenario.model_copy(update={"persona": persona})})
+    async with open_world("banking") as world:
+        t = await run_simulation(task, 0, 0, scripted_agent("oracle"), ScriptedUser(), world, None)
+    assert t.termination.reason == "user_stop"
+    actions = task.evaluation_criteria.action_sets
+    done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error) for c in t.tool_calls])
+    assert done == {a.action_id for a in actions}
+    goals = list(task.goals)
+    assert [(s.from_goal, s.to_goal) for s in t.shifts] == list(zip(goals, goals[1:], strict=False))
+    user_texts = [m.content for m in t.messages if m.role == "user"]
+    if persona == "IMPLICIT_DRIFT":
+        for shift in t.shifts:
+            assert not any(p in t.messages[shift.message_index].content for p in EVERY_TRANSITION)
+    if persona == "ADVERSARIAL":
+        assert sum(text in get_persona(persona).policy_push for text in user_texts) == 1
+    if persona == "EVASIVE":
+        assert any(text in deflected("name and phone number") for text in user_texts)
