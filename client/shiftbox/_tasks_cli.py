@@ -1,4 +1,4 @@
-"""`shiftbox tasks validate | import | stats`: check, convert and summarize task files before runs."""
+"""`shiftbox tasks validate | import | stats | generate`: check, convert, summarize and generate task files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from .tasks import (
+    GenerationError,
     TaskFile,
+    generate_tasks,
     import_agentchangebench,
     load_task_file,
     render_stats,
@@ -21,7 +23,7 @@ from .tasks import (
     validate_tasks,
 )
 
-tasks_app = typer.Typer(help="Validate, import and summarize task files.", no_args_is_help=True)
+tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)
 
 
@@ -112,3 +114,40 @@ def stats(
         typer.echo(json.dumps(result, indent=2))
     else:
         Console().print(render_stats(result))
+
+
+@tasks_app.command("generate")
+def generate(
+    domain: Annotated[str, typer.Argument(help="installed domain with task missions, e.g. banking")],
+    out: Annotated[Path, typer.Option(help="native task file to write")],
+    n: Annotated[int, typer.Option("--n", help="how many tasks")] = 150,
+    seed: Annotated[int, typer.Option(help="generator seed (same seed -> identical file)")] = 7,
+    snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the domain's own)")] = None,
+) -> None:
+    """Generate a seeded native task set from a snapshot: every ordered goal pair, 1-4 goals per task,
+    personas in turn, gold calls replayed for communicate_info and the expected state digest.
+
+    Example: shiftbox tasks generate banking --n 150 --seed 7 --out snapshots/banking/v1/tasks.json
+    """
+    from shiftbox_servers.kit import get_domain
+
+    try:
+        dom = get_domain(domain)
+    except KeyError as exc:
+        raise _fail(f"{exc.args[0]}\n  fix: pass an installed domain name") from None
+    if not dom.missions:
+        raise _fail(f"domain {domain!r} has no task missions\n  fix: give its Domain(...) a `missions` mapping "
+                    "(goal label -> builder), as shiftbox_servers.banking._missions does")
+    snapshot_dir = snapshot or dom.default_snapshot_dir()
+    try:
+        task_file = generate_tasks(domain, snapshot_dir, n=n, seed=seed)
+    except SnapshotError as exc:
+        raise _fail(f"cannot use snapshot {snapshot_dir}: {exc}\n  fix: pass a snapshot directory of the {domain} "
+                    "domain (see `shiftbox snapshots build`)") from None
+    except (GenerationError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    cover = task_stats(task_file)["goal_pair_coverage"]
+    typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {domain} tasks on {task_file.snapshot}; "
+               f"ordered goal pairs covered: {cover['covered']}/{cover['possible']}")

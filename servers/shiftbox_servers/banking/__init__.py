@@ -4,6 +4,7 @@ from pathlib import Path
 
 from shiftbox_servers.kit import Domain
 
+from ._missions import MISSIONS
 from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
 from ._tools import tools
 
@@ -104,9 +105,10 @@ DOMAIN = Domain(
     goal_tools=GOAL_TOOLS,
     goal_lexicon=GOAL_LEXICON,
     goal_requests=GOAL_REQUESTS,
+    missions=MISSIONS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,
     importers={"agentchangebench": _import_agentchangebench},
 )
 
-__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
+__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]

@@ -32,6 +32,8 @@ class Domain:
     """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
     goal_requests: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """User phrasings per goal label, for scripted users ({card_id}-style fact placeholders allowed)."""
+    missions: Mapping[str, Callable] = field(default_factory=dict)
+    """Goal label -> mission builder(db, rng, subject) for the seeded task generator (`shiftbox tasks generate`)."""
     extra_instructions: str = ""
     transfer_tool: str = "transfer_to_human_agents"
 

@@ -1,0 +1,276 @@
+"""The seeded native task generator: goal sequences covering every ordered goal pair, solved by replay.
+
+A domain contributes missions (`Domain.missions`: goal label -> `build(db, rng, subject)`, see
+`shiftbox_servers.banking._missions` for the mission format). The engine, from `random.Random(seed)`
+only:
+
+1. plans n goal sequences (1 to 4 distinct goals) so that every ordered pair of the domain's goal
+   labels appears at least once; most start with the identification goal (the builder marked
+   `opens_task`); personas go round-robin over PERSONAS;
+2. per task, picks a customer and, goal by goal, builds the mission on the task's own episode
+   (in process: `DomainServer` + `mcp.Client`) and runs its gold calls there in the order the oracle
+   agent will (dependency levels), so later missions see earlier effects and created ids
+   (`{"$from": "key.path"}` params) come from real outputs; a mission that is infeasible or a gold
+   call that fails discards the attempt and another customer is tried;
+3. takes communicate_info from the gold calls' real outputs (never a value already in known_info)
+   and expected_state_digest from `shiftbox://episode/digest` at the end of the replay.
+
+Same domain, snapshot, n and seed -> byte-identical task file.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from shiftbox_servers.kit import (
+    CLOSE_META_KEY,
+    EPISODE_META_KEY,
+    STATE_DIGEST_URI,
+    Domain,
+    DomainServer,
+    Snapshot,
+    get_domain,
+)
+
+from ._model import (
+    ActionSet,
+    EvaluationCriteria,
+    GoalShifts,
+    Instructions,
+    Task,
+    TaskDescription,
+    TaskFile,
+    ToolCallSpec,
+    UserScenario,
+)
+
+GENERATOR_VERSION = 1
+PERSONAS = ("EASY_1", "EASY_2", "MEDIUM_1", "MEDIUM_2", "HARD_1")
+ACTION_TYPES = ("single", "serial", "parallel", "chat", "clarify")
+LENGTH_CYCLE = (1, 2, 3, 4, 2, 3, 1, 4, 3, 2, 4, 3)
+"""Goals per task, in turn (1 to 4); 12 long, coprime with the 5 personas, so lengths spread over personas."""
+OPENER_SHARE = 0.75
+"""Share of tasks that start with the identification goal (once every pair into it is covered)."""
+MAX_ATTEMPTS = 200
+
+
+class GenerationError(RuntimeError):
+    """The generator could not build a task (a domain's missions don't fit its snapshot)."""
+
+
+def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> TaskFile:
+    """n tasks for `domain` on the snapshot, reproducible from `seed`.
+
+    Runs its own event loop (`anyio.run`): call it from sync code.
+    """
+    dom = get_domain(domain)
+    if not dom.missions:
+        raise ValueError(f"domain {domain!r} has no task missions; fix: give its Domain(...) a `missions` mapping "
+                         "(goal label -> builder), as shiftbox_servers.banking._missions does")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    snapshot = Snapshot.load(Path(snapshot_dir))
+    if snapshot.manifest.domain != domain:
+        raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "
+                         f"not {domain!r}")
+    return anyio.run(_generate, dom, snapshot, n, seed)
+
+
+# -- the goal plan ---------------------------------------------------------------------------------
+
+
+def plan_goals(labels: list[str], n: int, rng: random.Random, opener: str | None) -> list[list[str]]:
+    """n goal sequences; greedy on uncovered ordered pairs, so every pair appears once n is large enough."""
+    uncovered = {(a, b) for a in labels for b in labels if a != b}
+    plans: list[list[str]] = []
+    for i in range(n):
+        length = min(LENGTH_CYCLE[i % len(LENGTH_CYCLE)], len(labels))
+        into_opener = sorted(a for a, b in uncovered if b == opener)
+        if opener is not None and rng.random() < OPENER_SHARE and not (into_opener and rng.random() < 0.5):
+            seq = [opener]
+        elif into_opener and length > 1:
+            seq = [rng.choice(into_opener)]
+        else:
+            seq = [rng.choice(labels)]
+        while len(seq) < length:
+            options = [b for b in labels if b not in seq]
+            fresh = [b for b in options if (seq[-1], b) in uncovered]
+            # Prefer a fresh pair that also leaves a fresh pair to continue with.
+            onward = [b for b in fresh if any((b, c) in uncovered for c in labels if c not in seq and c != b)]
+            seq.append(rng.choice(onward or fresh or options))
+            uncovered.discard((seq[-2], seq[-1]))
+        plans.append(seq)
+    return plans
+
+
+# -- missions --------------------------------------------------------------------------------------
+
+
+def _oracle_order(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Calls by dependency level (stable): the order the oracle runs them, batched or one per turn."""
+    level: dict[str, int] = {}
+    for call in calls:
+        unknown = [k for k in call["after"] if k not in level]
+        if unknown:
+            raise GenerationError(f"call {call['key']!r} depends on {unknown}, which are not earlier calls")
+        level[call["key"]] = 1 + max((level[k] for k in call["after"]), default=-1)
+    return sorted(calls, key=lambda c: level[c["key"]])
+
+
+def _lookup(value: Any, path: list[str]) -> Any:
+    for part in path:
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def _resolve(params: Any, outputs: dict[str, Any]) -> Any:
+    if isinstance(params, dict):
+        if set(params) == {"$from"}:
+            key, *path = params["$from"].split(".")
+            return _lookup(outputs[key], path)
+        return {k: _resolve(v, outputs) for k, v in params.items()}
+    if isinstance(params, list):
+        return [_resolve(v, outputs) for v in params]
+    return params
+
+
+def _fact_text(value: Any) -> str | None:
+    """A value as the agent would read it in the tool output (JSON numbers); None for nothing worth saying."""
+    if value is None or isinstance(value, bool | dict | list) or (isinstance(value, int | float) and value == 0):
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _in_text(value: str, text: str) -> bool:
+    """The validator's rule: the value appears in the text as a whole token, case-insensitively."""
+    needle = value.strip().lower()
+    return bool(re.search(rf"(?<![0-9a-z]){re.escape(needle)}(?![0-9a-z])", text.lower()))
+
+
+# -- the engine ------------------------------------------------------------------------------------
+
+
+async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> TaskFile:
+    rng = random.Random(seed)
+    labels = sorted(domain.missions)
+    openers = [g for g in labels if getattr(domain.missions[g], "opens_task", False)]
+    plans = plan_goals(labels, n, rng, openers[0] if openers else None)
+    base = snapshot.open_copy()
+    try:
+        cur = base.execute("SELECT * FROM customers ORDER BY 1")
+        names = [d[0] for d in cur.description]
+        subjects = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        base.close()
+    if not subjects:
+        raise GenerationError(f"snapshot {snapshot.manifest.snapshot_id} has no customers to build tasks for")
+    server = DomainServer(domain, snapshot, max_episodes=4)
+    tasks: list[Task] = []
+    async with Client(server.mcp) as client:
+        for i, goals in enumerate(plans):
+            task_id = f"gen_{domain.name}_{i + 1:03d}"
+            persona = PERSONAS[i % len(PERSONAS)]
+            for _ in range(MAX_ATTEMPTS):
+                task = await _build_task(client, server, task_id, persona, goals, rng.choice(subjects), rng, seed)
+                if task is not None:
+                    tasks.append(task)
+                    break
+            else:
+                raise GenerationError(f"no customer makes the goals {goals} feasible after {MAX_ATTEMPTS} attempts; "
+                                      "fix: loosen the missions' preconditions or enrich the snapshot")
+    return TaskFile(domain=domain.name, snapshot=snapshot.manifest.snapshot_id,
+                    source=f"generator v{GENERATOR_VERSION} seed={seed}", tasks=tasks)
+
+
+async def _build_task(client: Client, server: DomainServer, task_id: str, persona: str, goals: list[str],
+                      subject: dict[str, Any], rng: random.Random, seed: int) -> Task | None:
+    """One attempt: build and run every goal's mission on a fresh episode; None if anything doesn't fit."""
+    server.episodes.drop(task_id)
+    meta = {EPISODE_META_KEY: task_id}
+    db: sqlite3.Connection = server.episodes.get(task_id).db
+    missions: list[dict[str, Any]] = []
+    action_sets: list[ActionSet] = []
+    outputs: dict[str, dict[str, Any]] = {}
+    opened: list[str] = []
+    for goal in goals:
+        builder = server.domain.missions[goal]
+        mission = builder(db, rng, subject)
+        if mission is None:
+            server.episodes.drop(task_id)
+            return None
+        if mission["goal"] != goal or mission["action_type"] not in ACTION_TYPES:
+            raise GenerationError(f"the {goal!r} builder returned goal {mission['goal']!r} / action type "
+                                  f"{mission['action_type']!r}; fix the builder")
+        missions.append(mission)
+        mine: dict[str, Any] = {}
+        for call in _oracle_order(mission["calls"]):
+            params = _resolve(call["params"], mine)
+            result = await client.call_tool(call["tool"], params, meta=meta)
+            if result.is_error:
+                server.episodes.drop(task_id)
+                return None
+            mine[call["key"]] = result.structured_content
+            deps = [f"{goal}.{k}" for k in call["after"]] or list(opened)
+            action_sets.append(ActionSet(
+                action_id=f"{goal}.{call['key']}", goal=goal,
+                allowed_tools=[ToolCallSpec(function_name=call["tool"], params=params)],
+                depends_on=deps, required_parameters=call.get("required")))
+        outputs[goal] = mine
+        if getattr(builder, "opens_task", False):
+            opened = [a.action_id for a in action_sets if a.goal == goal]
+    if not action_sets:
+        server.episodes.drop(task_id)
+        return None  # chat only: nothing to score
+    res = await client.read_resource(STATE_DIGEST_URI, meta={**meta, CLOSE_META_KEY: True})
+    digest = json.loads(res.contents[0].text)["digest"]
+
+    known = " ".join(dict.fromkeys(
+        [f"You are {subject['full_name']} with phone number {subject['phone_number']}, "
+         f"date of birth {subject['date_of_birth']}."] + [s for m in missions for s in m["known"]]))
+    communicate: list[str] = []
+    for mission in missions:
+        for ref in mission["communicate"]:
+            key, *path = ref.split(".")
+            try:
+                value = _fact_text(_lookup(outputs[mission["goal"]][key], path))
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise GenerationError(f"{mission['goal']} mission: communicate {ref!r} names no output value") from None
+            if value and value not in communicate and not _in_text(value, known):
+                communicate.append(value)
+    steps = [f"{k + 1}. {m['reason']}" for k, m in enumerate(missions)]
+    types = ", ".join(f"{m['goal']}={m['action_type']}" for m in missions)
+    return Task(
+        id=task_id, domain=server.domain.name,
+        description=TaskDescription(
+            purpose=", then ".join(g.replace("_", " ") for g in goals).capitalize(),
+            relevant_policies=f"shiftbox {server.domain.name} agent policy",
+            notes=f"generator v{GENERATOR_VERSION} seed={seed}; subject {subject.get('customer_id', '?')}; "
+                  f"action types: {types}"),
+        user_scenario=UserScenario(
+            persona=persona,
+            instructions=Instructions(
+                reason_for_call=missions[0]["reason"], known_info=known,
+                task_instructions="Raise one request at a time, in this order:\n" + "\n".join(steps)),
+            goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals))),
+        evaluation_criteria=EvaluationCriteria(
+            action_sets=action_sets, communicate_info=communicate,
+            nl_assertions=[a for m in missions for a in m["nl_assertions"]],
+            expected_state_digest=digest),
+    )
+
+
+def action_types(task: Task) -> dict[str, str]:
+    """Goal -> mission action type, read back from a generated task's notes."""
+    notes = task.description.notes or ""
+    found = re.search(r"action types: (.*)$", notes)
+    if not found:
+        return {}
+    return dict(item.split("=", 1) for item in found.group(1).split(", "))
