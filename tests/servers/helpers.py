@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp import Client
@@ -33,8 +34,37 @@ async def fails(client: Client, tool: str, arguments: dict[str, Any] | None, kin
 
 
 async def digest(client: Client, episode: str | None = None) -> str:
-    import json
-
     meta = {EPISODE_META_KEY: episode} if episode else None
     res = await client.read_resource("shiftbox://episode/digest", meta=meta)
     return json.loads(res.contents[0].text)["digest"]
+
+
+async def assert_tools_list_matches_golden(client, golden) -> None:
+    """Contract check: `tools/list` equals the committed golden file (each domain's test_contract.py).
+
+    A deliberate change of a public contract is recorded with SHIFTBOX_UPDATE_GOLDEN=1.
+    """
+    import os
+    from pathlib import Path
+
+    golden = Path(golden)
+    listed = await client.list_tools()
+    current = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    if os.environ.get("SHIFTBOX_UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+    assert golden.exists(), f"{golden} missing; create it with SHIFTBOX_UPDATE_GOLDEN=1"
+    expected = json.loads(golden.read_text())
+    assert [t["name"] for t in current] == [t["name"] for t in expected]
+    for now, then in zip(current, expected, strict=True):
+        assert now == then, f"tools/list entry for {now['name']} changed (SHIFTBOX_UPDATE_GOLDEN=1 records a deliberate change)"
+
+
+def fixture_snapshot(db, directory, *, domain: str, clock_start, tables=()):
+    """A hand-written test snapshot: insert tuple rows table by table into `db`, write it, load it."""
+    from shiftbox_servers.kit import Snapshot, write_snapshot
+
+    for table, rows in tables:
+        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    write_snapshot(db, directory, domain=domain, snapshot_version="test", schema_version=1,
+                   server_version="test", source="tests", clock_start=clock_start)
+    return Snapshot.load(directory)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -18,7 +17,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, write_snapshot
+from shiftbox_servers.kit import SnapshotManifest, insert_rows, write_snapshot
 
 from ._anchors import (
     ANCHOR_FLIGHTS,
@@ -109,12 +108,6 @@ def build_native(directory: Path, seed: int = 7) -> SnapshotManifest:
         server_version=version("shiftbox-servers"), source=f"native seed={seed}", clock_start=CLOCK_START,
     )
 
-
-def insert_rows(db: sqlite3.Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert rows given as dicts holding every column of `table` (other keys are ignored)."""
-    columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')]
-    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
-    db.executemany(sql, [tuple(row.get(c) for c in columns) for row in rows])
 
 
 # -- geometry and time -------------------------------------------------------------------------------

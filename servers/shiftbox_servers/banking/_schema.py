@@ -6,6 +6,8 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
+from shiftbox_servers.kit import new_database as kit_new_database
+
 SCHEMA_VERSION = 1
 SNAPSHOT_VERSION = "v1"
 CLOCK_START = datetime(2025, 7, 1, 9, 0, 0)
@@ -14,14 +16,7 @@ CLOCK_START = datetime(2025, 7, 1, 9, 0, 0)
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
 
 
-def create_schema(db: sqlite3.Connection) -> None:
-    db.executescript(SCHEMA_SQL)
-
 
 def new_database() -> sqlite3.Connection:
     """An empty in-memory database with the banking schema (builders fill it, then write_snapshot)."""
-    db = sqlite3.connect(":memory:")
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA page_size = 4096")
-    create_schema(db)
-    return db
+    return kit_new_database(SCHEMA_SQL)

@@ -33,6 +33,8 @@ from ._snapshot import (
     SnapshotError,
     SnapshotManifest,
     content_hash,
+    insert_rows,
+    new_database,
     row_counts,
     state_diff,
     write_snapshot,
@@ -47,6 +49,6 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "insert_rows", "new_database", "open_server",
     "registered_domains", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,22 @@ def content_hash(db: sqlite3.Connection, *, include_schema: bool = True) -> str:
 
 def row_counts(db: sqlite3.Connection) -> dict[str, int]:
     return {t: db.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in user_tables(db)}
+
+
+def new_database(schema_sql: str) -> sqlite3.Connection:
+    """An empty in-memory database with a domain's schema: what every snapshot builder starts from."""
+    db = sqlite3.connect(":memory:")
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute("PRAGMA page_size = 4096")
+    db.executescript(schema_sql)
+    return db
+
+
+def insert_rows(db: sqlite3.Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Insert rows given as dicts keyed by column (a missing key is NULL; other keys are ignored)."""
+    columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')]
+    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
+    db.executemany(sql, [tuple(row.get(c) for c in columns) for row in rows])
 
 
 def install_change_log(db: sqlite3.Connection) -> None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, write_snapshot
+from shiftbox_servers.kit import SnapshotManifest, insert_rows, write_snapshot
 
 from ._schema import CLOCK_START, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 
@@ -193,12 +193,6 @@ def write_retail_snapshot(
         clock_start=CLOCK_START,
     )
 
-
-def insert_rows(db: sqlite3.Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert rows given as dicts holding every column of `table` (other keys are ignored)."""
-    columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')]
-    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
-    db.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
 
 
 def check_payments_balance(rows: Mapping[str, list[Row]]) -> None:

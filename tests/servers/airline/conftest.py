@@ -9,9 +9,9 @@ import pytest
 from mcp import Client
 
 from shiftbox_servers.airline import DOMAIN
-from shiftbox_servers.airline._builder import insert_rows
 from shiftbox_servers.airline._schema import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+from shiftbox_servers.kit import DomainServer, Snapshot, insert_rows
+from tests.servers.helpers import fixture_snapshot
 
 AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
 FLIGHTS = [
@@ -114,14 +114,10 @@ def airline_snapshot(tmp_path_factory) -> Snapshot:
                                           "scheduled_arrival_time_est"), f, strict=True)) for f in FLIGHTS])
     insert_rows(db, "flight_dates", _flight_dates())
     insert_rows(db, "users", USERS)
-    for table, rows in [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
-                        ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS),
-                        ("payments", PAYMENTS)]:
-        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
-    directory = tmp_path_factory.mktemp("airline-fixture")
-    write_snapshot(db, directory, domain="airline", snapshot_version="test", schema_version=1,
-                   server_version="test", source="tests", clock_start=CLOCK_START)
-    return Snapshot.load(directory)
+    tables = [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
+              ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS), ("payments", PAYMENTS)]
+    return fixture_snapshot(db, tmp_path_factory.mktemp("airline-fixture"), domain="airline",
+                            clock_start=CLOCK_START, tables=tables)
 
 
 @pytest.fixture

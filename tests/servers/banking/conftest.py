@@ -7,7 +7,8 @@ from mcp import Client
 
 from shiftbox_servers.banking import DOMAIN
 from shiftbox_servers.banking._schema import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+from shiftbox_servers.kit import DomainServer, Snapshot
+from tests.servers.helpers import fixture_snapshot
 
 CUSTOMERS = [
     ("cust_a", "Ana Lopez", "1990-01-02", "ana@example.com", "+15550001111", "1 Main St", "Austin", "TX", "73301", "2024-01-01T00:00:00"),
@@ -48,16 +49,11 @@ DISPUTES = [("disp_1", "acc_a1", "tx_5", "unauthorized", "Submitted", "2025-06-2
 
 @pytest.fixture(scope="session")
 def banking_snapshot(tmp_path_factory) -> Snapshot:
-    db = new_database()
-    for table, rows in [("customers", CUSTOMERS), ("accounts", ACCOUNTS), ("cards", CARDS),
-                        ("statements", STATEMENTS), ("transactions", TRANSACTIONS), ("payees", PAYEES),
-                        ("payment_requests", PAYMENT_REQUESTS), ("disputes", DISPUTES)]:
-        marks = ", ".join("?" * len(rows[0]))
-        db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-    directory = tmp_path_factory.mktemp("banking-fixture")
-    write_snapshot(db, directory, domain="banking", snapshot_version="test", schema_version=1,
-                   server_version="test", source="tests", clock_start=CLOCK_START)
-    return Snapshot.load(directory)
+    tables = [("customers", CUSTOMERS), ("accounts", ACCOUNTS), ("cards", CARDS), ("statements", STATEMENTS),
+              ("transactions", TRANSACTIONS), ("payees", PAYEES), ("payment_requests", PAYMENT_REQUESTS),
+              ("disputes", DISPUTES)]
+    return fixture_snapshot(new_database(), tmp_path_factory.mktemp("banking-fixture"), domain="banking",
+                            clock_start=CLOCK_START, tables=tables)
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ import json
 import pytest
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, Snapshot, write_snapshot
+from shiftbox_servers.kit import DomainServer, Snapshot
 from shiftbox_servers.retail import DOMAIN
 from shiftbox_servers.retail._schema import CLOCK_START, new_database
+from tests.servers.helpers import fixture_snapshot
 
 
 def _o(**options: str) -> str:
@@ -111,14 +112,8 @@ TABLES = [("products", PRODUCTS), ("variants", VARIANTS), ("users", USERS), ("pa
 
 @pytest.fixture(scope="session")
 def retail_snapshot(tmp_path_factory) -> Snapshot:
-    db = new_database()
-    for table, rows in TABLES:
-        marks = ", ".join("?" * len(rows[0]))
-        db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-    directory = tmp_path_factory.mktemp("retail-fixture")
-    write_snapshot(db, directory, domain="retail", snapshot_version="test", schema_version=1,
-                   server_version="test", source="tests", clock_start=CLOCK_START)
-    return Snapshot.load(directory)
+    return fixture_snapshot(new_database(), tmp_path_factory.mktemp("retail-fixture"), domain="retail",
+                            clock_start=CLOCK_START, tables=TABLES)
 
 
 @pytest.fixture
