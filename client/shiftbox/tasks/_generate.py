@@ -165,9 +165,13 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> Ta
     plans = plan_goals(labels, n, rng, openers[0] if openers else None)
     base = snapshot.open_copy()
     try:
-        cur = base.execute("SELECT * FROM customers ORDER BY 1")
-        names = [d[0] for d in cur.description]
-        subjects = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        subjects_of = getattr(domain.missions, "subjects", None)
+        if subjects_of is not None:
+            subjects = subjects_of(base)
+        else:
+            cur = base.execute("SELECT * FROM customers ORDER BY 1")
+            names = [d[0] for d in cur.description]
+            subjects = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
     finally:
         base.close()
     if not subjects:
@@ -232,9 +236,11 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
     res = await client.read_resource(STATE_DIGEST_URI, meta={**meta, CLOSE_META_KEY: True})
     digest = json.loads(res.contents[0].text)["digest"]
 
-    known = " ".join(dict.fromkeys(
-        [f"You are {subject['full_name']} with phone number {subject['phone_number']}, "
-         f"date of birth {subject['date_of_birth']}."] + [s for m in missions for s in m["known"]]))
+    introduce = getattr(server.domain.missions, "introduce", None)
+    intro = (introduce(subject) if introduce is not None else
+             f"You are {subject['full_name']} with phone number {subject['phone_number']}, "
+             f"date of birth {subject['date_of_birth']}.")
+    known = " ".join(dict.fromkeys([intro] + [s for m in missions for s in m["known"]]))
     communicate: list[str] = []
     for mission in missions:
         for ref in mission["communicate"]:
