@@ -4,6 +4,7 @@ from pathlib import Path
 
 from shiftbox_servers.kit import Domain
 
+from ._missions import MISSIONS
 from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
 from ._tools import tools
 
@@ -92,6 +93,7 @@ DOMAIN = Domain(
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,
+    missions=MISSIONS,
 )
 
-__all__ = ["DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
+__all__ = ["DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
