@@ -1,8 +1,9 @@
 """`shiftbox demo`: an offline scripted evaluation end to end, comparing the oracle with a flawed agent.
 
-Runs every domain's hand-written tasks with the scripted user against that domain's server, once with
-`scripted:oracle` and once with `scripted:late_ack` (run directories under runs/demo/<domain>-<agent>),
-then prints the metrics side by side (by agent, domain and persona) and writes one HTML report.
+Runs a fixed sample of every domain's generated task set (one trial) with the scripted user against
+that domain's server, once with `scripted:oracle` and once with `scripted:late_ack` (run directories
+under runs/demo/<domain>-<agent>), then prints the metrics side by side (by agent, domain and
+persona) and writes one HTML report.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typer.testing import CliRunner
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
 DEMO_DOMAINS = ("banking", "retail", "airline")
+SAMPLE_EVERY = 10
+"""Every 10th generated task: 15 per domain, every persona, 1 to 4 goals."""
 
 
 def demo(out: Path = Path("runs/demo")) -> None:
@@ -32,11 +35,13 @@ def demo(out: Path = Path("runs/demo")) -> None:
     start = time.perf_counter()
     trajectories, tasks = [], {}
     for domain in DEMO_DOMAINS:
-        tasks_file = get_domain(domain).default_snapshot_dir() / "tasks-handwritten.json"
+        tasks_file = get_domain(domain).default_snapshot_dir() / "tasks.json"
+        sample = [t.id for t in load_task_file(tasks_file).tasks[::SAMPLE_EVERY]]
         for agent in DEMO_AGENTS:
             run_dir = out / f"{domain}-{agent.split(':')[1]}"
             args = ["run", "--domain", domain, "--tasks", str(tasks_file), "--agent", agent, "--user", "scripted",
-                    "--trials", "2", "--concurrency", "4", "--out", str(run_dir)]
+                    "--trials", "1", "--concurrency", "4", "--out", str(run_dir)]
+            args += [arg for task_id in sample for arg in ("--task-id", task_id)]
             if (run_dir / "run.json").exists():
                 args.append("--resume")
             console.rule(f"[bold]{agent}[/] on {domain} ({tasks_file.name})")
