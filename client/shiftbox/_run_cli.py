@@ -99,6 +99,8 @@ def run(
     max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
     one_tool_per_turn: Annotated[bool, typer.Option(help="execute at most one tool call per agent turn")] = False,
     resume: Annotated[bool, typer.Option(help="finish an interrupted run in --out (skips finished simulations)")] = False,
+    max_retries: Annotated[int | None, typer.Option(min=0, help="retries of transient LLM errors (rate limit, "
+                                                            "timeout, 5xx) for LLM agents and users")] = None,
     record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
                                                      "transcripts per simulation) to this directory")] = None,
 ) -> None:
@@ -115,6 +117,10 @@ def run(
         check_spec(AGENT_GROUP, agent)
         check_spec(USER_GROUP, user)
         agent_options, user_options = parse_options(agent_arg or []), parse_options(user_arg or [])
+        if max_retries is not None:  # for the roles an LLM plays; scripted roles have nothing to retry
+            for spec, options in ((agent, agent_options), (user, user_options)):
+                if spec.startswith("litellm:"):
+                    options.setdefault("max_retries", str(max_retries))
         make_agent(agent, agent_options)  # fail on bad options now, not in every simulation
         make_user(user, user_options)
     except (KeyError, SpecError) as exc:

@@ -144,3 +144,15 @@ def test_oracle_completes_every_valid_agentchangebench_banking_task(tmp_path):
         assert t.termination.reason == "user_stop", task.id
         assert len(t.shifts) == task.user_scenario.goal_shifts.required_shifts, task.id
 
+
+
+def test_max_retries_reaches_llm_roles_only(tmp_path):
+    res = run_cli(tmp_path / "r", "--agent", "litellm:openai/fake-model", "--agent-arg", "api_base=http://127.0.0.1:9",
+                  "--max-retries", "0", "--task-id", "hw_banking_001", "--max-steps", "4")
+    assert res.exit_code == 0, res.output
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert run["config"]["agent_args"]["max_retries"] == "0"
+    assert "max_retries" not in run["config"]["user_args"]          # the scripted user has none
+    (t,) = read_trajectories(tmp_path / "r")
+    # nothing listens on port 9: the LLM is unreachable, which is not the agent's fault
+    assert (t.termination.reason, t.termination.blame) == ("infrastructure_error", "infrastructure")
