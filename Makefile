@@ -16,7 +16,7 @@ help:
 	@echo "make demo       run the offline demo evaluation"
 	@echo "make test       run the test suite (what CI runs)"
 	@echo "make lint       ruff"
-	@echo "make bench      benchmark scripts (prints figures, writes bench/out/)"
+	@echo "make bench      benchmarks (prints figures, writes bench/out/ and docs/benchmarks.md)"
 	@echo "make snapshots  rebuild the native snapshots"
 
 uv:
@@ -45,7 +45,7 @@ lint: env
 	$(RUN) ruff check .
 
 bench: env $(SNAPSHOTS)
-	$(RUN) python bench/run.py
+	$(RUN) python bench/run.py --publish
 
 demo: env $(SNAPSHOTS)
 	$(RUN) shiftbox demo

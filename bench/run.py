@@ -140,6 +140,85 @@ def bench_fresh_episode(n: int) -> list[dict]:
     return rows
 
 
+async def bench_simulations(concurrencies: tuple[int, ...] = (1, 8, 64), n: int = 150) -> list[dict]:
+    """Scripted oracle + scripted user on the generated banking tasks, in-process server: sims/s."""
+    from shiftbox.agents._scripted import scripted_agent
+    from shiftbox.orchestrator import run_simulation
+    from shiftbox.tasks import load_task_file
+    from shiftbox.users import ScriptedUser
+    from shiftbox.world import open_world
+
+    tasks = load_task_file(get_domain("banking").default_snapshot_dir() / "tasks.json").tasks[:n]
+    rows = []
+    async with open_world("banking") as world:
+        for concurrency in concurrencies:
+            limiter = anyio.CapacityLimiter(concurrency)
+
+            async def one(task, trial, limiter=limiter, tag=f"c{concurrency}"):
+                async with limiter:
+                    await run_simulation(task, trial, 0, scripted_agent("oracle"), ScriptedUser(), world,
+                                         run_tag=tag)
+
+            t0 = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for task in tasks:
+                    tg.start_soon(one, task, 0)
+            seconds = time.perf_counter() - t0
+            rows.append({"bench": f"scripted simulations, banking generated tasks, concurrency {concurrency}",
+                         "simulations": len(tasks), "seconds": round(seconds, 3),
+                         "sims_per_s": round(len(tasks) / seconds, 1)})
+    return rows
+
+
+def bench_replay() -> list[dict]:
+    """Replaying the committed LLM fixtures (both tool modes), whole `shiftbox replay` command."""
+    import shutil
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from shiftbox._run import read_trajectories
+    from shiftbox.cli import app
+
+    rows = []
+    for fixture in sorted((REPO / "fixtures").iterdir()):
+        for tools in ("reexecute", "transcript"):
+            out = Path(tempfile.mkdtemp())
+            t0 = time.perf_counter()
+            result = CliRunner().invoke(app, ["replay", str(fixture), "--out", str(out / "r"), "--tools", tools])
+            seconds = time.perf_counter() - t0
+            n = len(read_trajectories(out / "r"))
+            shutil.rmtree(out)
+            rows.append({"bench": f"replay {fixture.name} ({tools}), incl. verification", "ok": result.exit_code == 0,
+                         "simulations": n, "seconds": round(seconds, 3), "sims_per_s": round(n / seconds, 1)})
+    return rows
+
+
+def bench_metrics(total: int = 10_000) -> list[dict]:
+    """compute_run_metrics over `total` trajectories (oracle runs of the generated banking tasks, repeated)."""
+    from shiftbox.metrics import compute_run_metrics
+    from shiftbox.tasks import load_task_file
+
+    async def sample():
+        from shiftbox.agents._scripted import scripted_agent
+        from shiftbox.orchestrator import run_simulation
+        from shiftbox.users import ScriptedUser
+        from shiftbox.world import open_world
+
+        async with open_world("banking") as world:
+            return [await run_simulation(t, 0, 0, scripted_agent("oracle"), ScriptedUser(), world, run_tag="m")
+                    for t in tasks]
+
+    tasks = load_task_file(get_domain("banking").default_snapshot_dir() / "tasks.json").tasks
+    base = anyio.run(sample)
+    trajectories = [base[i % len(base)].model_copy(update={"trial": i // len(base)}) for i in range(total)]
+    t0 = time.perf_counter()
+    run, _ = compute_run_metrics(trajectories, {t.id: t for t in tasks})
+    seconds = time.perf_counter() - t0
+    return [{"bench": f"metrics over {total} simulations (banking, {run.tool_calls} tool calls)",
+             "seconds": round(seconds, 2), "sims_per_s": round(total / seconds)}]
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -153,8 +232,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
     parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
+    parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
     args = parser.parse_args()
     rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
+    rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics()
     results = {
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
                    f"Python {platform.python_version()}, {__import__('os').cpu_count()} cores",
@@ -164,6 +245,10 @@ def main() -> int:
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     md = to_markdown(results)
     (OUT / "results.md").write_text(md)
+    if args.publish:
+        (REPO / "docs" / "benchmarks.md").write_text(
+            md + "\nWritten by `make bench` (`python bench/run.py --publish`); every figure is a median or a ratio "
+                 "measured side by side in one run on this machine, because these machines are shared and noisy.\n")
     print(md)
     return 0
 
