@@ -219,6 +219,49 @@ def bench_metrics(total: int = 10_000) -> list[dict]:
              "seconds": round(seconds, 2), "sims_per_s": round(total / seconds)}]
 
 
+async def bench_http_load(episodes: int = 200, calls: int = 20) -> list[dict]:
+    """One banking HTTP server, `episodes` concurrent episodes each making `calls` get_account calls."""
+    import urllib.request
+
+    from shiftbox_servers.kit import http_server_process
+
+    snap_dir = get_domain("banking").default_snapshot_dir()
+    accounts = [r[0] for r in Snapshot.load(snap_dir).open_copy().execute(
+        "SELECT account_id FROM accounts ORDER BY account_id LIMIT 200")]
+    latencies: list[float] = []
+    errors = 0
+
+    def health(base: str) -> dict:
+        return json.loads(urllib.request.urlopen(base + "/healthz", timeout=5).read())
+
+    async with http_server_process("banking", snap_dir, "--max-episodes", str(episodes + 10)) as base:
+        rss_before = health(base)["rss_bytes"]
+
+        async def episode(i: int) -> None:
+            nonlocal errors
+            async with Client(f"{base}/episodes/load-{i}/mcp") as client:
+                for k in range(calls):
+                    t0 = time.perf_counter()
+                    try:
+                        result = await client.call_tool("get_account", {"account_id": accounts[(i + k) % len(accounts)]})
+                        errors += bool(result.is_error)
+                    except Exception:
+                        errors += 1
+                    latencies.append(time.perf_counter() - t0)
+
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for i in range(episodes):
+                tg.start_soon(episode, i)
+        seconds = time.perf_counter() - t0
+        after = health(base)
+    return [{"bench": f"one HTTP server, {episodes} concurrent episodes x {calls} get_account calls",
+             "calls_per_s": round(len(latencies) / seconds), "p50_ms": round(median_ms(latencies), 2),
+             "p99_ms": round(p99_ms(latencies), 2), "errors": errors, "episodes_open": after["episodes"],
+             "memory_per_episode_kb": round((after["rss_bytes"] - rss_before) / episodes / 1024)
+             if rss_before and after["rss_bytes"] else None}]
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -235,7 +278,7 @@ def main() -> int:
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
     args = parser.parse_args()
     rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
-    rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics()
+    rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
     results = {
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
                    f"Python {platform.python_version()}, {__import__('os').cpu_count()} cores",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import re
 from importlib.metadata import version as package_version
 from typing import Any
@@ -207,11 +208,20 @@ class DomainServer:
             m = self.snapshot.manifest
             return JSONResponse(
                 {"server": self.mcp.name, "version": SERVER_VERSION, "snapshot": m.snapshot_id,
-                 "sha256": m.sha256, "episodes": len(store)}
+                 "sha256": m.sha256, "episodes": len(store), "rss_bytes": resident_bytes()}
             )
 
         inner = self.mcp.streamable_http_app(json_response=True, host=host)
         return EpisodePathRouter(inner)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux), for /healthz and the load benchmark."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class EpisodePathRouter:

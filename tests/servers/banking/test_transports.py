@@ -59,6 +59,7 @@ async def test_http_concurrent_episodes_are_isolated(banking_snapshot):
 
         health = json.loads(urllib.request.urlopen(base + "/healthz").read())
         assert health["episodes"] == 2 and health["sha256"] == banking_snapshot.manifest.sha256
+        assert health["rss_bytes"] > 10_000_000   # the resident memory of a Python server process
         req = urllib.request.Request(base + "/episodes/one", method="DELETE")
         assert json.loads(urllib.request.urlopen(req).read()) == {"dropped": True}
 
