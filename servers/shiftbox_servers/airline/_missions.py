@@ -19,9 +19,12 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from shiftbox_servers.kit import Mission
+from shiftbox_servers.kit import mission as _mission
+from shiftbox_servers.kit import mission_call as _call
+
 from ._schema import BAG_FEE, CLOCK_START, FREE_BAGS, INSURANCE_FEE
 
-Mission = dict[str, Any]
 Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
 TODAY = CLOCK_START.date().isoformat()
@@ -110,15 +113,7 @@ def _which(res: dict[str, Any], detail: str = "") -> str:
     return f"Your reservation is {res['reservation_id']}, from {res['origin']} to {res['destination']}{detail}."
 
 
-def _call(key: str, tool: str, params: dict[str, Any], after: tuple[str, ...] = (),
-          required: list[str] | None = None) -> dict[str, Any]:
-    return {"key": key, "tool": tool, "params": params, "after": list(after), "required": required}
 
-
-def _mission(goal: str, action_type: str, reason: str, calls: list[dict[str, Any]], *, known: tuple[str, ...] = (),
-             communicate: tuple[str, ...] = (), nl: tuple[str, ...] = ()) -> Mission:
-    return {"goal": goal, "action_type": action_type, "reason": reason, "known": list(known), "calls": calls,
-            "communicate": list(communicate), "nl_assertions": list(nl)}
 
 
 # -- builders ----------------------------------------------------------------------------------------

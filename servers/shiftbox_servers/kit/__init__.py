@@ -20,6 +20,7 @@ from ._errors import (
     PreconditionFailed,
     error_result,
 )
+from ._missions import Mission, mission, mission_call
 from ._server import (
     POLICY_URI,
     SERVER_VERSION,
@@ -49,6 +50,6 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "insert_rows", "new_database", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "new_database", "open_server",
     "registered_domains", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

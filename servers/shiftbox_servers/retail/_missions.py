@@ -19,7 +19,10 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-Mission = dict[str, Any]
+from shiftbox_servers.kit import Mission
+from shiftbox_servers.kit import mission as _mission
+from shiftbox_servers.kit import mission_call as _call
+
 Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
 PENDING, PENDING_MODIFIED, DELIVERED = "pending", "pending (item modified)", "delivered"
@@ -104,15 +107,7 @@ def _money(value: float) -> str:
     return f"{value:.2f}"
 
 
-def _call(key: str, tool: str, params: dict[str, Any], after: tuple[str, ...] = (),
-          required: list[str] | None = None) -> dict[str, Any]:
-    return {"key": key, "tool": tool, "params": params, "after": list(after), "required": required}
 
-
-def _mission(goal: str, action_type: str, reason: str, calls: list[dict[str, Any]], *, known: tuple[str, ...] = (),
-             communicate: tuple[str, ...] = (), nl: tuple[str, ...] = ()) -> Mission:
-    return {"goal": goal, "action_type": action_type, "reason": reason, "known": list(known), "calls": calls,
-            "communicate": list(communicate), "nl_assertions": list(nl)}
 
 
 def _identified(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any], mission: Mission) -> Mission:
