@@ -220,11 +220,13 @@ def address_change(db: sqlite3.Connection, rng: random.Random, subject: dict[str
         known=(f"Your order is {order['order_id']}.", f"The new shipping address is {where}."), nl=nl))
 
 
-def item_modification(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    user_id = subject["user_id"]
+def _pick_swap(db: sqlite3.Connection, rng: random.Random, user_id: str, status: str):
+    """One line of one of the user's orders in `status`, a different available variant of the same product,
+    and a payment method that covers the difference — or None. Returns (order, line, new variant, method,
+    difference, the tool's params)."""
     methods = _methods(db, user_id)
     options = []
-    for order in _orders(db, user_id, (PENDING,)):
+    for order in _orders(db, user_id, (status,)):
         for line in _lines(db, order["order_id"]):
             for new in _alternatives(db, line):
                 difference = round(new["price"] - line["price"], 2)
@@ -235,9 +237,17 @@ def item_modification(db: sqlite3.Connection, rng: random.Random, subject: dict[
         return None
     order, line, new, payers, difference = rng.choice(options)
     method = rng.choice(payers)
-    order_id = order["order_id"]
-    params = {"order_id": order_id, "item_ids": [line["item_id"]], "new_item_ids": [new["item_id"]],
+    params = {"order_id": order["order_id"], "item_ids": [line["item_id"]], "new_item_ids": [new["item_id"]],
               "payment_method_id": method["payment_method_id"]}
+    return order, line, new, method, difference, params
+
+
+def item_modification(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    picked = _pick_swap(db, rng, subject["user_id"], PENDING)
+    if picked is None:
+        return None
+    order, line, new, method, difference, params = picked
+    order_id = order["order_id"]
     reason = (f"You want the {line['name']} ({_options(line['options'])}) in your order {order_id} changed to the "
               f"option with {_options(new['options'])}, any price difference settled with your "
               f"{_describe(method)}.")
@@ -294,23 +304,11 @@ def returns(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any])
 
 
 def exchange(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    user_id = subject["user_id"]
-    methods = _methods(db, user_id)
-    options = []
-    for order in _orders(db, user_id, (DELIVERED,)):
-        for line in _lines(db, order["order_id"]):
-            for new in _alternatives(db, line):
-                difference = round(new["price"] - line["price"], 2)
-                payers = [m for m in methods if _covers(m, difference)]
-                if payers:
-                    options.append((order, line, new, payers, difference))
-    if not options:
+    picked = _pick_swap(db, rng, subject["user_id"], DELIVERED)
+    if picked is None:
         return None
-    order, line, new, payers, difference = rng.choice(options)
-    method = rng.choice(payers)
+    order, line, new, method, difference, params = picked
     order_id = order["order_id"]
-    params = {"order_id": order_id, "item_ids": [line["item_id"]], "new_item_ids": [new["item_id"]],
-              "payment_method_id": method["payment_method_id"]}
     want = f"the option with {_options(new['options'])}"
     reason = (f"You want to exchange the {line['name']} ({_options(line['options'])}) from your delivered order "
               f"{order_id} for {want}, any price difference settled with your {_describe(method)}.")
