@@ -129,14 +129,13 @@ class World:
         return Episode(self, episode_id)
 
 
-def _server_target(domain: Domain, snapshot_dir: Path, mode: ServerMode,
-                   stack: contextlib.AsyncExitStack) -> Any:
+def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Any:
     if mode == "inproc":
-        return DomainServer(domain, Snapshot.load(snapshot_dir), max_episodes=100_000).mcp
+        return DomainServer(domain, snapshot, max_episodes=100_000).mcp
     if mode == "stdio":
         return StdioServerParameters(
             command=sys.executable,
-            args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot_dir),
+            args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
                   "--max-episodes", "100000"],
         )
     raise ValueError(mode)
@@ -157,7 +156,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
                 http_server_process(domain.name, snapshot_dir, "--max-episodes", "100000"))
             target: Any = f"{base}/mcp"
         else:
-            target = _server_target(domain, snapshot_dir, servers, stack)
+            target = _server_target(domain, snapshot, servers)
         client = await stack.enter_async_context(Client(target))
         info = client.server_info
         m = snapshot.manifest

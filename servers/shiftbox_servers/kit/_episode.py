@@ -123,10 +123,6 @@ class EpisodeStore:
         episode.close()
         return True
 
-    def reset(self, episode_id: str) -> Episode:
-        self.drop(episode_id)
-        return self.get(episode_id)
-
     def _evict_idle(self) -> None:
         cutoff = time.monotonic() - self.idle_timeout_s
         for episode_id in [e.id for e in self._episodes.values() if e.last_used < cutoff]:

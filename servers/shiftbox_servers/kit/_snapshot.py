@@ -59,22 +59,12 @@ def primary_key(db: sqlite3.Connection, table: str) -> list[str]:
     return pk or [c[1] for c in cols]
 
 
-def table_rows(db: sqlite3.Connection, table: str) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """All rows of a table keyed by primary key."""
-    cur = db.execute(f'SELECT * FROM "{table}"')
-    names = [d[0] for d in cur.description]
-    pk = primary_key(db, table)
-    idx = [names.index(k) for k in pk]
-    return {tuple(row[i] for i in idx): dict(zip(names, row, strict=True)) for row in cur}
-
-
-def content_hash(db: sqlite3.Connection, *, include_schema: bool = True) -> str:
-    """sha256 over (optionally) the schema and every domain table's rows in primary-key order."""
+def content_hash(db: sqlite3.Connection) -> str:
+    """sha256 over the schema and every domain table's rows in primary-key order."""
     h = hashlib.sha256()
     for table in user_tables(db):
-        if include_schema:
-            sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-            h.update(sql.encode())
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        h.update(sql.encode())
         pk = ", ".join(f'"{c}"' for c in primary_key(db, table))
         h.update(f"\x00{table}\x00".encode())
         for row in db.execute(f'SELECT * FROM "{table}" ORDER BY {pk}'):
