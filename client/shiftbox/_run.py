@@ -8,6 +8,7 @@ missing: a kill -9 mid-run loses nothing already written and duplicates nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
-from .world import Episode, ServerMode, World, episode_id_for, open_world
+from .world import Episode, ServerMode, World, episode_id_for, open_run_gateway, open_world
 
 RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE = "run.json", "tasks.json", "trajectories.jsonl"
 
@@ -153,8 +154,10 @@ async def execute_run(
     writer = ResultWriter(run_dir / TRAJECTORIES_FILE)
     limiter = anyio.CapacityLimiter(max(1, concurrency))
     run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    needs_gateway = bool(work) and getattr(make_agent(), "uses_gateway", False)
     try:
-        async with hooks.world(config) as world:
+        async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
+            gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
 
             async def one(task: Task, trial: int) -> None:
                 async with limiter:
@@ -162,7 +165,7 @@ async def execute_run(
                     episode = hooks.episode(world, task, trial, episode_id_for(run_tag, task.id, str(trial)))
                     with use_cassette(hooks.cassette(sim_id)):
                         trajectory = await run_simulation(task, trial, config.seed, make_agent(), make_user(),
-                                                          world, limits, run_tag, episode)
+                                                          world, limits, run_tag, episode, gateway)
                     hooks.finished(trajectory, world)
                     await writer.append(trajectory)
                     results.append(trajectory)

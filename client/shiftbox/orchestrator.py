@@ -27,7 +27,7 @@ from .trajectory import (
     Trajectory,
 )
 from .users import UserContext, UserSimulator
-from .world import Episode, InfrastructureError, World, episode_id_for
+from .world import Episode, InfrastructureError, RunGateway, World, episode_id_for
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,10 @@ class Simulation:
     """State of one running simulation; `run()` returns its trajectory."""
 
     def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
-                 limits: SimulationLimits, run_tag: str = "run", episode: Episode | None = None):
+                 limits: SimulationLimits, run_tag: str = "run", episode: Episode | None = None,
+                 gateway: RunGateway | None = None):
         self.task, self.trial, self.agent, self.user, self.world, self.limits = task, trial, agent, user, world, limits
+        self.gateway = gateway
         self.seed = derive_seed(run_seed, task.id, trial)
         self.sim_id = simulation_id(task.id, trial)
         self.episode = episode or world.episode(episode_id_for(run_tag, task.id, str(trial)))
@@ -126,6 +128,7 @@ class Simulation:
             domain=self.world.domain.name, policy=self.world.domain.policy, tools=self.world.tools, seed=self.seed,
             one_tool_per_turn=self.limits.one_tool_per_turn,
             task=self.task if getattr(self.agent, "privileged", False) else None,
+            gateway=self.gateway.link(self.episode.id) if self.gateway is not None else None,
         )
         try:
             await self.agent.start(context)
@@ -178,6 +181,9 @@ class Simulation:
         record = await self.episode.call(call.name, call.arguments, call_id=call.id, message_index=message_index,
                                          agent_turn=turn)
         self.calls.append(record)
+        tool_result = getattr(self.agent, "tool_result", None)
+        if tool_result is not None:  # an agent that made the call itself (over the gateway) waits for it
+            await tool_result(call, record)
         self._add(role="tool", content=tool_message_content(record), tool_call_id=call.id, is_error=record.is_error)
         self.failed_in_a_row = self.failed_in_a_row + 1 if record.is_error else 0
         if self.failed_in_a_row >= self.limits.max_tool_errors:
@@ -189,10 +195,13 @@ class Simulation:
 
 async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
                          limits: SimulationLimits | None = None, run_tag: str = "run",
-                         episode: Episode | None = None) -> Trajectory:
+                         episode: Episode | None = None, gateway: RunGateway | None = None) -> Trajectory:
     """Run one simulation to its end and return its trajectory (never raises for agent/user failures)."""
+    simulation = Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag,
+                            episode, gateway)
     try:
-        return await Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag,
-                                episode).run()
+        return await simulation.run()
     finally:
         await agent.close()
+        if gateway is not None:
+            gateway.detach(simulation.episode.id)

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 TRAJECTORY_SCHEMA_VERSION = 1
 
@@ -55,6 +55,8 @@ class ToolCallRecord(BaseModel):
     is_error: bool
     error_kind: str | None = None
     timing: dict[str, float] = Field(default_factory=dict, description="latency_ms; excluded from equality")
+    _client_result: Any = PrivateAttr(None)
+    """The server's result exactly as received (not saved): what a gateway hands back to an external agent."""
 
 
 class GoalShift(BaseModel):

@@ -1,5 +1,6 @@
 """Agents: the protocol every agent implements, and the built-in ones."""
 
+from ._external import ExternalAgent, ExternalAgentError
 from ._protocol import Agent, AgentContext, AgentReply
 
-__all__ = ["Agent", "AgentContext", "AgentReply"]
+__all__ = ["Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError"]

@@ -17,3 +17,18 @@ def litellm(arg: str | None, options: dict[str, str]):
     from ._litellm import litellm_agent
 
     return litellm_agent(arg, options)
+
+
+def cmd(arg: str | None, options: dict[str, str]):
+    """`cmd:"<command>"`: an external agent program (JSON lines on stdio, tools over MCP); option timeout=SECONDS."""
+    from ._external import DEFAULT_TURN_TIMEOUT_S, ExternalAgent
+
+    unknown = set(options) - {"timeout"}
+    if unknown:
+        raise ValueError(f"cmd agents take only the option timeout=SECONDS (got {', '.join(sorted(unknown))})")
+    if not arg:
+        raise ValueError('cmd: needs a command, e.g. --agent cmd:"python examples/minimal_agent/agent.py"')
+    timeout = float(options.get("timeout", DEFAULT_TURN_TIMEOUT_S))
+    if timeout <= 0:
+        raise ValueError("timeout must be a positive number of seconds")
+    return ExternalAgent(arg, turn_timeout_s=timeout)

@@ -32,6 +32,8 @@ class AgentContext(BaseModel):
     seed: int
     one_tool_per_turn: bool = False
     task: Task | None = None
+    gateway: Any = Field(None, description="for agents that call tools themselves over MCP (`uses_gateway`): "
+                                           "a `shiftbox.world.GatewayLink` with this episode's URL")
 
 
 @runtime_checkable

@@ -1,15 +1,17 @@
-"""Connecting to domain servers (in-process, stdio, HTTP) and recording every tool call."""
+"""Connecting to domain servers (in-process, stdio, HTTP), recording every tool call, and the gateway."""
 
+from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
 from ._world import (
-           SERVER_MODES,
-           CallOutcome,
-           Episode,
-           InfrastructureError,
-           ServerMode,
-           World,
-           episode_id_for,
-           open_world,
+    SERVER_MODES,
+    CallOutcome,
+    Episode,
+    InfrastructureError,
+    ServerMode,
+    World,
+    client_result,
+    episode_id_for,
+    open_world,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "Episode", "InfrastructureError", "ServerMode", "World",
-           "episode_id_for", "open_world"]
+__all__ = ["SERVER_MODES", "CallOutcome", "Episode", "Gateway", "GatewayLink", "InfrastructureError", "RunGateway",
+           "ServerMode", "World", "client_result", "episode_id_for", "open_run_gateway", "open_world", "serve_http"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp import Client, StdioServerParameters
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
@@ -61,6 +61,17 @@ def _outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
     return CallOutcome(structured, bool(result.is_error), kind, latency_ms)
 
 
+def client_result(record: ToolCallRecord) -> CallToolResult:
+    """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
+    if isinstance(record._client_result, CallToolResult):
+        return record._client_result
+    result = record.result
+    text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=result if isinstance(result, dict) else None,
+                          is_error=record.is_error)
+
+
 def episode_id_for(*parts: str) -> str:
     """A valid episode id from arbitrary parts (task ids may hold any character)."""
     return re.sub(r"[^A-Za-z0-9_.:-]", "-", ".".join(parts))[:128]
@@ -88,11 +99,13 @@ class Episode:
             raise InfrastructureError(f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}") from exc
         outcome = _outcome(result, (time.perf_counter() - start) * 1000)
         self.calls += 1
-        return ToolCallRecord(
+        record = ToolCallRecord(
             call_id=call_id, message_index=message_index, agent_turn=agent_turn, domain=self.world.domain.name,
             name=name, arguments=arguments, result=outcome.result, is_error=outcome.is_error,
             error_kind=outcome.error_kind, timing={"latency_ms": round(outcome.latency_ms, 3)},
         )
+        record._client_result = result
+        return record
 
     async def _read(self, uri: str, close: bool = False) -> Any:
         meta = dict(self._meta)

@@ -28,6 +28,8 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
+    EpisodePathRouter,
+    request_episode_id,
 )
 from ._snapshot import (
     Snapshot,
@@ -48,8 +50,8 @@ from .cli import open_server
 __all__ = [
     "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
-    "Episode", "EpisodeClock", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
+    "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "new_database", "open_server",
-    "registered_domains", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
+    "registered_domains", "request_episode_id", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

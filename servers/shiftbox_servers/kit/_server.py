@@ -41,7 +41,7 @@ EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
 EPISODE_SCOPE_KEY = "shiftbox.episode"
 
 
-def episode_id_for(ctx: ServerRequestContext[Any, Any]) -> str:
+def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
     """Which episode a request belongs to: `_meta` key, then HTTP path, then legacy session header."""
     meta = (ctx.params or {}).get("_meta") or {}
     if isinstance(meta, dict) and isinstance(meta.get(EPISODE_META_KEY), str):
@@ -123,7 +123,7 @@ class DomainServer:
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         if ctx.method not in ("tools/call", "resources/read"):
             return await call_next(ctx)
-        episode_id = episode_id_for(ctx)
+        episode_id = request_episode_id(ctx)
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":

@@ -1,0 +1,164 @@
+"""The recording gateway: a domain's tools as one MCP endpoint for any MCP client, every call recorded.
+
+External agents and desktop MCP clients connect to the gateway, never to the domain server. The
+gateway names each request's episode the way domain servers do (HTTP path `/episodes/<id>/mcp`,
+legacy `Mcp-Session-Id`, else the default episode) and hands the call to the route registered for
+that episode, which executes it through the harness's one recorder (`Episode.call`). Clients see the
+tools and the policy; the state resources (digest, diff) stay with the harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel import Server
+
+from shiftbox_servers.kit import (
+    POLICY_URI,
+    SERVER_VERSION,
+    EpisodePathRouter,
+    ErrorKind,
+    error_result,
+    request_episode_id,
+)
+
+from ._world import World
+
+CallRoute = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
+"""Executes one tool call for one episode: (tool name, arguments) -> the MCP result to return."""
+
+RouteLookup = Callable[[str], CallRoute | None]
+"""Finds the route of an episode id (None: nobody serves that episode)."""
+
+
+class Gateway:
+    """An MCP server mirroring `world`'s tools; `tools/call` goes to the route of the request's episode."""
+
+    def __init__(self, world: World, routes: RouteLookup):
+        self.world = world
+        self._routes = routes
+        domain = world.domain
+        self.server = Server(
+            f"shiftbox-{domain.name}-gateway",
+            version=SERVER_VERSION,
+            description=f"recording gateway for {world.info.name} {world.info.version}, snapshot "
+                        f"{world.info.snapshot} sha256={world.info.snapshot_sha256}",
+            instructions=(f"shiftbox {domain.name} tools. Read the policy (prompt 'policy' or resource "
+                          f"{POLICY_URI}) before acting."),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+        )
+        self._tools = [types.Tool.model_validate(t) for t in world.tools]
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        episode_id = request_episode_id(ctx)
+        route = self._routes(episode_id)
+        if route is None:
+            return error_result(ErrorKind.NOT_FOUND, f"episode {episode_id!r} is not open on this gateway; "
+                                                     "connect to the URL the harness gave you (SHIFTBOX_MCP_URL)")
+        return await route(params.name, dict(params.arguments or {}))
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name="policy", description=f"The {self.world.domain.name} agent policy")])
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != "policy":
+            raise ValueError(f"unknown prompt {params.name!r}; this gateway has: policy")
+        text = types.TextContent(type="text", text=self.world.domain.policy)
+        return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text)])
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=POLICY_URI, name="policy", mime_type="text/markdown")])
+
+    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if str(params.uri) != POLICY_URI:
+            raise ValueError(f"unknown resource {params.uri}; this gateway has: {POLICY_URI}")
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=POLICY_URI, text=self.world.domain.policy, mime_type="text/markdown")])
+
+    def http_app(self) -> Any:
+        """Streamable HTTP at `/mcp` and `/episodes/<id>/mcp` (127.0.0.1 only)."""
+        return EpisodePathRouter(self.server.streamable_http_app(json_response=True, host="127.0.0.1"))
+
+    async def run_stdio(self) -> None:
+        """Serve one client over stdin/stdout (one process, one episode: the default one)."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+
+@contextlib.asynccontextmanager
+async def serve_http(app: Any, port: int = 0) -> AsyncIterator[str]:
+    """Serve an ASGI app on 127.0.0.1 inside the current event loop; yields the base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        try:
+            with anyio.fail_after(30):
+                while not server.started:
+                    if server.should_exit:
+                        raise RuntimeError("the gateway's HTTP server did not start")
+                    await anyio.sleep(0.01)
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
+@dataclass(frozen=True)
+class GatewayLink:
+    """One episode's place on a run's gateway: the URL its agent connects to, and where its calls go."""
+
+    url: str
+    attach: Callable[[CallRoute], None]
+
+
+class RunGateway:
+    """The gateway of one run: simulations attach their episode's route and hand the URL to their agent."""
+
+    def __init__(self, world: World):
+        self._routes: dict[str, CallRoute] = {}
+        self.gateway = Gateway(world, self._routes.get)
+        self.base_url = ""
+
+    def url(self, episode_id: str) -> str:
+        return f"{self.base_url}/episodes/{episode_id}/mcp"
+
+    def link(self, episode_id: str) -> GatewayLink:
+        return GatewayLink(self.url(episode_id), functools.partial(self.attach, episode_id))
+
+    def attach(self, episode_id: str, route: CallRoute) -> None:
+        self._routes[episode_id] = route
+
+    def detach(self, episode_id: str) -> None:
+        self._routes.pop(episode_id, None)
+
+
+@contextlib.asynccontextmanager
+async def open_run_gateway(world: World) -> AsyncIterator[RunGateway]:
+    """Start a run's gateway over HTTP on a free 127.0.0.1 port for the length of the run."""
+    run_gateway = RunGateway(world)
+    async with serve_http(run_gateway.gateway.http_app()) as base_url:
+        run_gateway.base_url = base_url
+        yield run_gateway
