@@ -13,6 +13,7 @@ from ._replay_cli import replay
 from ._report_cli import report
 from ._rescore_cli import rescore
 from ._run_cli import run
+from ._serve_cli import serve
 from ._snapshots_cli import snapshots_app
 from ._tasks_cli import tasks_app
 
@@ -30,6 +31,7 @@ app.command("metrics")(metrics)
 app.command("rescore")(rescore)
 app.command("report")(report)
 app.command("replay")(replay)
+app.command("serve")(serve)
 
 
 @app.command("demo")

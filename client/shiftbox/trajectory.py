@@ -17,7 +17,7 @@ TRAJECTORY_SCHEMA_VERSION = 1
 Role = Literal["user", "assistant", "tool"]
 TerminationReason = Literal[
     "user_stop", "user_transfer", "out_of_scope", "agent_transfer", "max_steps", "too_many_tool_errors",
-    "agent_error", "user_error", "infrastructure_error", "replay_mismatch",
+    "agent_error", "user_error", "infrastructure_error", "replay_mismatch", "session_closed",
 ]
 STOP_TOKENS = {"###STOP###": "user_stop", "###TRANSFER###": "user_transfer",
                "###OUT-OF-SCOPE###": "out_of_scope"}

@@ -105,15 +105,31 @@ class Gateway:
             await self.server.run(read, write, self.server.create_initialization_options())
 
 
+async def _run_uvicorn(server: uvicorn.Server, sock: socket.socket) -> None:
+    """uvicorn's serve loop without its signal capture: Ctrl-C stays with the harness, which owns shutdown."""
+    if not server.config.loaded:
+        server.config.load()
+    server.lifespan = server.config.lifespan_class(server.config)
+    await server.startup(sockets=[sock])
+    if not server.should_exit:
+        await server.main_loop()
+    if server.started:
+        await server.shutdown(sockets=[sock])
+
+
 @contextlib.asynccontextmanager
 async def serve_http(app: Any, port: int = 0) -> AsyncIterator[str]:
     """Serve an ASGI app on 127.0.0.1 inside the current event loop; yields the base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another --port") from exc
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
+        tg.start_soon(_run_uvicorn, server, sock)
         try:
             with anyio.fail_after(30):
                 while not server.started:
