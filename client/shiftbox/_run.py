@@ -127,6 +127,9 @@ class RunHooks:
     def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode | None:
         return None
 
+    def agent(self, task: Task, trial: int, make_agent: Callable[[], object]) -> object:
+        return make_agent()
+
     def finished(self, trajectory: Trajectory, world: World) -> None:
         return None
 
@@ -154,7 +157,7 @@ async def execute_run(
     writer = ResultWriter(run_dir / TRAJECTORIES_FILE)
     limiter = anyio.CapacityLimiter(max(1, concurrency))
     run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
-    needs_gateway = bool(work) and getattr(make_agent(), "uses_gateway", False)
+    needs_gateway = bool(work) and getattr(hooks.agent(*work[0], make_agent), "uses_gateway", False)
     try:
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
             gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
@@ -164,7 +167,8 @@ async def execute_run(
                     sim_id = simulation_id(task.id, trial)
                     episode = hooks.episode(world, task, trial, episode_id_for(run_tag, task.id, str(trial)))
                     with use_cassette(hooks.cassette(sim_id)):
-                        trajectory = await run_simulation(task, trial, config.seed, make_agent(), make_user(),
+                        trajectory = await run_simulation(task, trial, config.seed,
+                                                          hooks.agent(task, trial, make_agent), make_user(),
                                                           world, limits, run_tag, episode, gateway)
                     hooks.finished(trajectory, world)
                     await writer.append(trajectory)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..agents import AgentReply
 from ..llm import ReplayDivergence, first_difference
-from ..trajectory import ToolCallRecord, Trajectory
+from ..trajectory import Message, ToolCallRecord, Trajectory
 from ..world import Episode
 
 
@@ -88,3 +89,32 @@ class DriftCheckingEpisode:
         if self._final is not None and final != self._final:
             raise ReplayMismatch(f"state drift in {self._sim}: the final state digest differs from the recording")
         return final
+
+
+class RecordedAgent:
+    """Plays back an agent's recorded assistant messages (external programs are not re-run in replay)."""
+
+    def __init__(self, recorded: Trajectory):
+        self.name = recorded.agent
+        self._recorded = recorded
+        self._replies = [m for m in recorded.messages if m.role == "assistant"]
+        self._next = 0
+
+    async def start(self, context: Any) -> None:
+        return None
+
+    async def respond(self, messages: list[Message]) -> AgentReply:
+        sim = self._recorded.simulation_id
+        if self._next >= len(self._replies):
+            raise ReplayMismatch(f"agent drift in {sim}: the agent is asked for reply {self._next + 1} but the "
+                                 f"recording has {len(self._replies)}")
+        reply = self._replies[self._next]
+        expected = [m.model_dump(mode="json") for m in self._recorded.messages[:reply.index]]
+        diff = first_difference(expected, [m.model_dump(mode="json") for m in messages])
+        if diff:
+            raise ReplayMismatch(f"conversation drift in {sim} before agent reply {self._next + 1}: {diff}")
+        self._next += 1
+        return AgentReply(content=reply.content, tool_calls=list(reply.tool_calls))
+
+    async def close(self) -> None:
+        return None

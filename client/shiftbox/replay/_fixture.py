@@ -15,7 +15,7 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Literal
@@ -37,7 +37,7 @@ from ..llm import Cassette
 from ..tasks import Task
 from ..trajectory import ServerInfo, Trajectory
 from ..world import Episode, World
-from ._episodes import DriftCheckingEpisode, ReplayMismatch, TranscriptEpisode
+from ._episodes import DriftCheckingEpisode, RecordedAgent, ReplayMismatch, TranscriptEpisode
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
@@ -121,6 +121,13 @@ class ReplayHooks(RunHooks):
         if sim not in self.recorded:
             raise ReplayMismatch(f"the fixture has no recording of {sim}")
         return self.recorded[sim]
+
+    def agent(self, task: Task, trial: int, make_agent: Callable[[], object]) -> object:
+        """An external agent program is not re-run: its recorded messages are played back."""
+        agent = make_agent()
+        if getattr(agent, "uses_gateway", False):
+            return RecordedAgent(self._recorded(task, trial))
+        return agent
 
     def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode:
         recorded = self._recorded(task, trial)

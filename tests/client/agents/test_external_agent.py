@@ -88,3 +88,19 @@ def test_bad_cmd_specs_are_usage_errors(tmp_path):
     assert run_external(tmp_path / "a", "cmd:").exit_code == 2
     res = run_external(tmp_path / "b", cmd("hang"), "--agent-arg", "colour=blue")
     assert res.exit_code == 2 and "timeout" in res.output
+
+
+def test_a_recorded_external_agent_run_replays_offline_without_the_program(tmp_path):
+    fixture = tmp_path / "fixture"
+    res = run_external(tmp_path / "live", cmd("lookup", CUSTOMER), "--max-steps", "12", "--record", str(fixture))
+    assert res.exit_code == 0, res.output
+    for tools in ("reexecute", "transcript"):
+        replayed = runner.invoke(app, ["replay", str(fixture), "--out", str(tmp_path / tools), "--tools", tools])
+        assert replayed.exit_code == 0, replayed.output
+        assert [t.canonical_json() for t in read_trajectories(tmp_path / tools)] == \
+               [t.canonical_json() for t in read_trajectories(fixture)]
+    # a fixture whose agent messages were edited no longer matches what the tools return: drift is named
+    path = fixture / "trajectories.jsonl"
+    path.write_text(path.read_text().replace(f'"customer_id":"{CUSTOMER}"', '"customer_id":"cust_0005"', 1))
+    drift = runner.invoke(app, ["replay", str(fixture), "--out", str(tmp_path / "drift")])
+    assert drift.exit_code == 1 and "drift" in drift.output
