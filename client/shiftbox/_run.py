@@ -146,8 +146,13 @@ async def execute_run(
     on_done: Callable[[Trajectory], None] = lambda t: None,
     on_start: Callable[[int], None] = lambda n: None,
     hooks: RunHooks | None = None,
+    retry_infra: int = 0,
 ) -> list[Trajectory]:
-    """Run every (task, trial) not in `finished`; returns the new trajectories in completion order."""
+    """Run every (task, trial) not in `finished`; returns the new trajectories in completion order.
+
+    A simulation that ends in an infrastructure error (server gone, LLM provider down) is run again
+    from the start, in a fresh episode, up to `retry_infra` times; only its last attempt is written.
+    """
     hooks = hooks or RunHooks()
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
@@ -162,14 +167,23 @@ async def execute_run(
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
             gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
 
+            async def attempt(task: Task, trial: int, number: int) -> Trajectory:
+                parts = (run_tag, task.id, str(trial)) + ((f"retry{number}",) if number else ())
+                episode_id = episode_id_for(*parts)  # a retry never reuses the failed attempt's database
+                episode = hooks.episode(world, task, trial, episode_id) or world.episode(episode_id)
+                with use_cassette(hooks.cassette(simulation_id(task.id, trial))):
+                    return await run_simulation(task, trial, config.seed, hooks.agent(task, trial, make_agent),
+                                                make_user(), world, limits, run_tag, episode, gateway)
+
             async def one(task: Task, trial: int) -> None:
                 async with limiter:
-                    sim_id = simulation_id(task.id, trial)
-                    episode = hooks.episode(world, task, trial, episode_id_for(run_tag, task.id, str(trial)))
-                    with use_cassette(hooks.cassette(sim_id)):
-                        trajectory = await run_simulation(task, trial, config.seed,
-                                                          hooks.agent(task, trial, make_agent), make_user(),
-                                                          world, limits, run_tag, episode, gateway)
+                    for number in range(retry_infra + 1):
+                        trajectory = await attempt(task, trial, number)
+                        if not is_retryable(trajectory) or number == retry_infra:
+                            break
+                        await world.recover()  # restart the server if it died
+                    if number:
+                        trajectory.timing["attempts"] = number + 1
                     hooks.finished(trajectory, world)
                     await writer.append(trajectory)
                     results.append(trajectory)
@@ -181,6 +195,11 @@ async def execute_run(
     finally:
         writer.close()
     return results
+
+
+def is_retryable(trajectory: Trajectory) -> bool:
+    """Infrastructure failures are retried; a replay mismatch is a finding, never retried."""
+    return trajectory.termination.blame == "infrastructure" and trajectory.termination.reason != "replay_mismatch"
 
 
 def task_file_digest(task_file: TaskFile) -> str:

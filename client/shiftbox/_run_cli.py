@@ -103,6 +103,9 @@ def run(
                                                             "timeout, 5xx) for LLM agents and users")] = None,
     record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
                                                      "transcripts per simulation) to this directory")] = None,
+    retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
+                                                         "if it died) when it ends in an infrastructure error, up "
+                                                         "to N times")] = 0,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -175,7 +178,7 @@ def run(
                 concurrency=concurrency, finished=finished,
                 on_start=lambda n: progress.update(bar, total=n),
                 on_done=lambda t: progress.advance(bar),
-                hooks=hooks,
+                hooks=hooks, retry_infra=retry_infra,
             ))
     except SnapshotError as exc:
         raise fail(str(exc)) from None

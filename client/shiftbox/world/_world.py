@@ -12,11 +12,13 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
+import anyio.abc
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
@@ -137,9 +139,16 @@ class World:
     client: Client
     info: ServerInfo
     tools: list[dict[str, Any]] = field(default_factory=list)
+    reconnect: Callable[[], Awaitable[None]] | None = field(default=None, repr=False)
+    restarts: int = 0
 
     def episode(self, episode_id: str) -> Episode:
         return Episode(self, episode_id)
+
+    async def recover(self) -> None:
+        """After an infrastructure error: if the server no longer answers, start it again and reconnect."""
+        if self.reconnect is not None:
+            await self.reconnect()
 
 
 def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Any:
@@ -155,6 +164,74 @@ def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Any:
 
 
 @contextlib.asynccontextmanager
+async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> AsyncIterator[Client]:
+    """Start the server (when it is a process of its own) and a client connected to it."""
+    async with contextlib.AsyncExitStack() as stack:
+        if mode == "http":
+            base = await stack.enter_async_context(
+                http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000"))
+            target: Any = f"{base}/mcp"
+        else:
+            target = _server_target(domain, snapshot, mode)
+        yield await stack.enter_async_context(Client(target))
+
+
+class _Connection:
+    """A client held in a task of its own, so a server dying mid-run fails the calls in flight (an
+    infrastructure error for those simulations) instead of cancelling the whole run."""
+
+    def __init__(self, connect: Callable[[], contextlib.AbstractAsyncContextManager[Client]]):
+        self._connect = connect
+        self._stop = anyio.Event()
+        self.client: Client | None = None
+        self.error: BaseException | None = None
+
+    async def start(self, tg: anyio.abc.TaskGroup) -> Client:
+        ready = anyio.Event()
+        tg.start_soon(self._hold, ready)
+        await ready.wait()
+        if self.client is None:
+            raise InfrastructureError(f"could not connect to the server: {self.error!r}") from self.error
+        return self.client
+
+    async def _hold(self, ready: anyio.Event) -> None:
+        try:
+            async with self._connect() as client:
+                self.client = client
+                ready.set()
+                await self._stop.wait()
+        except Exception as exc:  # the server went away (or never came): recorded, never raised into the run
+            self.error = exc
+        finally:
+            ready.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+async def _identify(client: Client, domain: Domain, snapshot: Snapshot) -> tuple[ServerInfo, list[dict[str, Any]]]:
+    """The server's identity and tools; refuses a server that serves another snapshot."""
+    info = client.server_info
+    m = snapshot.manifest
+    if info is None or m.sha256 not in (info.description or ""):
+        raise InfrastructureError(
+            f"the {domain.name} server does not report snapshot sha256 {m.sha256[:12]}…; "
+            f"it answered {info!r}")
+    listed = await client.list_tools()
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256), tools
+
+
+async def _answers(client: Client) -> bool:
+    try:
+        with anyio.fail_after(10):
+            await client.list_tools()
+        return True
+    except Exception:
+        return False
+
+
+@contextlib.asynccontextmanager
 async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
                      snapshot_dir: Path | None = None) -> AsyncIterator[World]:
     """Start or embed the domain server for the length of a run and connect to it."""
@@ -163,22 +240,28 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
     domain = get_domain(domain_name)
     snapshot_dir = snapshot_dir or domain.default_snapshot_dir()
     snapshot = Snapshot.load(snapshot_dir)  # fail early, with the snapshot's own message
-    async with contextlib.AsyncExitStack() as stack:
-        if servers == "http":
-            base = await stack.enter_async_context(
-                http_server_process(domain.name, snapshot_dir, "--max-episodes", "100000"))
-            target: Any = f"{base}/mcp"
-        else:
-            target = _server_target(domain, snapshot, servers)
-        client = await stack.enter_async_context(Client(target))
-        info = client.server_info
-        m = snapshot.manifest
-        if info is None or m.sha256 not in (info.description or ""):
-            raise InfrastructureError(
-                f"the {domain.name} server does not report snapshot sha256 {m.sha256[:12]}…; "
-                f"it answered {info!r}")
-        listed = await client.list_tools()
-        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-        yield World(domain, servers, client,
-                    ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id,
-                               snapshot_sha256=m.sha256), tools)
+    connections: list[_Connection] = []
+    lock = anyio.Lock()
+    async with anyio.create_task_group() as tg:
+
+        async def connect() -> Client:
+            connection = _Connection(lambda: _connect(domain, snapshot, servers))
+            connections.append(connection)
+            return await connection.start(tg)
+
+        async def reconnect() -> None:
+            async with lock:
+                if await _answers(world.client):
+                    return
+                connections[-1].stop()
+                world.client = await connect()
+                world.restarts += 1
+
+        try:
+            client = await connect()
+            info, tools = await _identify(client, domain, snapshot)
+            world = World(domain, servers, client, info, tools, reconnect=reconnect)
+            yield world
+        finally:
+            for connection in connections:
+                connection.stop()
