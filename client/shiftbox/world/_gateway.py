@@ -30,7 +30,7 @@ from shiftbox_servers.kit import (
     request_episode_id,
 )
 
-from ._world import World
+from ._world import World, unwrapped_errors
 
 CallRoute = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
 """Executes one tool call for one episode: (tool name, arguments) -> the MCP result to return."""
@@ -128,18 +128,18 @@ async def serve_http(app: Any, port: int = 0) -> AsyncIterator[str]:
         sock.close()
         raise OSError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another --port") from exc
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_run_uvicorn, server, sock)
-        try:
-            with anyio.fail_after(30):
-                while not server.started:
-                    if server.should_exit:
-                        raise RuntimeError("the gateway's HTTP server did not start")
-                    await anyio.sleep(0.01)
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
-    sock.close()
+    with unwrapped_errors(), contextlib.closing(sock):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_run_uvicorn, server, sock)
+            try:
+                with anyio.fail_after(30):
+                    while not server.started:
+                        if server.should_exit:
+                            raise RuntimeError("the gateway's HTTP server did not start")
+                        await anyio.sleep(0.01)
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                server.should_exit = True
 
 
 @dataclass(frozen=True)

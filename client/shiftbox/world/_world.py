@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -176,6 +176,17 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Asyn
         yield await stack.enter_async_context(Client(target))
 
 
+@contextlib.contextmanager
+def unwrapped_errors() -> Iterator[None]:
+    """Re-raise the single exception a task group wrapped, so callers catch what was actually raised."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
 class _Connection:
     """A client held in a task of its own, so a server dying mid-run fails the calls in flight (an
     infrastructure error for those simulations) instead of cancelling the whole run."""
@@ -242,26 +253,27 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
     snapshot = Snapshot.load(snapshot_dir)  # fail early, with the snapshot's own message
     connections: list[_Connection] = []
     lock = anyio.Lock()
-    async with anyio.create_task_group() as tg:
+    with unwrapped_errors():
+        async with anyio.create_task_group() as tg:
 
-        async def connect() -> Client:
-            connection = _Connection(lambda: _connect(domain, snapshot, servers))
-            connections.append(connection)
-            return await connection.start(tg)
+            async def connect() -> Client:
+                connection = _Connection(lambda: _connect(domain, snapshot, servers))
+                connections.append(connection)
+                return await connection.start(tg)
 
-        async def reconnect() -> None:
-            async with lock:
-                if await _answers(world.client):
-                    return
-                connections[-1].stop()
-                world.client = await connect()
-                world.restarts += 1
+            async def reconnect() -> None:
+                async with lock:
+                    if await _answers(world.client):
+                        return
+                    connections[-1].stop()
+                    world.client = await connect()
+                    world.restarts += 1
 
-        try:
-            client = await connect()
-            info, tools = await _identify(client, domain, snapshot)
-            world = World(domain, servers, client, info, tools, reconnect=reconnect)
-            yield world
-        finally:
-            for connection in connections:
-                connection.stop()
+            try:
+                client = await connect()
+                info, tools = await _identify(client, domain, snapshot)
+                world = World(domain, servers, client, info, tools, reconnect=reconnect)
+                yield world
+            finally:
+                for connection in connections:
+                    connection.stop()
