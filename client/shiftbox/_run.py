@@ -56,6 +56,18 @@ class RunDirError(Exception):
     """The run directory holds something that does not fit this run."""
 
 
+def record_server(run_dir: Path, world: World) -> None:
+    """Put the connected server's identity (version, snapshot, image id if a container) in run.json."""
+    run_file = run_dir / RUN_FILE
+    if not run_file.exists():
+        return
+    metadata = RunMetadata.model_validate_json(run_file.read_text())
+    metadata.server[world.domain.name] = world.info.model_dump(mode="json")
+    tmp = run_file.with_suffix(".tmp")
+    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
+    tmp.replace(run_file)
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -155,6 +167,7 @@ async def execute_run(
     run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
     try:
         async with hooks.world(config) as world:
+            record_server(run_dir, world)
 
             async def one(task: Task, trial: int) -> None:
                 async with limiter:

@@ -1,5 +1,6 @@
-"""Connecting to domain servers (in-process, stdio, HTTP) and recording every tool call."""
+"""Connecting to domain servers (in-process, stdio, HTTP, container) and recording every tool call."""
 
+from ._docker import DockerError
 from ._world import (
            SERVER_MODES,
            CallOutcome,
@@ -11,5 +12,5 @@ from ._world import (
            open_world,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "Episode", "InfrastructureError", "ServerMode", "World",
+__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "InfrastructureError", "ServerMode", "World",
            "episode_id_for", "open_world"]

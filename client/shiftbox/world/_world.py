@@ -34,8 +34,8 @@ from shiftbox_servers.kit import (
 
 from ..trajectory import ServerInfo, ToolCallRecord
 
-ServerMode = Literal["inproc", "stdio", "http"]
-SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http")
+ServerMode = Literal["inproc", "stdio", "http", "docker"]
+SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
 
 
 class InfrastructureError(Exception):
@@ -155,11 +155,18 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
             base = await stack.enter_async_context(
                 http_server_process(domain.name, snapshot_dir, "--max-episodes", "100000"))
             target: Any = f"{base}/mcp"
+        elif servers == "docker":  # a container per run, pinned and checked (_docker.py)
+            from ._docker import docker_server
+
+            container = await stack.enter_async_context(docker_server(domain.name, snapshot.manifest))
+            target = container.transport
         else:
             target = _server_target(domain, snapshot, servers)
         client = await stack.enter_async_context(Client(target))
         info = client.server_info
         m = snapshot.manifest
+        if servers == "docker":
+            container.check(info, m)
         if info is None or m.sha256 not in (info.description or ""):
             raise InfrastructureError(
                 f"the {domain.name} server does not report snapshot sha256 {m.sha256[:12]}…; "
@@ -168,4 +175,5 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
         tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
         yield World(domain, servers, client,
                     ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id,
-                               snapshot_sha256=m.sha256), tools)
+                               snapshot_sha256=m.sha256,
+                               image_id=container.image.id if servers == "docker" else None), tools)
