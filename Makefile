@@ -10,7 +10,7 @@ SNAPSHOTS := $(foreach d,banking retail airline echo,snapshots/$(d)/v1/db.sqlite
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
-.PHONY: help demo test lint bench snapshots env uv clean
+.PHONY: help demo test lint bench snapshots images env uv clean
 
 help:
 	@echo "make demo       run the offline demo evaluation"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint       ruff"
 	@echo "make bench      benchmarks (prints figures, writes bench/out/ and docs/benchmarks.md)"
 	@echo "make snapshots  rebuild the native snapshots"
+	@echo "make images     build the domain server images offline (needs a Docker engine; docs/containers.md)"
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5,<1"
@@ -43,6 +44,9 @@ test: env $(SNAPSHOTS)
 
 lint: env
 	$(RUN) ruff check .
+
+images: env $(SNAPSHOTS)
+	PYTHON=$(PYTHON) containers/build-images.sh
 
 bench: env $(SNAPSHOTS)
 	$(RUN) python bench/run.py --publish

@@ -262,6 +262,57 @@ async def bench_http_load(episodes: int = 200, calls: int = 20) -> list[dict]:
              if rss_before and after["rss_bytes"] else None}]
 
 
+async def bench_containers(n: int, starts: int = 5) -> list[dict]:
+    """Image sizes, cold start and stdio round trip through `docker run -i`, each beside the plain stdio
+    server (interleaved); skipped without an engine or the images (`make images`)."""
+    import subprocess
+
+    from shiftbox.world._docker import RUN_FLAGS, DockerError, find_image
+
+    try:
+        found = {domain: find_image(domain) for domain in DETAIL_TOOLS}
+        subprocess.run([found["banking"][0], "info"], check=True, capture_output=True, timeout=60)
+    except (DockerError, subprocess.SubprocessError) as exc:
+        print(f"containers: skipped ({exc})", file=sys.stderr)
+        return []
+    rows = []
+    for docker, image in found.values():
+        size = subprocess.run([docker, "image", "inspect", "-f", "{{.Size}}", image.id], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        rows.append({"bench": f"image {image.ref}", "size_mb": round(int(size) / 1e6, 1), "id": image.id[:19]})
+
+    docker, image = found["banking"]
+    container = StdioServerParameters(command=docker, args=["run", "-i", "--rm", *RUN_FLAGS, image.id])
+
+    async def cold(target) -> float:
+        t0 = time.perf_counter()
+        async with Client(target) as client:
+            await client.list_tools()
+            return time.perf_counter() - t0
+
+    in_docker, plain = [], []
+    for _ in range(starts):
+        in_docker.append(await cold(container))
+        plain.append(await cold(stdio("banking")))
+    rows.append({"bench": "cold start to first tools/list, banking: docker run -i vs plain stdio",
+                 "docker_median_ms": round(median_ms(in_docker)), "stdio_median_ms": round(median_ms(plain)),
+                 "n": starts})
+
+    tool, table, column = DETAIL_TOOLS["banking"]
+    snap = Snapshot.load(get_domain("banking").default_snapshot_dir())
+    key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
+    async with Client(container) as boxed, Client(stdio("banking")) as bare:
+        through, direct = [], []
+        for _ in range(5):  # interleaved, as in bench_round_trips
+            through += await time_calls(boxed, tool, {column: key}, n // 5)
+            direct += await time_calls(bare, tool, {column: key}, n // 5)
+    rows.append({"bench": f"tools/call round trip, banking.{tool}: docker run -i vs plain stdio",
+                 "docker_median_ms": round(median_ms(through), 3), "stdio_median_ms": round(median_ms(direct), 3),
+                 "ratio": round(median_ms(through) / median_ms(direct), 3), "docker_p99_ms": round(p99_ms(through), 3),
+                 "n": len(through)})
+    return rows
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -276,9 +327,16 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
     parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
+    parser.add_argument("--containers-only", action="store_true",
+                        help="only the container figures (needs a Docker engine and `make images`); never published")
     args = parser.parse_args()
-    rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
-    rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
+    if args.containers_only:
+        args.publish = False
+        rows = anyio.run(bench_containers, args.calls)
+    else:
+        rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
+        rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
+        rows += anyio.run(bench_containers, args.calls)
     results = {
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
                    f"Python {platform.python_version()}, {__import__('os').cpu_count()} cores",

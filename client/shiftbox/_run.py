@@ -57,6 +57,18 @@ class RunDirError(Exception):
     """The run directory holds something that does not fit this run."""
 
 
+def record_server(run_dir: Path, world: World) -> None:
+    """Put the connected server's identity (version, snapshot, image id if a container) in run.json."""
+    run_file = run_dir / RUN_FILE
+    if not run_file.exists():
+        return
+    metadata = RunMetadata.model_validate_json(run_file.read_text())
+    metadata.server[world.domain.name] = world.info.model_dump(mode="json")
+    tmp = run_file.with_suffix(".tmp")
+    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
+    tmp.replace(run_file)
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -165,6 +177,7 @@ async def execute_run(
     needs_gateway = bool(work) and getattr(hooks.agent(*work[0], make_agent), "uses_gateway", False)
     try:
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
+            record_server(run_dir, world)
             gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
 
             async def attempt(task: Task, trial: int, number: int) -> Trajectory:

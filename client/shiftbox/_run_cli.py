@@ -35,7 +35,7 @@ from ._run import (
 )
 from .tasks import TaskFile, satisfied_actions
 from .trajectory import Trajectory
-from .world import SERVER_MODES
+from .world import SERVER_MODES, DockerError
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -144,6 +144,13 @@ def run(
             raise fail(f"task ids not in {tasks}: {', '.join(missing)}")
         selected = [t for t in selected if t.id in set(task_id)]
     snapshot_dir = resolve_snapshot(domain, task_file, snapshot)
+    if servers == "docker":  # engine and image, before anything is written to --out
+        from .world._docker import find_image
+
+        try:
+            find_image(domain)
+        except DockerError as exc:
+            raise fail(str(exc)) from None
     config = RunConfig(
         domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_id, agent=agent,
         agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
@@ -180,7 +187,7 @@ def run(
                 on_done=lambda t: progress.advance(bar),
                 hooks=hooks, retry_infra=retry_infra,
             ))
-    except SnapshotError as exc:
+    except (SnapshotError, DockerError) as exc:
         raise fail(str(exc)) from None
     if record is not None:
         from .replay import finish_fixture

@@ -73,6 +73,8 @@ class ServerInfo(BaseModel):
     version: str
     snapshot: str
     snapshot_sha256: str
+    image_id: str | None = Field(None, exclude_if=lambda v: v is None,
+                                 description="container image id (`--servers docker`); absent otherwise")
 
 
 class Termination(BaseModel):

@@ -1,5 +1,6 @@
-"""Connecting to domain servers (in-process, stdio, HTTP), recording every tool call, and the gateway."""
+"""Connecting to domain servers (in-process, stdio, HTTP, container), recording every tool call, and the gateway."""
 
+from ._docker import DockerError
 from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
 from ._world import (
     SERVER_MODES,
@@ -13,5 +14,6 @@ from ._world import (
     open_world,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "Episode", "Gateway", "GatewayLink", "InfrastructureError", "RunGateway",
-           "ServerMode", "World", "client_result", "episode_id_for", "open_run_gateway", "open_world", "serve_http"]
+__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "Gateway", "GatewayLink", "InfrastructureError",
+           "RunGateway", "ServerMode", "World", "client_result", "episode_id_for", "open_run_gateway", "open_world",
+           "serve_http"]

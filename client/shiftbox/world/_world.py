@@ -36,8 +36,8 @@ from shiftbox_servers.kit import (
 
 from ..trajectory import ServerInfo, ToolCallRecord
 
-ServerMode = Literal["inproc", "stdio", "http"]
-SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http")
+ServerMode = Literal["inproc", "stdio", "http", "docker"]
+SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
 
 
 class InfrastructureError(Exception):
@@ -164,16 +164,26 @@ def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> AsyncIterator[Client]:
-    """Start the server (when it is a process of its own) and a client connected to it."""
+async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> AsyncIterator[tuple[Client, str | None]]:
+    """Start the server (when it is a process or container of its own) and a client connected to it;
+    with the container's image id, after checking the container against the run's pins."""
     async with contextlib.AsyncExitStack() as stack:
+        container = None
         if mode == "http":
             base = await stack.enter_async_context(
                 http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000"))
             target: Any = f"{base}/mcp"
+        elif mode == "docker":  # a container per connection, pinned and checked (_docker.py)
+            from ._docker import docker_server
+
+            container = await stack.enter_async_context(docker_server(domain.name, snapshot.manifest))
+            target = container.transport
         else:
             target = _server_target(domain, snapshot, mode)
-        yield await stack.enter_async_context(Client(target))
+        client = await stack.enter_async_context(Client(target))
+        if container is not None:
+            container.check(client.server_info, snapshot.manifest)
+        yield client, container.image.id if container is not None else None
 
 
 @contextlib.contextmanager
@@ -191,10 +201,11 @@ class _Connection:
     """A client held in a task of its own, so a server dying mid-run fails the calls in flight (an
     infrastructure error for those simulations) instead of cancelling the whole run."""
 
-    def __init__(self, connect: Callable[[], contextlib.AbstractAsyncContextManager[Client]]):
+    def __init__(self, connect: Callable[[], contextlib.AbstractAsyncContextManager[tuple[Client, str | None]]]):
         self._connect = connect
         self._stop = anyio.Event()
         self.client: Client | None = None
+        self.image_id: str | None = None
         self.error: BaseException | None = None
 
     async def start(self, tg: anyio.abc.TaskGroup) -> Client:
@@ -202,13 +213,15 @@ class _Connection:
         tg.start_soon(self._hold, ready)
         await ready.wait()
         if self.client is None:
+            if isinstance(self.error, InfrastructureError):  # already says what went wrong and how to fix it
+                raise self.error
             raise InfrastructureError(f"could not connect to the server: {self.error!r}") from self.error
         return self.client
 
     async def _hold(self, ready: anyio.Event) -> None:
         try:
-            async with self._connect() as client:
-                self.client = client
+            async with self._connect() as (client, image_id):
+                self.client, self.image_id = client, image_id
                 ready.set()
                 await self._stop.wait()
         except Exception as exc:  # the server went away (or never came): recorded, never raised into the run
@@ -220,7 +233,8 @@ class _Connection:
         self._stop.set()
 
 
-async def _identify(client: Client, domain: Domain, snapshot: Snapshot) -> tuple[ServerInfo, list[dict[str, Any]]]:
+async def _identify(client: Client, domain: Domain, snapshot: Snapshot,
+                    image_id: str | None) -> tuple[ServerInfo, list[dict[str, Any]]]:
     """The server's identity and tools; refuses a server that serves another snapshot."""
     info = client.server_info
     m = snapshot.manifest
@@ -230,7 +244,8 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot) -> tuple
             f"it answered {info!r}")
     listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-    return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256), tools
+    return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
+                      image_id=image_id), tools
 
 
 async def _answers(client: Client) -> bool:
@@ -271,7 +286,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
 
             try:
                 client = await connect()
-                info, tools = await _identify(client, domain, snapshot)
+                info, tools = await _identify(client, domain, snapshot, connections[-1].image_id)
                 world = World(domain, servers, client, info, tools, reconnect=reconnect)
                 yield world
             finally:
