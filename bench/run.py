@@ -313,6 +313,15 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
     return rows
 
 
+def bench_llm() -> list[dict]:
+    """LLM agent + LLM user through litellm on the spec's scripted conversation, with the time split."""
+    # bench/ is on sys.path: this file runs as a script
+    from llm_throughput import bench_llm_throughput
+
+    rows, _detail = anyio.run(bench_llm_throughput, 100, (1, 8, 64))
+    return rows
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -327,15 +336,19 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
     parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
-    parser.add_argument("--containers-only", action="store_true",
-                        help="only the container figures (needs a Docker engine and `make images`); never published")
+    parser.add_argument("--only", choices=["llm", "containers"],
+                        help="one section: the LLM throughput (llm_throughput.py) or the container figures (needs a "
+                             "Docker engine and `make images`); never published")
     args = parser.parse_args()
-    if args.containers_only:
+    if args.only:
         args.publish = False
-        rows = anyio.run(bench_containers, args.calls)
-    else:
-        rows = anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
+    rows = []
+    if not args.only:
+        rows += anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
         rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
+    if args.only in (None, "llm"):
+        rows += bench_llm()
+    if args.only in (None, "containers"):
         rows += anyio.run(bench_containers, args.calls)
     results = {
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._stopwatch import timed
+
 Role = Literal["agent", "user", "judge"]
 COST_FIELD = "shiftbox_cost_usd"
 """Added to every response: its price from litellm's local price map (0.0 for models it does not price)."""
@@ -155,7 +157,8 @@ async def complete(request: LLMRequest, connection: LLMConnection | None = None)
     cassette = current_cassette.get()
     if cassette is not None and cassette.mode == "replay":
         return cassette.replay(request)
-    response = await _call_litellm(request, connection or LLMConnection())
+    with timed("llm_s"):
+        response = await _call_litellm(request, connection or LLMConnection())
     if cassette is not None:
         cassette.record(request, response)
     return response

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ._stopwatch import stopwatch
 from .agents import Agent, AgentContext
 from .llm import ReplayDivergence
 from .tasks import Task
@@ -86,20 +87,22 @@ class Simulation:
 
     async def run(self) -> Trajectory:
         start = time.perf_counter()
-        termination = await self._run_guarded()
-        final_state: dict[str, str] = {}
-        try:
-            final_state[self.world.domain.name] = await self.episode.close()
-        except (InfrastructureError, ReplayDivergence) as exc:
-            if termination.blame != "infrastructure":
-                reason = "replay_mismatch" if isinstance(exc, ReplayDivergence) else "infrastructure_error"
-                termination = Termination(reason=reason, detail=str(exc), blame="infrastructure")
+        with stopwatch() as spent:  # llm_s and mcp_s: where the wall time went
+            termination = await self._run_guarded()
+            final_state: dict[str, str] = {}
+            try:
+                final_state[self.world.domain.name] = await self.episode.close()
+            except (InfrastructureError, ReplayDivergence) as exc:
+                if termination.blame != "infrastructure":
+                    reason = "replay_mismatch" if isinstance(exc, ReplayDivergence) else "infrastructure_error"
+                    termination = Termination(reason=reason, detail=str(exc), blame="infrastructure")
+        timing = {"wall_s": round(time.perf_counter() - start, 4)} | {k: round(v, 4) for k, v in sorted(spent.items())}
         return Trajectory(
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
             goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts, termination=termination,
-            final_state=final_state, timing={"wall_s": round(time.perf_counter() - start, 4)},
+            final_state=final_state, timing=timing,
             usage={role: dict(u) for role, who in (("agent", self.agent), ("user", self.user))
                    if (u := getattr(who, "usage", None))},
         )

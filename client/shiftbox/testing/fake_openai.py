@@ -312,6 +312,9 @@ def fake_openai(script: Script, *, model: str = DEFAULT_MODEL, api_key: str | No
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle on, a kept-alive connection waits for the
+    # client's delayed ACK (~40 ms) before each body, which would swamp every LLM timing we take.
+    disable_nagle_algorithm = True
     server_version = "shiftbox-fake-openai/1"
     sys_version = ""
 

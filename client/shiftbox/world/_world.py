@@ -34,6 +34,7 @@ from shiftbox_servers.kit import (
     http_server_process,
 )
 
+from .._stopwatch import timed
 from ..trajectory import ServerInfo, ToolCallRecord
 
 ServerMode = Literal["inproc", "stdio", "http", "docker"]
@@ -96,7 +97,8 @@ class Episode:
         """Call a tool in this episode and return the record the trajectory keeps."""
         start = time.perf_counter()
         try:
-            result = await self.world.client.call_tool(name, arguments, meta=self._meta)
+            with timed("mcp_s"):
+                result = await self.world.client.call_tool(name, arguments, meta=self._meta)
         except Exception as exc:  # transport failure: the call may or may not have happened
             raise InfrastructureError(f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}") from exc
         outcome = _outcome(result, (time.perf_counter() - start) * 1000)
@@ -114,7 +116,8 @@ class Episode:
         if close:
             meta[CLOSE_META_KEY] = True
         try:
-            res = await self.world.client.read_resource(uri, meta=meta)
+            with timed("mcp_s"):
+                res = await self.world.client.read_resource(uri, meta=meta)
         except Exception as exc:
             raise InfrastructureError(f"reading {uri}: {type(exc).__name__}: {exc}") from exc
         return json.loads(res.contents[0].text)

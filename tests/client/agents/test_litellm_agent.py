@@ -302,6 +302,23 @@ async def test_simulation_with_llm_agent_and_llm_user():
     assert not any("tx_000422" in m["content"] and m["role"] == "tool" for m in seen)
 
 
+async def test_timing_splits_the_wall_time_into_llm_and_mcp():
+    """llm_s covers every completion (each scripted reply waits 0.05 s), mcp_s every tool call and state read."""
+    task = TASKS["hw_banking_001"]
+    delay = 0.05
+    with fake_openai([r.delayed(delay) for r in AGENT_SCRIPT]) as agent_server, \
+            fake_openai([Reply.text(u).delayed(delay) for u in USER_SCRIPT]) as user_server:
+        agent, sim_user = make_pair(agent_server, user_server)
+        async with open_world("banking") as world:
+            t = await run_simulation(task, 0, 0, agent, sim_user, world)
+        completions = len(agent_server.requests) + len(user_server.requests)
+    assert t.termination.reason == "user_stop"
+    timing = t.timing
+    assert timing["llm_s"] >= completions * delay
+    assert timing["mcp_s"] > 0 and sum(c.timing["latency_ms"] for c in t.tool_calls) / 1000 <= timing["mcp_s"]
+    assert timing["llm_s"] + timing["mcp_s"] <= timing["wall_s"]
+
+
 async def test_persistent_server_error_ends_the_simulation_with_a_reason():
     task = TASKS["hw_banking_001"]
     failing = lambda body: Reply.error(500, "upstream exploded", headers={"retry-after-ms": "1"})  # noqa: E731

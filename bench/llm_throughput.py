@@ -1,0 +1,313 @@
+"""`make bench` section: end-to-end simulations per second, LLM agent + LLM user through litellm.
+
+    uv run python bench/llm_throughput.py [--simulations 100] [--concurrency 1 8 64] [--profile 20]
+
+Both roles are `litellm:openai/fake-model`, run by the real harness path (`execute_run`, the
+function behind `shiftbox run`, with the registry's agent and user factories and `api_base=` /
+`api_key_env=` options, in-process banking server, results appended to trajectories.jsonl) against
+the project's fake OpenAI-compatible server playing the scripted conversation of
+shared/spec/performance.md. The fake server runs in its own process (`--serve`), like a remote
+model: its work does not compete with the harness for this process's interpreter lock.
+
+The scripted conversation (`Conversation`, a deterministic function of each request body):
+the user asks for help (giving its customer id); the agent greets, calls get_customer_by_id for
+that customer and, on the tool result, answers "Done. Is there anything else I can help with?";
+after the user has spoken 5 times it sends ###STOP###. 16 LLM calls (6 user, 10 agent) and 5 tool
+calls per simulation, as in the reference harness. shiftbox's user opens the conversation, so the
+reference harness's first message, a fixed greeting that costs no LLM call, has no counterpart: the
+agent's greeting goes with its first reply, and a simulation has 21 messages where the reference's
+has 22 (the same LLM and tool work). Every trajectory's shape is checked before a figure counts.
+
+Where the time goes, per simulation: `Trajectory.timing` holds `llm_s` (inside the LLM boundary,
+`shiftbox.llm.complete`) and `mcp_s` (tool calls and the closing state read) next to `wall_s`; the
+time spent appending the result (`ResultWriter.append`) is measured here around the writer. The
+harness's share is the rest. litellm's import is done (and timed, in a fresh interpreter) before
+any simulation, so it is reported but not part of any rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import json
+import os
+import pstats
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from shiftbox_servers.kit import get_domain
+
+MODEL = "openai/fake-model"
+SPEC = f"litellm:{MODEL}"
+KEY_ENV = "SHIFTBOX_BENCH_FAKE_KEY"
+CUSTOMERS = [f"cust_{i:04d}" for i in range(1, 11)]  # existing banking customers, one task each
+USER_TURNS = 5
+ASK = "Hi, I need some help with my profile. My customer id is {customer}."
+GREETING = "Hi! How can I help you today? Let me look up your profile."
+DONE = "Done. Is there anything else I can help with?"
+STOP = "No, that is all. Thank you! ###STOP###"
+CUSTOMER_ID = re.compile(r"cust_\d{4}")
+EXPECTED = {"messages": 2 * USER_TURNS + 1 + 2 * USER_TURNS, "tool_calls": USER_TURNS,
+            "agent_llm_calls": 2 * USER_TURNS, "user_llm_calls": USER_TURNS + 1}
+
+
+class Conversation:
+    """The fake model's script: one reply per request, decided by the request body alone."""
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        from shiftbox.testing.fake_openai import Reply
+
+        messages = body.get("messages") or []
+        system = (messages[0].get("content") or "") if messages and messages[0].get("role") == "system" else ""
+        if "What you know:" in system:  # the LLM user simulator's prompt (see shiftbox.users._llm)
+            spoken = sum(m.get("role") == "assistant" for m in messages)  # its own earlier messages
+            if spoken < USER_TURNS:
+                return Reply.text(ASK.format(customer=CUSTOMER_ID.search(system).group()))
+            return Reply.text(STOP)
+        last = messages[-1]
+        if last.get("role") == "tool":
+            return Reply.text(DONE)
+        customer = CUSTOMER_ID.search(last.get("content") or "").group()
+        first = not any(m.get("role") == "assistant" for m in messages)
+        return Reply.tool_call("get_customer_by_id", {"customer_id": customer},
+                               content=GREETING if first else None)
+
+
+def serve() -> int:
+    """`--serve`: run the fake server with `Conversation`, print its base URL, stop when stdin closes."""
+    from shiftbox.testing.fake_openai import FakeOpenAI
+
+    class Forgetful(FakeOpenAI):  # keeps no request log: thousands of requests would only grow memory
+        def _next(self, body, headers):
+            n, reply = super()._next(body, headers)
+            with self._lock:
+                self.requests.clear(), self.headers.clear(), self.replies.clear()
+            return n, reply
+
+    server = Forgetful(Conversation()).start()
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+    server.stop()
+    for error in server.errors:
+        print(error, file=sys.stderr)
+    return 1 if server.errors else 0
+
+
+@contextlib.contextmanager
+def fake_server_process() -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        base_url = proc.stdout.readline().strip()
+        if not base_url.startswith("http"):
+            raise RuntimeError(f"the fake server did not start (it printed {base_url!r})")
+        yield base_url
+    finally:
+        proc.stdin.close()
+        if proc.wait(timeout=30) != 0:
+            raise RuntimeError("the fake server reported errors (see stderr)")
+
+
+def litellm_import_seconds() -> float:
+    """Cold import of litellm the way shiftbox does it (`shiftbox._litellm.import_litellm`), fresh interpreter."""
+    code = ("import time; t = time.perf_counter(); from shiftbox._litellm import import_litellm; "
+            "import_litellm(); print(time.perf_counter() - t)")
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def bench_tasks():
+    """One minimal banking task per customer: a single goal, the customer id as what the user knows."""
+    from shiftbox.tasks import TaskFile
+
+    tasks = [{
+        "id": f"llm_bench_{customer}", "domain": "banking",
+        "user_scenario": {"persona": "EASY_1",
+                          "instructions": {"reason_for_call": "You want your profile checked.",
+                                           "known_info": f"Your customer id is {customer}."},
+                          "goal_shifts": {"required_shifts": 0, "goals": ["profile"]}},
+        "evaluation_criteria": {"action_sets": [{"action_id": "lookup", "goal": "profile", "allowed_tools": [
+            {"function_name": "get_customer_by_id", "params": {"customer_id": customer}}]}]},
+    } for customer in CUSTOMERS]
+    return TaskFile.model_validate({"domain": "banking", "snapshot": "banking/v1",
+                                    "source": "bench/llm_throughput.py", "tasks": tasks})
+
+
+class WriteClock:
+    """Wall time spent in `ResultWriter.append` during a run (the writer is swapped for a timed one)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.writes = 0
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[WriteClock]:
+        from shiftbox import _run
+
+        original, clock = _run.ResultWriter, self
+
+        class TimedWriter(original):
+            async def append(self, trajectory) -> None:
+                start = time.perf_counter()
+                try:
+                    await super().append(trajectory)
+                finally:
+                    clock.seconds += time.perf_counter() - start
+                    clock.writes += 1
+
+        _run.ResultWriter = TimedWriter
+        try:
+            yield self
+        finally:
+            _run.ResultWriter = original
+
+
+def shape_problems(trajectory) -> list[str]:
+    """How a trajectory differs from the scripted conversation (empty: it is exactly that)."""
+    usage = trajectory.usage
+    seen = {"messages": len(trajectory.messages), "tool_calls": len(trajectory.tool_calls),
+            "agent_llm_calls": int(usage.get("agent", {}).get("calls", 0)),
+            "user_llm_calls": int(usage.get("user", {}).get("calls", 0))}
+    problems = [f"{k}={seen[k]} (expected {v})" for k, v in EXPECTED.items() if seen[k] != v]
+    roles = [m.role for m in trajectory.messages]
+    if roles != ["user", "assistant", "tool", "assistant"] * USER_TURNS + ["user"]:
+        problems.append(f"message roles {roles}")
+    if trajectory.termination.reason != "user_stop":
+        problems.append(f"ended {trajectory.termination.reason}: {trajectory.termination.detail}")
+    if any(c.is_error or c.name != "get_customer_by_id" for c in trajectory.tool_calls):
+        problems.append("a tool call failed or is not get_customer_by_id")
+    if trajectory.messages and trajectory.messages[-2].content != DONE:
+        problems.append("the agent's last answer is not the scripted one")
+    return problems
+
+
+async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path) -> dict[str, Any]:
+    """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks."""
+    from importlib.metadata import version
+
+    from shiftbox._registry import make_agent, make_user
+    from shiftbox._run import RunConfig, RunMetadata, execute_run, prepare_run_dir, task_file_digest
+
+    options = {"api_base": base_url, "api_key_env": KEY_ENV, "max_retries": "0"}
+    config = RunConfig(domain="banking", tasks_sha256=task_file_digest(task_file), agent=SPEC,
+                       agent_args=options, user=SPEC, user_args=options, trials=trials, seed=0,
+                       snapshot=str(get_domain("banking").default_snapshot_dir()))
+    prepare_run_dir(run_dir, RunMetadata(config=config, shiftbox_version=version("shiftbox"),
+                                         simulations=len(task_file.tasks) * trials), task_file, resume=False)
+    with WriteClock().installed() as writes:
+        start = time.perf_counter()
+        trajectories = await execute_run(config, task_file.tasks, run_dir, make_agent=lambda: make_agent(SPEC, options),
+                                         make_user=lambda: make_user(SPEC, options), concurrency=concurrency,
+                                         finished=set())
+        seconds = time.perf_counter() - start
+    bad = {t.simulation_id: p for t in trajectories if (p := shape_problems(t))}
+    if bad or len(trajectories) != len(task_file.tasks) * trials:
+        raise AssertionError(f"{len(bad)} of {len(trajectories)} simulations are not the scripted conversation, "
+                             f"e.g. {next(iter(bad.items()), None)}")
+    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds}
+
+
+def split(run: dict[str, Any]) -> dict[str, float]:
+    """Percent of the summed per-simulation time (its wall time plus appending its result)."""
+    trajectories = run["trajectories"]
+    wall = sum(t.timing["wall_s"] for t in trajectories)
+    llm = sum(t.timing.get("llm_s", 0.0) for t in trajectories)
+    mcp = sum(t.timing.get("mcp_s", 0.0) for t in trajectories)
+    total = wall + run["write_s"]
+    return {"litellm_pct": round(100 * llm / total, 1), "mcp_pct": round(100 * mcp / total, 1),
+            "harness_pct": round(100 * (wall - llm - mcp) / total, 1),
+            "write_pct": round(100 * run["write_s"] / total, 1),
+            "ms_per_sim": round(1000 * total / len(trajectories), 2)}
+
+
+def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> dict[str, Any]:
+    """Where the process's own (on-CPU, in Python) time went during a profiled run, grouped by package."""
+    stats = pstats.Stats(profile)
+    groups: dict[str, float] = {}
+    functions = []
+    for (filename, line, name), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():
+        path = filename.replace("\\", "/")
+        if "/litellm/" in path:
+            group = "litellm"
+        elif "/httpx/" in path or "/httpcore/" in path or "/h11/" in path:
+            group = "httpx"
+        elif "/openai/" in path:
+            group = "openai sdk"
+        elif "/pydantic" in path:
+            group = "pydantic"
+        elif "/shiftbox_servers/" in path or "/mcp/" in path or "/mcp_types/" in path:
+            group = "mcp + servers"
+        elif "/shiftbox/" in path:
+            group = "shiftbox"
+        elif name in ("<method 'poll' of 'select.epoll' objects>", "<method 'select' of 'select.epoll' objects>"):
+            group = "waiting (epoll)"
+        else:
+            group = "other (stdlib, asyncio, json, ...)"
+        groups[group] = groups.get(group, 0.0) + tottime
+        functions.append((tottime, f"{Path(filename).name}:{line}({name})"))
+    functions.sort(reverse=True)
+    return {"seconds": round(seconds, 2),
+            "self_time_pct": {g: round(100 * s / seconds, 1) for g, s in sorted(groups.items(), key=lambda x: -x[1])},
+            "top_functions": [f"{name} {round(100 * s / seconds, 1)}%" for s, name in functions[:top]]}
+
+
+async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (1, 8, 64),
+                               profile_simulations: int = 0) -> tuple[list[dict], dict[str, Any]]:
+    """Rows for the report, plus the profile summary (when asked for) as a detail."""
+    from shiftbox._litellm import import_litellm
+
+    os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
+    import_seconds = litellm_import_seconds()
+    import_litellm()  # here too, before any timing
+    task_file = bench_tasks()
+    trials = max(1, simulations // len(task_file.tasks))
+    rows: list[dict] = []
+    detail: dict[str, Any] = {"litellm_import_s": round(import_seconds, 2)}
+    with fake_server_process() as base_url, tempfile.TemporaryDirectory() as tmp:
+        warm = await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 1,
+                              Path(tmp) / "warmup")  # litellm sets up its clients on first use
+        detail["warmup_2_sims_s"] = round(warm["seconds"], 2)
+        for concurrency in concurrencies:
+            run = await run_once(base_url, task_file, trials, concurrency, Path(tmp) / f"c{concurrency}")
+            n = len(run["trajectories"])
+            rows.append({"bench": f"LLM agent + LLM user via litellm (fake server), scripted conversation, "
+                                  f"concurrency {concurrency}",
+                         "simulations": n, "seconds": round(run["seconds"], 2),
+                         "sims_per_s": round(n / run["seconds"], 1), **split(run)})
+        if profile_simulations:
+            profile = cProfile.Profile()
+            small = task_file.model_copy(update={"tasks": task_file.tasks[:1]})
+            start = time.perf_counter()
+            profile.enable()
+            await run_once(base_url, small, profile_simulations, 1, Path(tmp) / "profile")
+            profile.disable()
+            detail["profile_concurrency_1"] = profile_summary(profile, time.perf_counter() - start)
+    rows[0]["litellm_import_s"] = detail["litellm_import_s"]
+    return rows, detail
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--simulations", type=int, default=100, help="per concurrency level")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also cProfile N simulations at concurrency 1 and print where the time went")
+    args = parser.parse_args()
+    if args.serve:
+        return serve()
+    rows, detail = anyio.run(bench_llm_throughput, args.simulations, tuple(args.concurrency), args.profile)
+    print(json.dumps({"rows": rows, **detail}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
