@@ -6,19 +6,20 @@ Writes bench/out/results.json and bench/out/results.md and prints the markdown t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import statistics
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from shiftbox_servers.kit import Snapshot, get_domain
+from shiftbox_servers.kit import Snapshot, get_domain, http_server_process
 
 REPO = Path(__file__).resolve().parents[1]
 ACB_BANKING = REPO.parent / "shared" / "external" / "agentchangebench" / "banking" / "db.toml"
@@ -49,6 +50,13 @@ def stdio(domain: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "shiftbox_servers", domain])
 
 
+@contextlib.asynccontextmanager
+async def http_server(domain: str) -> AsyncIterator[str]:
+    """The MCP URL of the domain's server as a process of its own over streamable HTTP."""
+    async with http_server_process(domain, get_domain(domain).default_snapshot_dir()) as base:
+        yield f"{base}/mcp"
+
+
 DETAIL_TOOLS = {  # domain -> (a real DB-backed lookup, the table and column its argument comes from)
     "banking": ("get_account", "accounts", "account_id"),
     "retail": ("get_order_details", "orders", "order_id"),
@@ -73,12 +81,16 @@ async def bench_round_trips(n: int) -> list[dict]:
         snap = Snapshot.load(get_domain(domain).default_snapshot_dir())
         key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
         args = {column: key}
-        for transport in ("in-memory", "stdio"):
-            if transport == "in-memory":
-                target, echo_target = open_server(domain).mcp, open_server("echo").mcp
-            else:
-                target, echo_target = stdio(domain), stdio("echo")
-            async with Client(target) as server, Client(echo_target) as echo:
+        for transport in ("in-memory", "stdio", "http"):
+            async with contextlib.AsyncExitStack() as stack:
+                if transport == "in-memory":
+                    target, echo_target = open_server(domain).mcp, open_server("echo").mcp
+                elif transport == "stdio":
+                    target, echo_target = stdio(domain), stdio("echo")
+                else:  # streamable HTTP on 127.0.0.1, a server process each
+                    target, echo_target = [await stack.enter_async_context(http_server(d)) for d in (domain, "echo")]
+                server = await stack.enter_async_context(Client(target))
+                echo = await stack.enter_async_context(Client(echo_target))
                 real, trivial = [], []
                 for _ in range(5):  # interleave so drift on a noisy machine hits both alike
                     real += await time_calls(server, tool, args, n // 5)
@@ -222,8 +234,6 @@ def bench_metrics(total: int = 10_000) -> list[dict]:
 async def bench_http_load(episodes: int = 200, calls: int = 20) -> list[dict]:
     """One banking HTTP server, `episodes` concurrent episodes each making `calls` get_account calls."""
     import urllib.request
-
-    from shiftbox_servers.kit import http_server_process
 
     snap_dir = get_domain("banking").default_snapshot_dir()
     accounts = [r[0] for r in Snapshot.load(snap_dir).open_copy().execute(

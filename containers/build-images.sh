@@ -26,6 +26,9 @@ if [ -z "${DOCKER:-}" ]; then
 fi
 export DOCKER
 UV=("$PYTHON" -m uv)
+"$PYTHON" -m uv --version >/dev/null 2>&1 && "$PYTHON" -m pip --version >/dev/null 2>&1 || {
+  echo "build-images.sh: $PYTHON lacks uv or pip (a project .venv has neither): run \`make images\`, or set PYTHON" \
+       "to an interpreter with both" >&2; exit 2; }
 VENV_PY=$REPO/.venv/bin/python
 [ -x "$VENV_PY" ] || { echo "build-images.sh: no .venv; run \`make env\` first (or \`make images\`)" >&2; exit 2; }
 "$DOCKER" info >/dev/null 2>&1 || { echo "build-images.sh: no Docker engine reachable via $DOCKER; see docs/containers.md" >&2; exit 2; }

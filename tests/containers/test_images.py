@@ -7,7 +7,9 @@ import os
 import re
 import secrets
 import subprocess
+import sys
 import urllib.request
+from pathlib import Path
 
 import anyio
 import pytest
@@ -174,8 +176,12 @@ def test_build_script_builds_with_no_network_at_all(docker, images, throwaway_im
     assert "build --network none" in script.read_text()
     tag = f"shiftbox-offline-test-banking:{locked_version()}"
     throwaway_images.append(tag)
-    env = os.environ | {"IMAGE_PREFIX": "shiftbox-offline-test-", "UV_OFFLINE": "1", "PIP_NO_INDEX": "1",
-                        "DOCKER": build_cli()}
+    # As `make images` runs it: from outside the project's .venv (whose python has neither uv nor pip).
+    venv_bin = str(Path(sys.prefix) / "bin")
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | {
+        "PATH": path, "IMAGE_PREFIX": "shiftbox-offline-test-", "UV_OFFLINE": "1", "PIP_NO_INDEX": "1",
+        "DOCKER": build_cli()}
     proc = subprocess.run([str(script), "banking"], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     built = inspect_image(docker, tag)
