@@ -372,7 +372,11 @@ def main() -> int:
     if args.publish:
         (REPO / "docs" / "benchmarks.md").write_text(
             md + "\nWritten by `make bench` (`python bench/run.py --publish`); every figure is a median or a ratio "
-                 "measured side by side in one run on this machine, because these machines are shared and noisy.\n")
+                 "measured side by side in one run on this machine, because these machines are shared and noisy.\n"
+                 "\nLLM rows (bench/llm_throughput.py): `*_pct` split the summed per-simulation time (wall time plus "
+                 "appending the result) into litellm (inside `shiftbox.llm.complete`), MCP (tool calls and state "
+                 "reads), the harness (the rest) and writing; `ms_per_sim` is that sum per simulation, so it grows "
+                 "with concurrency while simulations wait on each other.\n")
     print(md)
     return 0
 
