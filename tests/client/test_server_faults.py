@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -32,26 +33,33 @@ def server_processes() -> list[int]:
     return found
 
 
-class KillServerAfter(RunHooks):
-    """Kills the domain server once, when `after` simulations have finished."""
+def kill_server_processes() -> list[int]:
+    killed = server_processes()
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    return killed
 
-    def __init__(self, after: int):
-        self.after, self.seen, self.killed = after, 0, []
+
+class KillServerAfter(RunHooks):
+    """Kills the domain server once (with `kill`, which returns what it killed), when `after`
+    simulations have finished."""
+
+    def __init__(self, after: int, kill: Callable[[], list] = kill_server_processes):
+        self.after, self.kill, self.seen, self.killed = after, kill, 0, []
 
     def finished(self, trajectory, world) -> None:
         self.seen += 1
         if self.seen == self.after:
-            self.killed = server_processes()
-            for pid in self.killed:
-                os.kill(pid, signal.SIGKILL)
+            self.killed = self.kill()
 
 
-def run_with_a_kill(out: Path, servers: str, retry_infra: int) -> tuple[list, KillServerAfter]:
+def run_with_a_kill(out: Path, servers: str, retry_infra: int,
+                    kill: Callable[[], list] = kill_server_processes) -> tuple[list, KillServerAfter]:
     tasks = handwritten().tasks
     config = RunConfig(domain="banking", tasks_sha256="-", agent="scripted:oracle", user="scripted",
                        trials=TRIALS, servers=servers, snapshot=str(HANDWRITTEN.parent))
     out.mkdir()
-    hooks = KillServerAfter(after=3)
+    hooks = KillServerAfter(after=3, kill=kill)
     anyio.run(lambda: execute_run(config, tasks, out, make_agent=lambda: make_agent("scripted:oracle"),
                                   make_user=lambda: make_user("scripted"), concurrency=2, finished=set(),
                                   hooks=hooks, retry_infra=retry_infra))

@@ -17,6 +17,7 @@ from shiftbox.cli import app
 from shiftbox.world._docker import DockerError, Image, check_server, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest, get_domain
 from tests.client.harness import HANDWRITTEN
+from tests.client.test_server_faults import TRIALS, run_with_a_kill
 from tests.containers.conftest import docker_build
 
 runner = CliRunner()
@@ -122,3 +123,19 @@ def test_harness_refuses_a_server_whose_snapshot_differs_from_the_runs(docker, i
     assert f"expected {banking_manifest().sha256}" in res.output and f"found {other_sha}" in res.output
     assert "make images" in res.output
     assert read_trajectories(tmp_path / "r") == []
+
+
+def test_a_killed_container_is_replaced_under_retry_infra_and_every_simulation_completes(docker, images, tmp_path):
+    def kill_containers() -> list[str]:
+        names = subprocess.run([docker, "ps", "--format", "{{.Names}}", "--filter", "name=shiftbox-banking-"],
+                               capture_output=True, text=True, timeout=60).stdout.split()
+        for name in names:
+            subprocess.run([docker, "kill", name], capture_output=True, timeout=60)
+        return names
+
+    trajectories, hooks = run_with_a_kill(tmp_path / "r", "docker", retry_infra=2, kill=kill_containers)
+    assert hooks.killed, "no container was found to kill"
+    assert len({t.simulation_id for t in trajectories}) == len(trajectories) == 5 * TRIALS
+    assert [t.termination.reason for t in trajectories] == ["user_stop"] * len(trajectories)
+    assert any(t.timing.get("attempts", 1) > 1 for t in trajectories), "the kill did not hit any simulation"
+    assert {t.servers["banking"].image_id for t in trajectories} == {images["banking"].id}
