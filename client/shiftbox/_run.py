@@ -64,6 +64,12 @@ def record_server(run_dir: Path, world: World) -> None:
         return
     metadata = RunMetadata.model_validate_json(run_file.read_text())
     metadata.server[world.domain.name] = world.info.model_dump(mode="json")
+    write_run_metadata(run_dir, metadata)
+
+
+def write_run_metadata(run_dir: Path, metadata: RunMetadata) -> None:
+    """Replace run.json whole (write, then rename): a crash leaves the old file or the new one."""
+    run_file = run_dir / RUN_FILE
     tmp = run_file.with_suffix(".tmp")
     tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
     tmp.replace(run_file)
@@ -103,9 +109,7 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / TASKS_FILE).write_text(task_file.model_dump_json(indent=2) + "\n")
-    tmp = run_file.with_suffix(".tmp")
-    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
-    tmp.replace(run_file)
+    write_run_metadata(run_dir, metadata)
     return set()
 
 

@@ -10,7 +10,6 @@ messages, or `max_tool_errors` consecutive failed tool calls. Failures that are 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,15 @@ from .trajectory import (
     Trajectory,
 )
 from .users import UserContext, UserSimulator
-from .world import Episode, InfrastructureError, RunGateway, World, episode_id_for
+from .world import (
+    Episode,
+    InfrastructureError,
+    RunGateway,
+    World,
+    apply_initial_state,
+    episode_id_for,
+    tool_message_content,
+)
 
 
 @dataclass(frozen=True)
@@ -46,12 +53,6 @@ def derive_seed(run_seed: int, task_id: str, trial: int) -> int:
 
 def simulation_id(task_id: str, trial: int) -> str:
     return f"{task_id}#{trial}"
-
-
-def tool_message_content(record: ToolCallRecord) -> str:
-    """What the agent sees of a tool result: the structured content as JSON, or the text."""
-    result = record.result
-    return result if isinstance(result, str) else json.dumps(result, sort_keys=True)
 
 
 class _Ended(Exception):
@@ -121,12 +122,7 @@ class Simulation:
             return Termination(reason="replay_mismatch", detail=str(exc), blame="infrastructure")
 
     async def _setup(self) -> None:
-        for i, spec in enumerate(self.task.initial_state.tool_calls):
-            record = await self.episode.call(spec.function_name, dict(spec.params), call_id=f"setup_{i}",
-                                             message_index=-1, agent_turn=None)
-            self.setup_calls.append(record)
-            if record.is_error:
-                raise InfrastructureError(f"initial state call {spec.function_name} failed: {record.result}")
+        await apply_initial_state(self.episode, self.task.initial_state.tool_calls, self.setup_calls)
         context = AgentContext(
             domain=self.world.domain.name, policy=self.world.domain.policy, tools=self.world.tools, seed=self.seed,
             one_tool_per_turn=self.limits.one_tool_per_turn,

@@ -9,11 +9,13 @@ from ._world import (
     InfrastructureError,
     ServerMode,
     World,
+    apply_initial_state,
     client_result,
     episode_id_for,
     open_world,
+    tool_message_content,
 )
 
 __all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "Gateway", "GatewayLink", "InfrastructureError",
-           "RunGateway", "ServerMode", "World", "client_result", "episode_id_for", "open_run_gateway", "open_world",
-           "serve_http"]
+           "RunGateway", "ServerMode", "World", "apply_initial_state", "client_result", "episode_id_for",
+           "open_run_gateway", "open_world", "serve_http", "tool_message_content"]

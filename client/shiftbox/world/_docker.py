@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client
 
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest
 
-from ._world import InfrastructureError
+from ._world import InfrastructureError, single_error
 
 DOCKER_ENV = "SHIFTBOX_DOCKER"
 RUN_FLAGS = ("--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
@@ -125,12 +125,6 @@ class Container:
         return self.log.read()[-2000:].strip()
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
 @contextlib.asynccontextmanager
 async def docker_server(domain: str, manifest: SnapshotManifest) -> AsyncIterator[Container]:
     """Start the domain's image over stdio for the length of a run; removed however the run ends."""
@@ -144,7 +138,7 @@ async def docker_server(domain: str, manifest: SnapshotManifest) -> AsyncIterato
         try:
             yield container
         except Exception as exc:  # the client's task groups wrap what is raised inside them
-            leaf = _leaf(exc)
+            leaf = single_error(exc)
             if isinstance(leaf, DockerError):
                 raise leaf from None
             if container.checked:

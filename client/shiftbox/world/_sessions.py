@@ -19,7 +19,14 @@ from mcp_types import CallToolResult
 from ..tasks import Task
 from ..trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
 from ._gateway import CallRoute
-from ._world import Episode, InfrastructureError, World, client_result
+from ._world import (
+    Episode,
+    InfrastructureError,
+    World,
+    apply_initial_state,
+    client_result,
+    tool_message_content,
+)
 
 CALLS_FILE = "calls.jsonl"
 GATEWAY_AGENT, GATEWAY_USER = "mcp-client", "none"
@@ -61,10 +68,12 @@ class GatewaySessions:
             self._opened += 1
             self._sessions[episode_id] = session
             async with session.lock:
-                for i, spec in enumerate(self.task.initial_state.tool_calls):
-                    record = await session.episode.call(spec.function_name, dict(spec.params), call_id=f"setup_{i}",
-                                                        message_index=-1, agent_turn=None)
-                    session.setup_calls.append(record)
+                try:
+                    await apply_initial_state(session.episode, self.task.initial_state.tool_calls,
+                                              session.setup_calls)
+                except InfrastructureError:  # never serve a session from the wrong state; the next call starts anew
+                    self._sessions.pop(episode_id, None)
+                    raise
         return session
 
     async def _call(self, session: GatewaySession, name: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -75,8 +84,7 @@ class GatewaySessions:
                                             agent_turn=turn)
         session.messages.append(message)
         session.calls.append(record)
-        text = record.result if isinstance(record.result, str) else json.dumps(record.result, sort_keys=True)
-        session.messages.append(Message(index=len(session.messages), role="tool", content=text,
+        session.messages.append(Message(index=len(session.messages), role="tool", content=tool_message_content(record),
                                         tool_call_id=call.id, is_error=record.is_error))
         line = json.dumps({"session": session.number, "record": record.model_dump(mode="json")}, sort_keys=True)
         self._calls_log.write(line.encode() + b"\n")

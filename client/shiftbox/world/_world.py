@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -64,15 +64,31 @@ def _outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
     return CallOutcome(structured, bool(result.is_error), kind, latency_ms)
 
 
+def tool_message_content(record: ToolCallRecord) -> str:
+    """What the agent sees of a tool result: the structured content as JSON, or the text."""
+    result = record.result
+    return result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+
+
 def client_result(record: ToolCallRecord) -> CallToolResult:
     """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
     if isinstance(record._client_result, CallToolResult):
         return record._client_result
-    result = record.result
-    text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=result if isinstance(result, dict) else None,
+    return CallToolResult(content=[TextContent(type="text", text=tool_message_content(record))],
+                          structured_content=record.result if isinstance(record.result, dict) else None,
                           is_error=record.is_error)
+
+
+async def apply_initial_state(episode: Any, calls: Sequence[Any], records: list[ToolCallRecord]) -> None:
+    """Make a task's initial-state calls (`function_name`, `params`) in `episode`, appending each record
+    (setup_<i>) to `records`; a rejected call is an InfrastructureError: the conversation would start
+    from the wrong state."""
+    for i, spec in enumerate(calls):
+        record = await episode.call(spec.function_name, dict(spec.params), call_id=f"setup_{i}",
+                                    message_index=-1, agent_turn=None)
+        records.append(record)
+        if record.is_error:
+            raise InfrastructureError(f"initial state call {spec.function_name} failed: {record.result}")
 
 
 def episode_id_for(*parts: str) -> str:
@@ -189,15 +205,23 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Asyn
         yield client, container.image.id if container is not None else None
 
 
+def single_error(exc: BaseException) -> BaseException:
+    """What was actually raised inside (nested) task groups that each wrapped one exception."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 @contextlib.contextmanager
 def unwrapped_errors() -> Iterator[None]:
     """Re-raise the single exception a task group wrapped, so callers catch what was actually raised."""
     try:
         yield
     except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        leaf = single_error(group)
+        if leaf is group:
+            raise
+        raise leaf from None
 
 
 class _Connection:
