@@ -11,9 +11,15 @@ import typer
 from rich.console import Console
 
 from ._registry import parse_options
-from ._run import TASKS_FILE, read_trajectories
-from .metrics import RunMetrics, SimulationMetrics, compute_run_metrics, retention
-from .tasks import load_task_file
+from ._run import TASKS_FILE, read_run
+from .metrics import (
+    AgentScores,
+    RunMetrics,
+    SimulationMetrics,
+    compute_run_metrics,
+    retention,
+    score_by_agent,
+)
 
 METRICS_FILE = "metrics.json"
 COMPAT_MODES = ("agentchangebench",)
@@ -28,10 +34,8 @@ def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> 
 
 def score_run(run_dir: Path, compat: str | None = None, judge=None,
               success_threshold: float = 1.0) -> tuple[RunMetrics, list[SimulationMetrics]]:
-    if not (run_dir / TASKS_FILE).exists():
-        raise FileNotFoundError(f"{run_dir} is not a run directory (no {TASKS_FILE}); create one with `shiftbox run`")
-    tasks = {t.id: t for t in load_task_file(run_dir / TASKS_FILE).tasks}
-    trajectories = read_trajectories(run_dir)
+    """One agent's run (a run directory or a folder of them); several agents: use `score_agents`."""
+    trajectories, tasks = read_run(run_dir)
     if compat == "agentchangebench":
         from .metrics._agentchangebench import compat_run_metrics
 
@@ -65,7 +69,8 @@ def make_judge(spec: str | None, options: dict[str, str] | None = None):
 
 
 def metrics(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`")],
+    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`, or a folder of them "
+                                                 "(each agent is then scored on its own)")],
     json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
     compat: Annotated[str | None, typer.Option(help="reproduce another benchmark's definitions: agentchangebench")] = None,
     judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
@@ -82,7 +87,15 @@ def metrics(
         err.print(f"[red]error:[/] --compat {compat!r} is not known; choose one of: {', '.join(COMPAT_MODES)}")
         raise typer.Exit(2)
     try:
-        run_metrics, sims = score_run(run_dir, compat, make_judge(judge, parse_options(judge_arg or [])), threshold)
+        the_judge = make_judge(judge, parse_options(judge_arg or []))
+        trajectories, tasks = read_run(run_dir)
+        if compat is None and len({t.agent for t in trajectories}) > 1:
+            if clean is not None:
+                raise ValueError("--clean compares one agent's runs; give a run directory of one agent")
+            scores = score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold)
+            _print_agents(scores, json_out)
+            return
+        run_metrics, sims = score_run(run_dir, compat, the_judge, threshold)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc.args[0]}")
         raise typer.Exit(2) from None
@@ -94,7 +107,7 @@ def metrics(
             err.print(f"[red]error:[/] --clean: {exc.args[0]}")
             raise typer.Exit(2) from None
         rows = retention(run_metrics, clean_metrics)
-    if compat is None:
+    if compat is None and (run_dir / TASKS_FILE).exists():
         (run_dir / METRICS_FILE).write_text(metrics_document(run_metrics, sims))
     if json_out:
         doc = run_metrics.model_dump(mode="json")
@@ -108,3 +121,13 @@ def metrics(
     console.print(summary(run_metrics))
     if rows is not None:
         console.print(retention_table(rows))
+
+
+def _print_agents(scores: dict[str, AgentScores], json_out: bool) -> None:
+    """Several agents: each one's own metrics, never pooled (JSON: agent -> run metrics)."""
+    if json_out:
+        typer.echo(json.dumps({a: s.metrics.model_dump(mode="json") for a, s in scores.items()}, indent=2))
+        return
+    from .report import agents_summary
+
+    Console(width=None if sys.stdout.isatty() else 160).print(agents_summary(scores))

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ._run import TASKS_FILE, TRAJECTORIES_FILE
+from ._run import TASKS_FILE, TRAJECTORIES_FILE, run_dirs
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -21,7 +21,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`")],
+    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`, or a folder of them")],
     html: Annotated[Path, typer.Option("--html", metavar="FILE", help="write the self-contained HTML report here")],
 ) -> None:
     """Write a self-contained HTML report of a run: headline metrics, plots and every conversation.
@@ -35,8 +35,10 @@ def report(
     if not run_dir.is_dir():
         raise _fail(f"{run_dir} does not exist or is not a directory; pass a run directory written by "
                     "`shiftbox run --out DIR`")
-    if not (run_dir / TASKS_FILE).exists():
-        raise _fail(f"{run_dir} is not a run directory (no {TASKS_FILE}); create one with `shiftbox run --out DIR`")
+    try:
+        run_dirs(run_dir)
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from None
     if html.is_dir():
         raise _fail(f"--html {html} is a directory; give a file name, e.g. --html {html / 'report.html'}")
     try:

@@ -92,6 +92,32 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
     return [Trajectory.model_validate_json(line) for line in complete.splitlines() if line.strip()]
 
 
+def run_dirs(path: Path) -> list[Path]:
+    """A run directory, or a folder of them (one level down, sorted): what `metrics`, `report` and `compare` read."""
+    if (path / TASKS_FILE).exists():
+        return [path]
+    found = sorted(p for p in path.iterdir() if (p / TASKS_FILE).exists()) if path.is_dir() else []
+    if not found:
+        raise FileNotFoundError(f"{path} is not a run directory (no {TASKS_FILE}) nor a folder of them; "
+                                "create one with `shiftbox run --out DIR`")
+    return found
+
+
+def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
+    """Every trajectory and task of a run directory or of a folder of run directories."""
+    from .tasks import load_task_file
+
+    trajectories: list[Trajectory] = []
+    tasks: dict[str, Task] = {}
+    for run_dir in run_dirs(path):
+        for task in load_task_file(run_dir / TASKS_FILE).tasks:
+            if tasks.setdefault(task.id, task) != task:
+                raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
+                                 "score them separately")
+        trajectories += read_trajectories(run_dir)
+    return trajectories, tasks
+
+
 def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:
     """Create or reopen a run directory; returns the simulation ids already finished."""
     run_file = run_dir / RUN_FILE

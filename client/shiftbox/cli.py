@@ -8,6 +8,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer
 
+from ._compare_cli import compare_command
 from ._metrics_cli import metrics
 from ._replay_cli import replay
 from ._report_cli import report
@@ -30,16 +31,18 @@ app.command("run")(run)
 app.command("metrics")(metrics)
 app.command("rescore")(rescore)
 app.command("report")(report)
+app.command("compare")(compare_command)
 app.command("replay")(replay)
 app.command("serve")(serve)
 
 
 @app.command("demo")
 def demo() -> None:
-    """Offline demo: scripted evaluation of the oracle and a flawed agent on the hand-written banking tasks.
+    """Offline demo: the scripted oracle and a flawed agent (late_ack) on a sample of every domain's generated tasks.
 
-    Writes runs/demo/<agent>/, prints each run's per-simulation summary and the metrics of both agents
-    side by side, and writes runs/demo/report.html.
+    The sample holds one task per persona and number of goals. Writes runs/demo/<agent>/<domain>/, prints
+    each run's simulations, each agent's metrics with 95% intervals and `shiftbox compare` of the two, and
+    writes runs/demo/report.html.
 
     Example: shiftbox demo
     """

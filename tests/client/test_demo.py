@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from shiftbox._demo import DEMO_AGENTS, DEMO_DOMAINS, demo
+from shiftbox._demo import DEMO_AGENTS, DEMO_DOMAINS, demo, demo_sample
 from shiftbox._run import read_trajectories
+from shiftbox.tasks import load_task_file
+from shiftbox_servers.kit import get_domain
+
+
+def test_demo_sample_has_every_persona_and_length_of_the_task_file():
+    for domain in DEMO_DOMAINS:
+        tasks = load_task_file(get_domain(domain).default_snapshot_dir() / "tasks.json").tasks
+        chosen = set(demo_sample(tasks))
+        picked = [t for t in tasks if t.id in chosen]
+        assert {t.user_scenario.persona for t in picked} == {t.user_scenario.persona for t in tasks}
+        assert {len(t.goals) for t in picked} == {len(t.goals) for t in tasks}
+        assert {(t.user_scenario.persona, len(t.goals)) for t in picked} == {
+            (t.user_scenario.persona, len(t.goals)) for t in tasks}
 
 
 def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
@@ -11,10 +24,13 @@ def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
     out = capsys.readouterr().out
     for domain in DEMO_DOMAINS:
         for agent in DEMO_AGENTS:
-            trajectories = read_trajectories(tmp_path / f"{domain}-{agent.split(':')[1]}")
-            assert len(trajectories) == 15 and {t.agent for t in trajectories} == {agent}
+            trajectories = read_trajectories(tmp_path / agent.split(":")[1] / domain)
+            tasks = load_task_file(get_domain(domain).default_snapshot_dir() / "tasks.json").tasks
+            assert len(trajectories) == len(demo_sample(tasks)) and {t.agent for t in trajectories} == {agent}
             assert {t.domain for t in trajectories} == {domain}
-    assert "by domain" in out and "late_ack" in out
-    assert "by agent" in out and "scripted:late_ack" in out          # the metrics table compares them
+            assert {t.persona for t in trajectories} == {t.user_scenario.persona for t in tasks}
+    assert "by agent" in out and "scripted:late_ack" in out and "95% CI" in out
+    assert "by persona · scripted:late_ack" in out and "by persona · scripted:oracle" in out
+    assert "compare · A = scripted:oracle · B = scripted:late_ack" in out
     report = tmp_path / "report.html"
     assert report.exists() and f"HTML report: {report.resolve()}" in out.replace("\n", "")

@@ -1,11 +1,20 @@
 """Metrics: TSR, TUE, TCRR, GSRT and the pass^k family, computed from saved trajectories."""
 
-from ._aggregate import aggregate, aggregate_gsrt, compute_run_metrics, simulation_metrics
+from ._aggregate import (
+    aggregate,
+    aggregate_gsrt,
+    compute_run_metrics,
+    score_by_agent,
+    simulation_metrics,
+)
+from ._compare import Comparison, MetricDifference, compare
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge, NLVerdicts
 from ._model import (
+    AgentScores,
     Breakdown,
     GSRTAggregate,
+    Interval,
     MetricsMode,
     RunMetrics,
     ShiftRecovery,
@@ -16,6 +25,7 @@ from ._model import (
     TSRScore,
     TUEAggregate,
     TUEScore,
+    Turns,
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._retention import Retention, retention
@@ -24,6 +34,7 @@ from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text,
 from ._tue import tue_score
 
 __all__ = [
+    "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
     "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",

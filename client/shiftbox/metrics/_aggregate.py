@@ -7,7 +7,7 @@ not scored; they are counted in `excluded` by termination reason.
 from __future__ import annotations
 
 import functools
-import statistics
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -20,6 +20,7 @@ from ..trajectory import Trajectory
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge
 from ._model import (
+    AgentScores,
     Breakdown,
     GSRTAggregate,
     RunMetrics,
@@ -28,11 +29,22 @@ from ._model import (
     TCRRAggregate,
     TSRAggregate,
     TUEAggregate,
+    Turns,
 )
 from ._passk import pass_family
 from ._tcrr import tcrr_score
 from ._tsr import tsr_score
 from ._tue import tue_score
+from ._uncertainty import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    FIGURES,
+    bootstrap_intervals,
+    rerun_agreement,
+    simulation_counts,
+    task_counts,
+    total,
+)
 
 
 class DomainFacts(BaseModel):
@@ -43,6 +55,7 @@ class DomainFacts(BaseModel):
     read_only: set[str] | None
     goal_tools: dict[str, set[str]]
     lexicon: dict[str, tuple[str, ...]]
+    generic_terms: tuple[str, ...] = ()
     transfer_tool: str = "transfer_to_human_agents"
 
 
@@ -56,7 +69,7 @@ def domain_facts(name: str) -> DomainFacts:
         schemas={s.name: s.arguments_model for s in domain.tools},
         read_only={s.name for s in domain.tools if s.annotations.read_only_hint},
         goal_tools={g: set(t) for g, t in domain.goal_tools.items()},
-        lexicon=dict(domain.goal_lexicon),
+        lexicon=dict(domain.goal_lexicon), generic_terms=tuple(domain.generic_terms),
         transfer_tool=domain.transfer_tool,
     )
 
@@ -68,7 +81,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
     for action in task.evaluation_criteria.action_sets:
         if action.goal:
             relevant.setdefault(action.goal, set()).update(s.function_name for s in action.allowed_tools)
-    detector = DeterministicDetector(facts.lexicon, relevant)
+    detector = DeterministicDetector(facts.lexicon, relevant, facts.generic_terms)
     tsr = tsr_score(trajectory, task, judge)
     return SimulationMetrics(
         simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
@@ -77,7 +90,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         scored=trajectory.termination.blame not in ("user", "infrastructure"),
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tool),
-        success=None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
+        success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
 
@@ -90,124 +103,157 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def _quantile(values: list[int], q: float) -> float | None:
-    """Linear interpolation between closest ranks (statistics' 'inclusive' method)."""
+def _quantile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks of sorted values; past an infinite neighbour it is infinite."""
+    pos = q * (len(values) - 1)
+    lo = math.floor(pos)
+    frac = pos - lo
+    if frac < 1e-9:
+        return values[lo]
+    if math.isinf(values[lo + 1]):
+        return math.inf
+    return values[lo] + (values[lo + 1] - values[lo]) * frac
+
+
+def _turns(value: float) -> Turns:
+    return "never" if math.isinf(value) else value
+
+
+def stage_statistics(values: list[int | None]) -> tuple[Turns, Turns, float | None]:
+    """Median, p90 and never-share of one GSRT stage; a stage never reached counts as infinitely late."""
     if not values:
-        return None
-    if len(values) == 1:
-        return float(values[0])
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+        return None, None, None
+    ordered = sorted(math.inf if v is None else float(v) for v in values)
+    never = sum(v is None for v in values) / len(values)
+    return _turns(_quantile(ordered, 0.5)), _turns(_quantile(ordered, 0.9)), never
 
 
 def aggregate_gsrt(recoveries: list[ShiftRecovery]) -> GSRTAggregate:
     n = len(recoveries)
-    stages = {s: [getattr(r, s) for r in recoveries] for s in ("ack", "tool")}
-    measured = [r.outcome for r in recoveries if r.outcome_measured]
-    stages["outcome"] = measured
-    finite = {s: sorted(v for v in vals if v is not None) for s, vals in stages.items()}
+    stats = {"ack": stage_statistics([r.ack for r in recoveries]),
+             "tool": stage_statistics([r.tool for r in recoveries]),
+             "outcome": stage_statistics([r.outcome for r in recoveries if r.outcome_measured])}
     return GSRTAggregate(
         shifts=n,
         recovery_rate=_ratio(sum(r.recovered for r in recoveries), n),
         transfer_rate=_ratio(sum(r.transferred for r in recoveries), n),
-        median_ack=statistics.median(finite["ack"]) if finite["ack"] else None,
-        median_tool=statistics.median(finite["tool"]) if finite["tool"] else None,
-        median_outcome=statistics.median(finite["outcome"]) if finite["outcome"] else None,
-        p90_ack=_quantile(finite["ack"], 0.9), p90_tool=_quantile(finite["tool"], 0.9),
-        p90_outcome=_quantile(finite["outcome"], 0.9),
-        never_ack=_ratio(sum(v is None for v in stages["ack"]), n),
-        never_tool=_ratio(sum(v is None for v in stages["tool"]), n),
-        never_outcome=_ratio(sum(v is None for v in measured), len(measured)),
-        outcome_not_measured=n - len(measured),
+        **{f"{kind}_{stage}": value for stage, values in stats.items()
+           for kind, value in zip(("median", "p90", "never"), values, strict=True)},
+        outcome_not_measured=sum(not r.outcome_measured for r in recoveries),
     )
 
 
 def _breakdown(sims: list[SimulationMetrics], recoveries: list[ShiftRecovery] | None = None) -> Breakdown:
-    calls = sum(s.tcrr.calls for s in sims)
+    counts = total(simulation_counts(s) for s in sims)
     return Breakdown(
-        simulations=len(sims),
-        tsr=_mean(s.tsr.score for s in sims),
-        tue=_mean(s.tue.tue for s in sims),
-        tcrr=_ratio(sum(s.tcrr.redundant for s in sims), calls),
+        simulations=len(sims), tsr=FIGURES["tsr"](counts), tue=FIGURES["tue"](counts), tcrr=FIGURES["tcrr"](counts),
         gsrt=aggregate_gsrt(recoveries if recoveries is not None else [r for s in sims for r in s.gsrt]),
     )
 
 
+def single_agent(agents: Iterable[str]) -> str | None:
+    """The one agent of a set of simulations; several is an error (headlines are never pooled across agents)."""
+    names = sorted(set(agents))
+    if len(names) > 1:
+        raise ValueError(f"simulations of several agents ({', '.join(names)}) cannot share one headline; "
+                         "score each agent on its own (shiftbox.metrics.score_by_agent)")
+    return names[0] if names else None
+
+
 def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> RunMetrics:
+    """One agent's run metrics: headlines with bootstrap intervals, rerun agreement and breakdowns."""
+    agent = single_agent(s.agent for s in sims)
     scored = [s for s in sims if s.scored]
     excluded: dict[str, int] = defaultdict(int)
     for s in sims:
         if not s.scored:
             excluded[s.termination] += 1
-    calls = sum(s.tue.calls for s in scored)
-    measured_p = [s for s in scored if s.tue.schema_valid is not None]
-    p_calls = sum(s.tue.calls for s in measured_p)
-    t = _ratio(sum(s.tue.executed for s in scored), calls)
-    p = _ratio(sum(s.tue.schema_valid for s in measured_p), p_calls)
+    counts = total(simulation_counts(s) for s in scored)
     state = [s.tsr.state_match for s in scored if s.tsr.state_match is not None]
     aware = [s for s in scored if s.tcrr.state_aware_redundant is not None]
-    outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)  # trials of one agent on one task
+    outcomes: dict[str, list[bool]] = defaultdict(list)
     for s in scored:
         if s.success is not None:
-            outcomes[(s.agent, s.task_id)].append(s.success)
+            outcomes[s.task_id].append(s.success)
     hat, at, avg = pass_family(outcomes)
-    groups: dict[str, dict[str, list[SimulationMetrics]]] = {"domain": defaultdict(list), "persona": defaultdict(list),
-                                                             "agent": defaultdict(list)}
+    per_task = task_counts(scored, hat)
+    agreement, agreement_n = rerun_agreement(scored)
+    groups: dict[str, dict[str, list[SimulationMetrics]]] = {"domain": defaultdict(list), "persona": defaultdict(list)}
     pairs: dict[str, list[ShiftRecovery]] = defaultdict(list)
-    pair_sims: dict[str, list[SimulationMetrics]] = defaultdict(list)
+    pair_sims: dict[str, dict[str, SimulationMetrics]] = defaultdict(dict)
     for s in scored:
         groups["domain"][s.domain].append(s)
         groups["persona"][s.persona or "-"].append(s)
-        groups["agent"][s.agent].append(s)
         for r in s.gsrt:
             key = f"{r.from_goal}->{r.to_goal}"
             pairs[key].append(r)
-            if s not in pair_sims[key]:
-                pair_sims[key].append(s)
+            pair_sims[key][s.simulation_id] = s
     notes = []
     if any(s.tsr.nl_status == "not_judged" for s in scored):
         notes.append("nl_assertion not judged for some simulations (no judge configured, or it failed); "
                      "TSR is renormalized over the channels that were measured")
-    if len(measured_p) < len(scored):
+    unscored = sum(bool(s.tsr.unscored_goals) for s in scored)
+    if unscored:
+        notes.append(f"{unscored} simulation(s) have a goal that no check measured (unscored): no TSR, never a "
+                     "success; add an action set or communicate_info for that goal, or configure a judge")
+    if counts["p_calls"] < counts["calls"]:
         notes.append("P not measured for simulations of domains that are not installed")
+    t = _ratio(counts["executed"], counts["calls"])
+    p = _ratio(counts["schema_valid"], counts["p_calls"])
     return RunMetrics(
-        mode="shiftbox", simulations=len(sims), scored_simulations=len(scored), excluded=dict(excluded),
-        tool_calls=calls,
+        mode="shiftbox", agent=agent, simulations=len(sims), scored_simulations=len(scored), excluded=dict(excluded),
+        tool_calls=counts["calls"],
         tsr=TSRAggregate(
-            n=len(scored), mean=_mean(s.tsr.score for s in scored),
+            n=counts["tsr_n"], mean=FIGURES["tsr"](counts),
             communicate_info=_mean(s.tsr.communicate_info for s in scored),
             action=_mean(s.tsr.action for s in scored), nl_assertion=_mean(s.tsr.nl_assertion for s in scored),
-            nl_judged=sum(s.tsr.nl_status == "judged" for s in scored),
+            nl_judged=sum(s.tsr.nl_status == "judged" for s in scored), unscored=unscored,
             state_match=_ratio(sum(state), len(state)), state_match_n=len(state),
         ),
-        tue=TUEAggregate(calls=calls, t=t, p=p, tue=0.6 * t + 0.4 * p if t is not None and p is not None else None,
+        tue=TUEAggregate(calls=counts["calls"], t=t, p=p, tue=FIGURES["tue"](counts),
                          mean_per_simulation=_mean(s.tue.tue for s in scored)),
         tcrr=TCRRAggregate(
-            calls=sum(s.tcrr.calls for s in scored), redundant=sum(s.tcrr.redundant for s in scored),
+            calls=counts["calls"], redundant=counts["redundant"],
             window=sum(s.tcrr.window for s in scored), batch=sum(s.tcrr.batch for s in scored),
-            pooled=_ratio(sum(s.tcrr.redundant for s in scored), sum(s.tcrr.calls for s in scored)),
-            mean=_mean(s.tcrr.ratio for s in scored),
+            pooled=FIGURES["tcrr"](counts), mean=_mean(s.tcrr.ratio for s in scored),
             state_aware_pooled=_ratio(sum(s.tcrr.state_aware_redundant for s in aware),
                                       sum(s.tcrr.calls for s in aware)),
         ),
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
         success_threshold=success_threshold, pass_hat_k=hat, pass_at_k=at, avg_at_k=avg,
+        intervals=bootstrap_intervals(per_task, hat),
+        bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "tasks": len(per_task)},
+        rerun_agreement=agreement, rerun_agreement_n=agreement_n,
         by_domain={k: _breakdown(v) for k, v in sorted(groups["domain"].items())},
         by_persona={k: _breakdown(v) for k, v in sorted(groups["persona"].items())},
-        by_agent={k: _breakdown(v) for k, v in sorted(groups["agent"].items())},
-        by_goal_pair={k: _breakdown(pair_sims[k], pairs[k]) for k in sorted(pairs)},
+        by_goal_pair={k: _breakdown(list(pair_sims[k].values()), pairs[k]) for k in sorted(pairs)},
         notes=notes,
     )
 
 
 def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *, judge: Judge | None = None,
                         success_threshold: float = 1.0) -> tuple[RunMetrics, list[SimulationMetrics]]:
-    """Score every trajectory against its task (sorted by simulation), then aggregate."""
+    """Score one agent's trajectories against their tasks (sorted by simulation), then aggregate."""
+    single_agent(t.agent for t in trajectories)
     missing = sorted({t.task_id for t in trajectories} - tasks.keys())
     if missing:
         raise KeyError(f"trajectories refer to tasks not given: {', '.join(missing[:5])}")
-    ordered = sorted(trajectories, key=lambda t: (t.task_id, t.trial, t.agent))
+    ordered = sorted(trajectories, key=lambda t: (t.task_id, t.trial, t.simulation_id))
     sims = [simulation_metrics(t, tasks[t.task_id], judge, success_threshold) for t in ordered]
     run = aggregate(sims, success_threshold)
     if judge is not None:
         run.judge = {"name": judge.name, "usage": dict(getattr(judge, "usage", {}) or {})}
     return run, sims
+
+
+def score_by_agent(trajectories: list[Trajectory], tasks: dict[str, Task], *, judge: Judge | None = None,
+                   success_threshold: float = 1.0) -> dict[str, AgentScores]:
+    """Each agent's own metrics and simulations (keyed by agent, sorted): a report never mixes agents."""
+    by_agent: dict[str, list[Trajectory]] = defaultdict(list)
+    for t in trajectories:
+        by_agent[t.agent].append(t)
+    out = {}
+    for agent in sorted(by_agent):
+        run, sims = compute_run_metrics(by_agent[agent], tasks, judge=judge, success_threshold=success_threshold)
+        out[agent] = AgentScores(agent=agent, metrics=run, simulations=sims)
+    return out

@@ -1,9 +1,12 @@
 """GSRT: for each goal shift, agent turns until acknowledgment, first relevant tool, and outcome.
 
-Counting starts at the shift's user message: the first assistant message after it is turn 1. A
-stage is searched up to the next shift (the goal is no longer current after it); not reached =
-None. Outcome: the first turn after which every action set of the new goal is satisfied by
-successful calls (made at any time up to that turn); a goal without action sets is "not measured".
+Counting starts at the shift's user message: the first assistant message after it is turn 1. Every
+stage counts only what happened after the shift and is searched up to the next shift (the goal is no
+longer current after it); not reached = None. Outcome: the first turn after which every action set
+of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
+but at least one set must be met by a call after it: when all of them were met before the shift
+there is nothing to time, and the outcome is not measured (`outcome_before_shift`). A goal without
+action sets is not measured either.
 """
 
 from __future__ import annotations
@@ -18,13 +21,17 @@ def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, de
                      transfer_tool: str = "transfer_to_human_agents") -> list[ShiftRecovery]:
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     assistants = [m for m in trajectory.messages if m.role == "assistant"]
+    calls = [(c.message_index, (c.name, c.arguments, c.is_error)) for c in trajectory.tool_calls]
     results = []
     for i, shift in enumerate(shifts):
+        start = shift.message_index
         end = shifts[i + 1].message_index if i + 1 < len(shifts) else len(trajectory.messages)
-        turns = [m for m in assistants if shift.message_index < m.index < end]
+        turns = [m for m in assistants if start < m.index < end]
         goal = shift.to_goal
         relevant = detector.relevant_tools.get(goal, set())
         actions = task.action_sets_for(goal)
+        met_before = satisfied_actions(actions, [c for at, c in calls if at < start])
+        remaining = [a for a in actions if a.action_id not in met_before]
         ack = tool = outcome = None
         for k, message in enumerate(turns, start=1):
             if ack is None:
@@ -34,16 +41,16 @@ def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, de
                 ack = k if verdict else None
             if tool is None and any(c.name in relevant for c in message.tool_calls):
                 tool = k
-            if outcome is None and actions:
-                made = [(c.name, c.arguments, c.is_error) for c in trajectory.tool_calls
-                        if c.message_index <= message.index]
-                if len(satisfied_actions(actions, made)) == len(actions):
+            if outcome is None and remaining:
+                made = [c for at, c in calls if start < at <= message.index]
+                if len(satisfied_actions(remaining, made)) == len(remaining):
                     outcome = k
-        transferred = any(c.name == transfer_tool and not c.is_error and shift.message_index < c.message_index < end
+        transferred = any(c.name == transfer_tool and not c.is_error and start < c.message_index < end
                           for c in trajectory.tool_calls)
         results.append(ShiftRecovery(
-            shift_index=shift.shift_index, from_goal=shift.from_goal, to_goal=goal,
-            message_index=shift.message_index, ack=ack, tool=tool, outcome=outcome,
-            outcome_measured=bool(actions), recovered=ack is not None and not transferred, transferred=transferred,
+            shift_index=shift.shift_index, from_goal=shift.from_goal, to_goal=goal, message_index=start,
+            ack=ack, tool=tool, outcome=outcome, outcome_measured=bool(remaining),
+            outcome_before_shift=bool(actions) and not remaining,
+            recovered=ack is not None and not transferred, transferred=transferred,
         ))
     return results

@@ -8,7 +8,7 @@ as not judged (NL assertions) or falls back to the detector (acknowledgment).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -36,29 +36,33 @@ class Judge(Protocol):
         ...
 
 
-def lexicon_for(goal: str, lexicons: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The words that name a goal: the domain's lexicon, else the goal label's own words."""
-    words = lexicons.get(goal)
-    if words:
-        return words
-    return tuple(w for w in re.split(r"[_\s]+", goal.lower()) if len(w) > 2)
+def goal_terms(goal: str, lexicons: Mapping[str, tuple[str, ...]], generic: Iterable[str] = ()) -> tuple[str, ...]:
+    """Terms tied to one goal: its own name ('account info') and the domain's lexicon for it (else the
+    label's words), less the domain's generic terms ('account'), which name no goal in particular."""
+    common = {w.lower().strip() for w in generic}
+    label = " ".join(w for w in re.split(r"[_\s]+", goal.lower()) if w)
+    words = lexicons.get(goal) or tuple(w for w in label.split() if len(w) > 2)
+    return tuple(dict.fromkeys(t for t in (label, *(w.lower() for w in words)) if t.strip() not in common))
 
 
 class DeterministicDetector:
-    """Acknowledgment without an LLM: the text names the goal (lexicon) or the turn calls a relevant tool."""
+    """Acknowledgment without an LLM: the text uses a term tied to the goal, or the turn calls a relevant tool."""
 
     name = "detector"
 
-    def __init__(self, lexicons: Mapping[str, tuple[str, ...]], relevant_tools: Mapping[str, set[str]]):
+    def __init__(self, lexicons: Mapping[str, tuple[str, ...]], relevant_tools: Mapping[str, set[str]],
+                 generic_terms: Iterable[str] = ()):
         self.lexicons = lexicons
         self.relevant_tools = relevant_tools
+        self.generic_terms = tuple(generic_terms)
 
     def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
         return None
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
         text = (message.content or "").lower()
-        if any(re.search(rf"\b{re.escape(word.lower())}", text) for word in lexicon_for(goal, self.lexicons)):
+        terms = goal_terms(goal, self.lexicons, self.generic_terms)
+        if any(re.search(rf"\b{re.escape(term)}", text) for term in terms):
             return True
         tools = self.relevant_tools.get(goal, set())
         return any(call.name in tools for call in message.tool_calls)

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
+Turns = float | Literal["never"] | None
+"""A GSRT stage statistic in agent turns: "never" when it lands on a stage never reached, None without shifts."""
 
 
 class TSRScore(BaseModel):
@@ -22,6 +24,9 @@ class TSRScore(BaseModel):
     nl_assertion: float | None = None
     nl_status: Literal["judged", "not_judged", "absent"] = "absent"
     state_match: bool | None = Field(None, description="final digest == expected digest; None if not measured")
+    unscored_goals: list[str] = Field(
+        default_factory=list, description="goals no check measured (no action set or communicate_info of theirs, "
+                                          "no judged NL assertion): score is None and the simulation never a success")
 
 
 class TUEScore(BaseModel):
@@ -54,6 +59,8 @@ class ShiftRecovery(BaseModel):
     tool: int | None
     outcome: int | None
     outcome_measured: bool = True
+    outcome_before_shift: bool = Field(
+        False, description="every action set of the new goal was already met before the shift: nothing to time")
     recovered: bool
     transferred: bool
 
@@ -81,6 +88,7 @@ class TSRAggregate(BaseModel):
     action: float | None
     nl_assertion: float | None
     nl_judged: int = 0
+    unscored: int = Field(0, description="simulations with a goal nothing measured (no TSR, never a success)")
     state_match: float | None = None
     state_match_n: int = 0
 
@@ -107,30 +115,42 @@ class GSRTAggregate(BaseModel):
     shifts: int
     recovery_rate: float | None
     transfer_rate: float | None
-    median_ack: float | None
-    median_tool: float | None
-    median_outcome: float | None
-    p90_ack: float | None = None
-    p90_tool: float | None = None
-    p90_outcome: float | None = None
+    median_ack: Turns
+    median_tool: Turns
+    median_outcome: Turns
+    p90_ack: Turns = None
+    p90_tool: Turns = None
+    p90_outcome: Turns = None
     never_ack: float | None = Field(None, description="share of shifts never acknowledged")
     never_tool: float | None = None
-    never_outcome: float | None = None
-    outcome_not_measured: int = 0
+    never_outcome: float | None = Field(None, description="share of the shifts whose outcome is measured")
+    outcome_not_measured: int = Field(0, description="shifts to a goal without action sets, or whose sets were all "
+                                                     "met before the shift")
 
 
 class Breakdown(BaseModel):
-    """The headline figures for one slice (a domain, a persona, a goal pair)."""
+    """The headline figures for one slice (a domain, a persona, a goal pair), defined as the headline's:
+    TSR the mean over simulations, TUE and TCRR pooled over calls."""
 
     simulations: int
     tsr: float | None
-    tue: float | None
-    tcrr: float | None
+    tue: float | None = Field(description="pooled over the slice's calls, as the headline TUE")
+    tcrr: float | None = Field(description="pooled over the slice's calls, as the headline TCRR")
     gsrt: GSRTAggregate
 
 
+class Interval(BaseModel):
+    """A 95% bootstrap confidence interval (percentile method), seeded so reruns print the same one."""
+
+    low: float
+    high: float
+
+
 class RunMetrics(BaseModel):
+    """One agent's metrics over a run (headlines are never pooled across agents)."""
+
     mode: MetricsMode
+    agent: str | None = Field(None, description="the agent scored; None for a compat-mode file of several")
     simulations: int
     scored_simulations: int
     excluded: dict[str, int] = Field(default_factory=dict, description="termination reason -> unscored count")
@@ -146,6 +166,21 @@ class RunMetrics(BaseModel):
     by_domain: dict[str, Breakdown] = Field(default_factory=dict)
     by_persona: dict[str, Breakdown] = Field(default_factory=dict)
     by_goal_pair: dict[str, Breakdown] = Field(default_factory=dict)
-    by_agent: dict[str, Breakdown] = Field(default_factory=dict)
+    by_agent: dict[str, Breakdown] = Field(default_factory=dict, description="compat mode only")
+    intervals: dict[str, Interval] = Field(
+        default_factory=dict, description="metric -> 95% bootstrap interval over tasks (tsr, tue, tcrr, recovery, "
+                                          "pass^k)")
+    bootstrap: dict[str, int] = Field(default_factory=dict, description="resamples and seed of the intervals")
+    rerun_agreement: float | None = Field(
+        None, description="share of tasks whose trials all end the same way (success or not); None with one trial")
+    rerun_agreement_n: int = Field(0, description="tasks with two trials or more")
     judge: dict | None = Field(None, description="judge name and its token use and cost (apart from agent and user)")
     notes: list[str] = Field(default_factory=list, description="what was not measured, and why")
+
+
+class AgentScores(BaseModel):
+    """One agent's run metrics with the per-simulation scores behind them."""
+
+    agent: str
+    metrics: RunMetrics
+    simulations: list[SimulationMetrics]

@@ -9,7 +9,7 @@ run directory, byte-identical HTML (everything sorted, no timestamps, no timings
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -17,12 +17,19 @@ from typing import Any
 
 from ..metrics import (
     BATCH,
+    AgentScores,
     Breakdown,
+    Comparison,
     GSRTAggregate,
+    Interval,
     RunMetrics,
     ShiftRecovery,
     SimulationMetrics,
+    Turns,
+    aggregate,
+    aggregate_gsrt,
     redundancy_labels,
+    score_by_agent,
 )
 from ..trajectory import Message, ToolCallRecord, Trajectory
 from . import _svg
@@ -49,8 +56,15 @@ def pct(value: float | None) -> str:
     return "\u2013" if value is None else f"{100 * value:.0f}%"
 
 
-def turns(value: float | None) -> str:
-    return "\u2013" if value is None else f"{value:g}"
+def turns(value: Turns) -> str:
+    return "\u2013" if value is None else value if isinstance(value, str) else f"{value:g}"
+
+
+def with_ci(value: float | None, interval: Interval | None) -> str:
+    """A figure with its 95% bootstrap interval over tasks."""
+    if value is None or interval is None:
+        return f3(value)
+    return f"{f3(value)} [{f3(interval.low)}, {f3(interval.high)}]"
 
 
 def _sim_order(sim_id: str, task_id: str, trial: int) -> tuple[str, int, str]:
@@ -244,6 +258,7 @@ def _scored(sims: Sequence[SimulationMetrics]) -> list[SimulationMetrics]:
 
 
 def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
+    """The headline cards of one agent, each figure with its 95% bootstrap interval over tasks."""
     scored = _scored(sims)
     recoveries = [r for s in scored for r in s.gsrt]
     n_shifts = len(recoveries)
@@ -251,22 +266,28 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
     transferred = sum(r.transferred for r in recoveries)
     excluded = ", ".join(f"{k} {v}" for k, v in sorted(m.excluded.items())) or "none"
     tasks = len({s.task_id for s in sims})
+    ci = m.intervals
     cards = [
         _card("Simulations", str(m.simulations), f"{m.scored_simulations} scored \u00b7 {tasks} tasks",
               _dl([("not scored", e(excluded)), ("tool calls (scored)", str(m.tool_calls)),
-                   ("successes", f"{sum(bool(s.success) for s in scored)} / {len(scored)}")])),
+                   ("successes", f"{sum(bool(s.success) for s in scored)} / {len(scored)}"),
+                   ("unscored (a goal nothing measured)", str(m.tsr.unscored)),
+                   ("rerun agreement", f"{f3(m.rerun_agreement)} ({m.rerun_agreement_n} tasks with 2+ trials)")])),
     ]
-    tsr_rows = [("communicate_info", f3(m.tsr.communicate_info)), ("action", f3(m.tsr.action)),
-                ("nl_assertion", f"{f3(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")]
+    tsr_rows = [("95% CI", with_ci(m.tsr.mean, ci.get("tsr"))), ("communicate_info", f3(m.tsr.communicate_info)),
+                ("action", f3(m.tsr.action)), ("nl_assertion", f"{f3(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")]
     if m.tsr.state_match_n:
         tsr_rows.append(("state match", f"{f3(m.tsr.state_match)} (n={m.tsr.state_match_n})"))
-    cards.append(_card("TSR \u00b7 task success", f3(m.tsr.mean), f"mean over n={m.tsr.n} scored simulations",
+    unscored = f" \u00b7 {m.tsr.unscored} unscored" if m.tsr.unscored else ""
+    cards.append(_card("TSR \u00b7 task success", f3(m.tsr.mean), f"mean over n={m.tsr.n} scored simulations{unscored}",
                        _dl(tsr_rows)))
-    cards.append(_card("TUE \u00b7 tool-use efficiency", f3(m.tue.tue), f"0.6\u00b7T + 0.4\u00b7P over "
+    cards.append(_card("TUE \u00b7 tool-use efficiency", f3(m.tue.tue), f"0.6\u00b7T + 0.4\u00b7P pooled over "
                        f"{m.tue.calls} calls",
-                       _dl([("T (executed without error)", f3(m.tue.t)), ("P (schema-valid arguments)", f3(m.tue.p)),
+                       _dl([("95% CI", with_ci(m.tue.tue, ci.get("tue"))), ("T (executed without error)", f3(m.tue.t)),
+                            ("P (schema-valid arguments)", f3(m.tue.p)),
                             ("mean per simulation", f3(m.tue.mean_per_simulation))])))
-    tcrr_rows = [("redundant / calls", f"{m.tcrr.redundant} / {m.tcrr.calls}"),
+    tcrr_rows = [("95% CI", with_ci(m.tcrr.pooled, ci.get("tcrr"))),
+                 ("redundant / calls", f"{m.tcrr.redundant} / {m.tcrr.calls}"),
                  ("by window rule", str(m.tcrr.window)), ("by batch rule only", str(m.tcrr.batch)),
                  ("mean per simulation", f3(m.tcrr.mean))]
     if m.tcrr.state_aware_pooled is not None:
@@ -275,38 +296,45 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                        _dl(tcrr_rows)))
     g = m.gsrt
     cards.append(_card("Goal-shift recovery", pct(g.recovery_rate), f"{recovered} of {g.shifts} shifts recovered",
-                       _dl([("transferred to a human", f"{pct(g.transfer_rate)} ({transferred}/{n_shifts})"),
+                       _dl([("95% CI", with_ci(g.recovery_rate, ci.get("recovery"))),
+                            ("transferred to a human", f"{pct(g.transfer_rate)} ({transferred}/{n_shifts})"),
                             ("never acknowledged", pct(g.never_ack)), ("never a relevant tool", pct(g.never_tool)),
                             ("outcome never reached", pct(g.never_outcome)),
                             ("outcome not measured", f"{g.outcome_not_measured} shifts")])))
     stage_rows = "".join(f"<tr><td>{e(STAGE_NAMES[s])}</td><td>{turns(getattr(g, f'median_{s}'))}</td>"
-                         f"<td>{turns(getattr(g, f'p90_{s}'))}</td></tr>" for s in STAGES)
-    cards.append(_card("GSRT \u00b7 agent turns", turns(g.median_ack), "median turns to acknowledge a shift",
-                       '<table class="data"><thead><tr><th>stage</th><th>median</th><th>p90</th></tr></thead>'
-                       f"<tbody>{stage_rows}</tbody></table>", big_note="turns"))
+                         f"<td>{turns(getattr(g, f'p90_{s}'))}</td><td>{pct(getattr(g, f'never_{s}'))}</td></tr>"
+                         for s in STAGES)
+    cards.append(_card("GSRT \u00b7 agent turns", turns(g.median_ack), "median turns to acknowledge a shift "
+                       "(never-reached stages count as infinitely late)",
+                       '<table class="data"><thead><tr><th>stage</th><th>median</th><th>p90</th><th>never</th></tr>'
+                       f"</thead><tbody>{stage_rows}</tbody></table>", big_note="turns"))
     if m.pass_hat_k:
         ks = sorted(m.pass_hat_k)
-        rows = "".join(f"<tr><td>k={k}</td><td>{f3(m.pass_hat_k.get(k))}</td><td>{f3(m.pass_at_k.get(k))}</td>"
-                       f"<td>{f3(m.avg_at_k.get(k))}</td></tr>" for k in ks)
+        rows = "".join(f"<tr><td>k={k}</td><td>{with_ci(m.pass_hat_k.get(k), ci.get(f'pass^{k}'))}</td>"
+                       f"<td>{f3(m.pass_at_k.get(k))}</td><td>{f3(m.avg_at_k.get(k))}</td></tr>" for k in ks)
         cards.append(_card("pass^k \u00b7 reliability", f3(m.pass_hat_k[ks[-1]]),
                            f"k={ks[-1]}; success = TSR \u2265 {m.success_threshold:g}",
-                           '<table class="data"><thead><tr><th>k</th><th>pass^k</th><th>pass@k</th>'
+                           '<table class="data"><thead><tr><th>k</th><th>pass^k [95% CI]</th><th>pass@k</th>'
                            f"<th>avg@k</th></tr></thead><tbody>{rows}</tbody></table>"))
     notes = ""
     if m.notes:
         notes = ('<div class="notes"><strong>Not measured</strong><ul>'
                  + "".join(f"<li>{e(n)}</li>" for n in m.notes) + "</ul></div>")
-    return f'<section id="headline"><h2>Headline figures</h2><div class="cards">{"".join(cards)}</div>{notes}</section>'
+    boot = m.bootstrap
+    method = (f'<p class="legend-line">95% CI: percentile bootstrap over {boot.get("tasks", 0)} tasks '
+              f'({boot["resamples"]} resamples, seed {boot["seed"]}).</p>' if boot else "")
+    return f'<div class="cards">{"".join(cards)}</div>{method}{notes}'
 
 
 def _gsrt_plot(plot_id: str, title: str, x_label: str, rows: dict[str, Breakdown], width: int = _svg.WIDTH) -> str:
-    cats = sorted(rows)
+    cats = list(rows)
     series = []
     for stage in STAGES:
-        med = [getattr(rows[c].gsrt, f"median_{stage}") for c in cats]
-        p90 = [getattr(rows[c].gsrt, f"p90_{stage}") for c in cats]
-        tips = [f"{c} \u00b7 {STAGE_NAMES[stage]}: median {turns(a)}, p90 {turns(b)} turns "
-                f"({rows[c].gsrt.shifts} shifts)" for c, a, b in zip(cats, med, p90, strict=True)]
+        med = [_plot_turns(getattr(rows[c].gsrt, f"median_{stage}")) for c in cats]
+        p90 = [_plot_turns(getattr(rows[c].gsrt, f"p90_{stage}")) for c in cats]
+        tips = [f"{c} \u00b7 {STAGE_NAMES[stage]}: median {turns(getattr(rows[c].gsrt, f'median_{stage}'))}, "
+                f"p90 {turns(getattr(rows[c].gsrt, f'p90_{stage}'))} turns, never reached "
+                f"{pct(getattr(rows[c].gsrt, f'never_{stage}'))} ({rows[c].gsrt.shifts} shifts)" for c in cats]
         series.append(Series(stage, STAGE_COLORS[stage], med, p90, tips))
     return _svg.grouped_bar_chart(
         plot_id, title, cats, series, y_label="agent turns after the shift", x_label=x_label,
@@ -315,49 +343,90 @@ def _gsrt_plot(plot_id: str, title: str, x_label: str, rows: dict[str, Breakdown
         "and outcome, with the 90th percentile as a whisker")
 
 
+def _plot_turns(value: Turns) -> float | None:
+    """A bar's height: "never" has none (the chart labels it), like a stage with no shifts."""
+    return value if isinstance(value, float | int) else None
+
+
+TOP_GOAL_PAIRS = 10
+"""The goal-shift plot shows the most frequent pairs; the rest share one bar."""
+
+
+def goal_pair_rows(m: RunMetrics, sims: Sequence[SimulationMetrics], top: int = TOP_GOAL_PAIRS) -> dict[str, Breakdown]:
+    """The `top` most frequent (from -> to) goal pairs by shifts, then the others grouped in one bar."""
+    ranked = sorted(m.by_goal_pair, key=lambda k: (-m.by_goal_pair[k].gsrt.shifts, k))
+    rows = {k.replace("->", " \u2192 "): m.by_goal_pair[k] for k in ranked[:top]}
+    rest = set(ranked[top:])
+    if rest:
+        recoveries = [r for s in _scored(sims) for r in s.gsrt if f"{r.from_goal}->{r.to_goal}" in rest]
+        rows[f"other ({len(rest)} pairs)"] = Breakdown(simulations=len({s.simulation_id for s in _scored(sims)}),
+                                                       tsr=None, tue=None, tcrr=None, gsrt=aggregate_gsrt(recoveries))
+    return rows
+
+
 def _figure(svg: str, caption: str, wide: bool = False) -> str:
     cls = ' class="wide"' if wide else ""
     return f"<figure{cls}>{svg}<figcaption>{caption}</figcaption></figure>"
 
 
-def plots(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
+GSRT_CAPTION = ("Bars: median agent turns from the shift message to acknowledgment (ack), the first relevant tool "
+                "call (tool) and the new goal's outcome; whisker: p90. The first assistant message after the shift "
+                "is turn 1; a stage never reached counts as infinitely late, so a median or p90 that lands there "
+                "reads \u201cnever\u201d (no bar).")
+
+
+def agent_rows(scores: Mapping[str, AgentScores]) -> dict[str, Breakdown]:
+    """Each agent's own headline figures as one breakdown row."""
+    return {a: Breakdown(simulations=s.metrics.scored_simulations, tsr=s.metrics.tsr.mean, tue=s.metrics.tue.tue,
+                         tcrr=s.metrics.tcrr.pooled, gsrt=s.metrics.gsrt) for a, s in scores.items()}
+
+
+def plots(m: RunMetrics, sims: Sequence[SimulationMetrics], by_agent: dict[str, Breakdown] | None = None,
+          suffix: str = "") -> str:
+    """One agent's plots (`suffix` keeps plot ids unique when a report holds several agents)."""
     scored = _scored(sims)
-    gsrt_caption = ("Bars: median agent turns from the shift message to acknowledgment (ack), the first relevant "
-                    "tool call (tool) and the new goal's outcome; whisker: p90. The first assistant message after "
-                    "the shift is turn 1. \u201cnever\u201d: no shift reached that stage.")
     personas = sorted(m.by_persona)
     figs = [_figure(_svg.bar_chart(
-        "plot-tsr-persona", "TSR by persona", personas, [m.by_persona[p].tsr for p in personas],
+        f"plot-tsr-persona{suffix}", "TSR by persona", personas, [m.by_persona[p].tsr for p in personas],
         y_label="mean TSR", x_label="persona", y_max=1.0, sublabels=[f"n={m.by_persona[p].simulations}"
                                                                       for p in personas],
         tooltips=[f"{p}: TSR {f3(m.by_persona[p].tsr)} over {m.by_persona[p].simulations} simulations"
                   for p in personas], width=_svg.WIDE, description="mean task success rate per user persona"),
         e(f"Mean TSR (partial credit, 0\u20131) of the scored simulations of each persona; overall {f3(m.tsr.mean)}."),
         wide=True)]
-    figs += [
-        _figure(_gsrt_plot("plot-gsrt-domain", "GSRT stages by domain", "domain", m.by_domain), e(gsrt_caption)),
-        _figure(_gsrt_plot("plot-gsrt-agent", "GSRT stages by agent", "agent", m.by_agent), e(gsrt_caption)),
-        _figure(_gsrt_plot("plot-gsrt-goal-pair", "GSRT stages by goal shift", "goal shift (previous \u2192 new goal)",
-                           {k.replace("->", " \u2192 "): v for k, v in m.by_goal_pair.items()}, width=_svg.WIDE),
-                e("The same stages per kind of shift (previous goal \u2192 new goal); hover a bar for its values."),
-                wide=True),
-    ]
+    figs.append(_figure(_gsrt_plot(f"plot-gsrt-domain{suffix}", "GSRT stages by domain", "domain", m.by_domain),
+                        e(GSRT_CAPTION)))
+    if by_agent is not None:
+        figs.append(_figure(_gsrt_plot(f"plot-gsrt-agent{suffix}", "GSRT stages by agent", "agent", by_agent),
+                            e(GSRT_CAPTION)))
+    pairs = goal_pair_rows(m, sims)
+    figs.append(_figure(_gsrt_plot(f"plot-gsrt-goal-pair{suffix}", "GSRT stages by goal shift",
+                                   "goal shift (previous \u2192 new goal)", pairs, width=_svg.WIDE),
+                        e(f"The same stages for the {min(TOP_GOAL_PAIRS, len(m.by_goal_pair))} most frequent kinds "
+                          f"of shift (previous goal \u2192 new goal) of {len(m.by_goal_pair)}, the rest grouped; "
+                          "every pair is in the breakdown table."), wide=True))
     tcrr = [s.tcrr.ratio for s in scored if s.tcrr.ratio is not None]
     no_calls = len(scored) - len(tcrr)
     figs.append(_figure(_svg.histogram(
-        "plot-tcrr-hist", "TCRR distribution", tcrr, x_label="TCRR per simulation (redundant / calls)",
+        f"plot-tcrr-hist{suffix}", "TCRR distribution", tcrr, x_label="TCRR per simulation (redundant / calls)",
         mean=sum(tcrr) / len(tcrr) if tcrr else None, color=OKABE_ITO["vermillion"],
         description="histogram of per-simulation redundant-call ratios"),
         e(f"{len(tcrr)} scored simulations in bins of 0.1 (the last includes 1); dashed: mean"
           + (f"; {no_calls} without tool calls not shown" if no_calls else "") + ".")))
     tue = [s.tue.tue for s in scored if s.tue.tue is not None]
     figs.append(_figure(_svg.histogram(
-        "plot-tue-hist", "TUE distribution", tue, x_label="TUE per simulation (0.6\u00b7T + 0.4\u00b7P)",
+        f"plot-tue-hist{suffix}", "TUE distribution", tue, x_label="TUE per simulation (0.6\u00b7T + 0.4\u00b7P)",
         mean=sum(tue) / len(tue) if tue else None, color=OKABE_ITO["sky"],
         description="histogram of per-simulation tool-use efficiency"),
         e(f"{len(tue)} scored simulations in bins of 0.1 (the last includes 1); dashed: mean"
           + (f"; {len(scored) - len(tue)} without a TUE not shown" if len(tue) < len(scored) else "") + ".")))
-    return f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figs)}</div></section>'
+    return f'<div class="plots">{"".join(figs)}</div>'
+
+
+def _stage_cell(g: GSRTAggregate, stage: str) -> str:
+    never = getattr(g, f"never_{stage}")
+    share = "" if never is None else f" <small>({pct(never)} never)</small>"
+    return f"<td>{turns(getattr(g, f'median_{stage}'))} / {turns(getattr(g, f'p90_{stage}'))}{share}</td>"
 
 
 def _breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> str:
@@ -367,9 +436,7 @@ def _breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> str:
         g: GSRTAggregate = b.gsrt
         body.append(f"<tr><td>{e(name)}</td><td>{b.simulations}</td><td>{f3(b.tsr)}</td><td>{f3(b.tue)}</td>"
                     f"<td>{f3(b.tcrr)}</td><td>{g.shifts}</td><td>{pct(g.recovery_rate)}</td>"
-                    f"<td>{pct(g.transfer_rate)}</td>"
-                    + "".join(f"<td>{turns(getattr(g, f'median_{s}'))} / {turns(getattr(g, f'p90_{s}'))}</td>"
-                              for s in STAGES) + "</tr>")
+                    f"<td>{pct(g.transfer_rate)}</td>" + "".join(_stage_cell(g, s) for s in STAGES) + "</tr>")
     head = ("<tr><th>" + e(key) + "</th><th>sims</th><th>TSR</th><th>TUE</th><th>TCRR</th><th>shifts</th>"
             "<th>recovery</th><th>transfer</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
     return (f'<div><h3>{e(title)}</h3><div class="scroll"><table class="data"><thead>{head}</thead>'
@@ -377,13 +444,36 @@ def _breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> str:
 
 
 def breakdowns(m: RunMetrics) -> str:
-    parts = ['<p class="legend-line">TSR, TUE: means over scored simulations; TCRR: pooled; ack / tool / '
-             "outcome: median / p90 agent turns after the shift (\u2013: never reached).</p>",
-             _breakdown_table("by agent", "agent", m.by_agent), _breakdown_table("by domain", "domain", m.by_domain),
-             _breakdown_table("by persona", "persona", m.by_persona),
-             _breakdown_table("by goal shift", "from \u2192 to",
-                              {k.replace("->", " \u2192 "): v for k, v in m.by_goal_pair.items()})]
-    return f'<section id="breakdowns"><h2>Breakdowns</h2><div class="tables">{"".join(parts)}</div></section>'
+    parts = ['<p class="legend-line">TSR: mean over scored simulations; TUE, TCRR: pooled over calls (as in the '
+             "headline); ack / tool / outcome: median / p90 agent turns after the shift, never-reached stages "
+             "counting as infinitely late, with the share never reached.</p>"]
+    if m.by_agent:  # compat mode scores a file of several agents at once
+        parts.append(_breakdown_table("by agent", "agent", m.by_agent))
+    parts += [_breakdown_table("by domain", "domain", m.by_domain),
+              _breakdown_table("by persona", "persona", m.by_persona),
+              _breakdown_table("by goal shift", "from \u2192 to",
+                               {k.replace("->", " \u2192 "): v for k, v in m.by_goal_pair.items()})]
+    return f'<div class="tables">{"".join(parts)}</div>'
+
+
+def agents_overview(scores: Mapping[str, AgentScores]) -> str:
+    """Several agents side by side: each one's own headline figures with their intervals."""
+    rows = []
+    for name, s in scores.items():
+        m, ci = s.metrics, s.metrics.intervals
+        rows.append(f"<tr><td>{e(name)}</td><td>{m.scored_simulations}</td>"
+                    f"<td>{with_ci(m.tsr.mean, ci.get('tsr'))}</td><td>{with_ci(m.tue.tue, ci.get('tue'))}</td>"
+                    f"<td>{with_ci(m.tcrr.pooled, ci.get('tcrr'))}</td>"
+                    f"<td>{with_ci(m.gsrt.recovery_rate, ci.get('recovery'))}</td>"
+                    f"<td>{with_ci(m.pass_hat_k.get(1), ci.get('pass^1'))}</td><td>{m.tsr.unscored}</td>"
+                    + "".join(_stage_cell(m.gsrt, st) for st in STAGES) + "</tr>")
+    head = ("<tr><th>agent</th><th>sims</th><th>TSR</th><th>TUE</th><th>TCRR</th><th>recovery</th><th>pass^1</th>"
+            "<th>unscored</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
+    return ('<div class="scroll"><table class="data" id="agents-table"><thead>' + head + "</thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>"
+            '<p class="legend-line">Each agent scored on its own conversations; [low, high]: 95% bootstrap interval '
+            "over tasks; ack / tool / outcome: median / p90 turns. Compare two runs with "
+            "<code>shiftbox compare RUN_A RUN_B</code> for paired differences.</p>")
 
 
 # --------------------------------------------------------------------------------------------- trajectories
@@ -522,7 +612,8 @@ def _shift_table(sm: SimulationMetrics, anchor: str) -> str:
         return ""
     rows = []
     for r in sorted(sm.gsrt, key=lambda r: r.shift_index):
-        outcome = turns(r.outcome) if r.outcome_measured else "not measured"
+        outcome = (turns(r.outcome) if r.outcome_measured
+                   else "met before the shift" if r.outcome_before_shift else "not measured")
         rows.append(f"<tr><td>shift {r.shift_index}: {e(r.from_goal)} \u2192 {e(r.to_goal)}</td>"
                     f'<td><a href="#{anchor}-m{r.message_index}">#{r.message_index}</a></td>'
                     f"<td>{turns(r.ack)}</td><td>{turns(r.tool)}</td><td>{e(outcome)}</td>"
@@ -540,7 +631,7 @@ def _status(sm: SimulationMetrics | None) -> str:
     return "pass" if sm.success else "fail"
 
 
-def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: str) -> str:
+def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: str, show_agent: bool = False) -> str:
     anchor = f"sim-{i}"
     records = {r.call_id: r for r in traj.tool_calls}
     errors = sum(r.is_error for r in traj.tool_calls)
@@ -551,6 +642,10 @@ def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: st
     status = _status(sm)
     label = {"pass": "pass", "fail": "fail", "unscored": "unscored", "na": "n/a"}[status]
     chips = []
+    if show_agent:
+        chips.append(f'<span class="chip agent">{e(traj.agent)}</span>')
+    if sm is not None and sm.tsr.unscored_goals:
+        chips.append(f'<span class="chip warn">unscored: {e(", ".join(sm.tsr.unscored_goals))}</span>')
     if sm is not None:
         chips += [f'<span class="chip">TSR {f2(sm.tsr.score)}</span>', f'<span class="chip">TUE {f2(sm.tue.tue)}</span>',
                   f'<span class="chip">TCRR {f2(sm.tcrr.ratio)}</span>']
@@ -576,7 +671,8 @@ def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: st
     end = (f'<div class="end">ended: <strong>{e(t.reason)}</strong>'
            + (f" ({e(t.detail)})" if t.detail else "") + f" \u00b7 blame: {e(t.blame)} \u00b7 task {e(traj.task_id)}, "
            f"trial {traj.trial}, seed {traj.seed} \u00b7 user {e(traj.user)} \u00b7 agent {e(traj.agent)}</div>")
-    return (f'<details class="sim" id="{anchor}" data-sim="{e(traj.simulation_id)}" data-status="{status}" '
+    return (f'<details class="sim" id="{anchor}" data-sim="{e(traj.simulation_id)}" data-agent="{e(traj.agent)}" '
+            f'data-status="{status}" '
             f'data-errors="{errors}" data-shifts="{len(traj.shifts)}" data-search="{e(search)}">'
             f'<summary><span class="pill {status}">{label}</span><span class="sid">{e(traj.simulation_id)}</span>'
             f'<span class="persona">{e(traj.persona or "no persona")}</span><span class="goals">{e(goals)}</span>'
@@ -586,9 +682,12 @@ def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: st
 
 
 def simulations(sims: Sequence[SimulationMetrics], trajectories: Sequence[Trajectory], mode: str = "shiftbox") -> str:
-    by_id = {s.simulation_id: s for s in sims}
-    ordered = sorted(trajectories, key=lambda t: _sim_order(t.simulation_id, t.task_id, t.trial))
-    items = "".join(_simulation(i, t, by_id.get(t.simulation_id), mode) for i, t in enumerate(ordered, start=1))
+    """Every conversation with its own agent's scores: rows are keyed by (agent, simulation id)."""
+    by_key = {(s.agent, s.simulation_id): s for s in sims}
+    ordered = sorted(trajectories, key=lambda t: (*_sim_order(t.simulation_id, t.task_id, t.trial), t.agent))
+    several = len({t.agent for t in ordered}) > 1
+    items = "".join(_simulation(i, t, by_key.get((t.agent, t.simulation_id)), mode, several)
+                    for i, t in enumerate(ordered, start=1))
     if not ordered:
         items = "<p>No simulations in this run yet.</p>"
     controls = ('<div class="controls"><input id="filter-text" type="search" placeholder="filter: id, persona, goal, '
@@ -655,21 +754,73 @@ def footer(m: RunMetrics, trajectories: Sequence[Trajectory], metadata: dict | N
 
 # --------------------------------------------------------------------------------------------- page
 
-def render_html(run_metrics: RunMetrics, sims: list[SimulationMetrics], trajectories: list[Trajectory],
-                metadata: dict | None) -> str:
-    """The whole report page as one string (deterministic for a given input)."""
-    m = run_metrics
-    agents = sorted({t.agent for t in trajectories} | set(m.by_agent))
-    domains = sorted({t.domain for t in trajectories} | set(m.by_domain))
+def comparison_section(c: Comparison) -> str:
+    """`shiftbox compare`: each metric of A and B and the difference B - A with its paired interval."""
+    rows = []
+    for d in c.differences:
+        ci = "\u2013" if d.interval is None else f"[{d.interval.low:+.3f}, {d.interval.high:+.3f}]"
+        diff = "\u2013" if d.difference is None else f"{d.difference:+.3f}"
+        zero = d.interval is not None and d.interval.low <= 0 <= d.interval.high
+        rows.append(f'<tr data-metric="{e(d.metric)}"><td>{e(d.metric)}</td><td>{f3(d.a)}</td><td>{f3(d.b)}</td>'
+                    f"<td>{diff}</td><td>{ci}</td><td>{'no' if zero or d.interval is None else 'yes'}</td></tr>")
+    unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
+    return (f'<section id="comparison"><h2>Comparison \u00b7 A = {e(c.a)} \u00b7 B = {e(c.b)}</h2>'
+            '<div class="scroll"><table class="data" id="comparison-table"><thead><tr><th>metric</th><th>A</th>'
+            "<th>B</th><th>B \u2212 A</th><th>95% CI</th><th>differs</th></tr></thead><tbody>" + "".join(rows)
+            + "</tbody></table></div>"
+            f'<p class="legend-line">{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks'
+            f"{e(unpaired)}; interval: paired percentile bootstrap over tasks ({c.bootstrap.get('resamples')} "
+            f"resamples, seed {c.bootstrap.get('seed')}); \u201cdiffers\u201d: the interval excludes 0.</p>"
+            "</section>\n")
+
+
+def _agent_body(score: AgentScores, by_agent: dict[str, Breakdown] | None, suffix: str) -> tuple[str, str, str]:
+    m = score.metrics
+    return headline(m, score.simulations), plots(m, score.simulations, by_agent, suffix), breakdowns(m)
+
+
+def render_html(scores: Mapping[str, AgentScores], trajectories: list[Trajectory], metadata: dict | None,
+                comparison: str = "") -> str:
+    """The whole report page as one string (deterministic for a given input).
+
+    One agent: its headline, plots and breakdowns. Several: their headlines side by side, then each
+    agent's own section; the simulations list keys every row by (agent, simulation id). `comparison`
+    is a pre-rendered section (`shiftbox compare`)."""
+    scores = dict(sorted(scores.items()))
+    first = next(iter(scores.values()), None)
+    m = first.metrics if first else aggregate([])
+    agents = sorted(set(scores) | {t.agent for t in trajectories})
+    domains = sorted({t.domain for t in trajectories} | {d for s in scores.values() for d in s.metrics.by_domain})
     subject = f"{', '.join(agents) or 'no agent'} on {', '.join(domains) or 'no domain'}"
     config = (metadata or {}).get("config") or {}
-    sub_bits = [f"{m.simulations} simulations"]
+    sub_bits = [f"{len(trajectories)} simulations"]
     if "trials" in config:
         sub_bits.append(f"{config['trials']} trial{'s' if config['trials'] != 1 else ''} per task")
     if "user" in config:
         sub_bits.append(f"user simulator {config['user']}")
     sub_bits.append(f"{m.mode} metric definitions")
     subtitle = " \u00b7 ".join(sub_bits)
+    sims = [s for score in scores.values() for s in score.simulations]
+    nav = ['<a href="#headline">Headline</a>']
+    if len(scores) <= 1:
+        head, figs, tables = _agent_body(first, agent_rows(scores), "") if first else (headline(m, []), plots(
+            m, [], {}), breakdowns(m))
+        body = (f'<section id="headline"><h2>Headline figures</h2>{head}</section>\n'
+                f'<section id="plots"><h2>Plots</h2>{figs}</section>\n'
+                f'<section id="breakdowns"><h2>Breakdowns</h2>{tables}</section>\n')
+        nav += ['<a href="#plots">Plots</a>', '<a href="#breakdowns">Breakdowns</a>']
+    else:
+        body = (f'<section id="headline"><h2>Headline figures by agent</h2>{agents_overview(scores)}'
+                f'<div class="plots">{_figure(_gsrt_plot("plot-gsrt-agent", "GSRT stages by agent", "agent", agent_rows(scores)), e(GSRT_CAPTION))}</div>'
+                "</section>\n")
+        for i, (name, score) in enumerate(scores.items(), start=1):
+            head, figs, tables = _agent_body(score, None, f"-a{i}")
+            body += (f'<section id="agent-{i}" class="agent"><h2>{e(name)}</h2>{head}<h3>Plots</h3>{figs}'
+                     f"<h3>Breakdowns</h3>{tables}</section>\n")
+            nav.append(f'<a href="#agent-{i}">{e(name)}</a>')
+    if comparison:
+        nav.insert(0, '<a href="#comparison">Comparison</a>')
+    nav += ['<a href="#simulations">Simulations</a>', '<a href="#provenance">Provenance</a>']
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -681,26 +832,23 @@ def render_html(run_metrics: RunMetrics, sims: list[SimulationMetrics], trajecto
         '<body><header class="top"><div class="wrap">'
         f"<h1>shiftbox report \u00b7 {e(subject)}</h1>"
         f'<div class="subtitle">{e(subtitle)}</div>'
-        '<nav><a href="#headline">Headline</a><a href="#plots">Plots</a><a href="#breakdowns">Breakdowns</a>'
-        '<a href="#simulations">Simulations</a><a href="#provenance">Provenance</a></nav></div></header>\n'
+        f'<nav>{"".join(nav)}</nav></div></header>\n'
         '<main class="wrap">\n'
-        + headline(m, sims) + "\n" + plots(m, sims) + "\n" + breakdowns(m) + "\n"
+        + comparison + body
         + simulations(sims, trajectories, m.mode) + "\n</main>\n"
         + '<div class="wrap">' + footer(m, trajectories, metadata) + "</div>\n"
         + f"<script>{BODY_JS}</script>\n</body></html>\n"
     )
 
 
-def load_run(run_dir: Path) -> tuple[RunMetrics, list[SimulationMetrics], list[Trajectory], dict | None]:
-    """Score a run directory and read what the report needs (run.json is optional)."""
-    from .._metrics_cli import score_run
-    from .._run import RUN_FILE, read_trajectories
+def load_run(run_dir: Path) -> tuple[dict[str, AgentScores], list[Trajectory], dict | None]:
+    """Score a run directory (or a folder of them) per agent and read what the report needs."""
+    from .._run import RUN_FILE, read_run
 
-    run_metrics, sims = score_run(run_dir)
-    trajectories = read_trajectories(run_dir)
+    trajectories, tasks = read_run(run_dir)
     run_file = run_dir / RUN_FILE
     metadata = json.loads(run_file.read_text()) if run_file.exists() else None
-    return run_metrics, sims, trajectories, metadata
+    return score_by_agent(trajectories, tasks), trajectories, metadata
 
 
 def write_html_report(run_dir: Path, out: Path) -> Path:

@@ -1,19 +1,45 @@
-"""The terminal summary: headline figures, then per domain, persona and agent (rich tables)."""
+"""The terminal summary: per agent, headline figures with their 95% intervals, then per domain and persona."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rich.console import Group
 from rich.table import Table
 
-from ..metrics import Breakdown, Retention, RunMetrics
+from ..metrics import (
+    AgentScores,
+    Breakdown,
+    Comparison,
+    GSRTAggregate,
+    Interval,
+    Retention,
+    RunMetrics,
+    Turns,
+)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _turns(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def fmt_turns(value: Turns) -> str:
+    return "-" if value is None else value if isinstance(value, str) else f"{value:g}"
+
+
+def with_interval(value: float | None, interval: Interval | None) -> str:
+    """'0.912 [0.870, 0.950]': a headline figure and its 95% bootstrap interval over tasks."""
+    if value is None or interval is None:
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(interval.low)}, {fmt(interval.high)}]"
+
+
+def stage(g: GSRTAggregate, name: str) -> str:
+    """Median turns of a GSRT stage with the share of shifts that never reached it beside it."""
+    median, never = getattr(g, f"median_{name}"), getattr(g, f"never_{name}")
+    if never is None:
+        return fmt_turns(median)
+    return f"{fmt_turns(median)} ({never:.0%} never)"
 
 
 def breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> Table:
@@ -22,38 +48,80 @@ def breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> Table:
     for name, b in rows.items():
         g = b.gsrt
         table.add_row(name, str(b.simulations), fmt(b.tsr), fmt(b.tue), fmt(b.tcrr), str(g.shifts),
-                      fmt(g.recovery_rate), fmt(g.transfer_rate), _turns(g.median_ack), _turns(g.median_tool),
-                      _turns(g.median_outcome))
+                      fmt(g.recovery_rate), fmt(g.transfer_rate), stage(g, "ack"), stage(g, "tool"),
+                      stage(g, "outcome"))
     return table
 
 
+def _pass_k(m: RunMetrics) -> str:
+    return ", ".join(f"k={k}: {with_interval(v, m.intervals.get(f'pass^{k}'))}" for k, v in m.pass_hat_k.items())
+
+
 def headline_table(m: RunMetrics) -> Table:
-    table = Table("metric", "value", "detail", title=f"metrics ({m.mode} definitions)", title_justify="left")
+    title = f"metrics ({m.mode} definitions)" + (f" · {m.agent}" if m.agent else "")
+    ci = m.intervals
+    table = Table("metric", "value [95% CI]", "detail", title=title, title_justify="left")
     table.add_row("simulations", str(m.simulations),
                   f"{m.scored_simulations} scored" + (f"; not scored: {m.excluded}" if m.excluded else ""))
-    table.add_row("TSR", fmt(m.tsr.mean), f"communicate_info {fmt(m.tsr.communicate_info)}, action "
-                  f"{fmt(m.tsr.action)}, nl_assertion {fmt(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")
+    unscored = f"; unscored (a goal nothing measured): {m.tsr.unscored}" if m.tsr.unscored else ""
+    table.add_row("TSR", with_interval(m.tsr.mean, ci.get("tsr")),
+                  f"communicate_info {fmt(m.tsr.communicate_info)}, action {fmt(m.tsr.action)}, nl_assertion "
+                  f"{fmt(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged); n={m.tsr.n}{unscored}")
     if m.tsr.state_match_n:
         table.add_row("state match", fmt(m.tsr.state_match), f"n={m.tsr.state_match_n}")
-    table.add_row("TUE", fmt(m.tue.tue), f"T {fmt(m.tue.t)}, P {fmt(m.tue.p)} over {m.tue.calls} calls")
-    table.add_row("TCRR", fmt(m.tcrr.pooled), f"mean {fmt(m.tcrr.mean)}; {m.tcrr.redundant} redundant "
+    table.add_row("TUE", with_interval(m.tue.tue, ci.get("tue")),
+                  f"pooled: T {fmt(m.tue.t)}, P {fmt(m.tue.p)} over {m.tue.calls} calls; "
+                  f"mean per simulation {fmt(m.tue.mean_per_simulation)}")
+    table.add_row("TCRR", with_interval(m.tcrr.pooled, ci.get("tcrr")),
+                  f"pooled; mean per simulation {fmt(m.tcrr.mean)}; {m.tcrr.redundant} redundant "
                   f"(window {m.tcrr.window}, batch {m.tcrr.batch}) of {m.tcrr.calls}")
     g = m.gsrt
-    table.add_row("GSRT", f"{g.shifts} shifts", f"recovery {fmt(g.recovery_rate)}, transfer {fmt(g.transfer_rate)}; "
-                  f"median ack/tool/outcome {_turns(g.median_ack)}/{_turns(g.median_tool)}/{_turns(g.median_outcome)} "
-                  f"turns; never acked {fmt(g.never_ack)}")
+    table.add_row("recovery", with_interval(g.recovery_rate, ci.get("recovery")),
+                  f"{g.shifts} shifts; transfer {fmt(g.transfer_rate)}")
+    table.add_row("GSRT", "median turns", f"ack {stage(g, 'ack')}, tool {stage(g, 'tool')}, outcome "
+                  f"{stage(g, 'outcome')}" + (f"; outcome not measured: {g.outcome_not_measured} shifts"
+                                              if g.outcome_not_measured else ""))
     if m.pass_hat_k:
-        table.add_row("pass^k", ", ".join(f"k={k}: {fmt(v)}" for k, v in m.pass_hat_k.items()),
-                      f"success = TSR >= {m.success_threshold:g}")
+        table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")
+    if m.rerun_agreement is not None:
+        table.add_row("rerun agreement", fmt(m.rerun_agreement),
+                      f"tasks whose trials all end the same way, of {m.rerun_agreement_n} with 2+ trials")
+    if m.bootstrap:
+        table.caption = (f"95% CI: percentile bootstrap over {m.bootstrap.get('tasks', 0)} tasks, "
+                         f"{m.bootstrap['resamples']} resamples, seed {m.bootstrap['seed']}")
+    return table
+
+
+def agents_table(scores: Mapping[str, AgentScores]) -> Table:
+    """Agents side by side, one column each: their own headline figures with intervals (never pooled)."""
+    table = Table("metric", *scores, title="by agent: each on its own conversations (95% CI over tasks)",
+                  title_justify="left")
+    ms = [s.metrics for s in scores.values()]
+    rows = [
+        ("simulations", [f"{m.scored_simulations} scored of {m.simulations}" for m in ms]),
+        ("TSR", [with_interval(m.tsr.mean, m.intervals.get("tsr")) for m in ms]),
+        ("unscored", [str(m.tsr.unscored) for m in ms]),
+        ("TUE (pooled)", [with_interval(m.tue.tue, m.intervals.get("tue")) for m in ms]),
+        ("TCRR (pooled)", [with_interval(m.tcrr.pooled, m.intervals.get("tcrr")) for m in ms]),
+        ("recovery", [with_interval(m.gsrt.recovery_rate, m.intervals.get("recovery")) for m in ms]),
+        ("shifts", [str(m.gsrt.shifts) for m in ms]),
+        *((f"median {st} turns", [stage(m.gsrt, st) for m in ms]) for st in ("ack", "tool", "outcome")),
+        *((f"pass^{k}", [with_interval(m.pass_hat_k.get(k), m.intervals.get(f"pass^{k}")) for m in ms])
+          for k in sorted({k for m in ms for k in m.pass_hat_k})),
+        ("rerun agreement", [fmt(m.rerun_agreement) for m in ms]),
+    ]
+    for name, values in rows:
+        table.add_row(name, *values)
     return table
 
 
 def summary(m: RunMetrics) -> Group:
-    parts = [headline_table(m)]
-    if len(m.by_agent) > 1:
+    parts: list = [headline_table(m)]
+    suffix = f" · {m.agent}" if m.agent else ""
+    if m.by_agent:  # compat mode scores a file of several agents at once
         parts.append(breakdown_table("by agent", "agent", m.by_agent))
-    parts.append(breakdown_table("by domain", "domain", m.by_domain))
-    parts.append(breakdown_table("by persona", "persona", m.by_persona))
+    parts.append(breakdown_table("by domain" + suffix, "domain", m.by_domain))
+    parts.append(breakdown_table("by persona" + suffix, "persona", m.by_persona))
     if m.judge:
         usage = m.judge.get("usage", {})
         parts.append(f"judge {m.judge['name']}: {usage.get('calls', 0):g} calls, "
@@ -63,9 +131,37 @@ def summary(m: RunMetrics) -> Group:
     return Group(*parts)
 
 
+def agents_summary(scores: Mapping[str, AgentScores]) -> Group:
+    """Every agent's summary; with several, first a table putting their headlines side by side."""
+    if len(scores) == 1:
+        return summary(next(iter(scores.values())).metrics)
+    parts: list = [agents_table(scores)]
+    for s in scores.values():
+        m = s.metrics
+        parts.append(breakdown_table(f"by domain · {m.agent}", "domain", m.by_domain))
+        parts.append(breakdown_table(f"by persona · {m.agent}", "persona", m.by_persona))
+        parts.extend(f"note ({m.agent}): {n}" for n in m.notes)
+    return Group(*parts)
+
+
 def retention_table(rows: list[Retention]) -> Table:
     table = Table("metric", "slice", "shifted", "clean", "retention", "drop",
                   title="retention against the clean run", title_justify="left")
     for r in rows:
         table.add_row(r.metric.upper(), r.slice, fmt(r.shifted), fmt(r.clean), fmt(r.retention), fmt(r.drop))
+    return table
+
+
+def comparison_table(c: Comparison) -> Table:
+    """Each metric of run A and run B and their difference B - A with its 95% paired-bootstrap interval."""
+    table = Table("metric", "A", "B", "B - A", "95% CI", title=f"compare · A = {c.a} · B = {c.b}",
+                  title_justify="left")
+    for d in c.differences:
+        ci = "-" if d.interval is None else f"[{d.interval.low:+.3f}, {d.interval.high:+.3f}]"
+        diff = "-" if d.difference is None else f"{d.difference:+.3f}"
+        table.add_row(d.metric, fmt(d.a), fmt(d.b), diff, ci)
+    unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
+    table.caption = (f"{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks{unpaired}; "
+                     f"paired percentile bootstrap over tasks, {c.bootstrap.get('resamples')} resamples, "
+                     f"seed {c.bootstrap.get('seed')}")
     return table

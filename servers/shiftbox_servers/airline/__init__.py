@@ -66,16 +66,17 @@ GOAL_REQUESTS: dict[str, tuple[str, ...]] = {
 """Goal label -> how a customer asks for it (scripted users pick one per goal by seed)."""
 
 GOAL_LEXICON: dict[str, tuple[str, ...]] = {
-    "reservation_lookup": ("reservation", "booking", "itinerary", "look up", "details"),
-    "booking": ("book", "new flight", "new reservation", "search", "fare"),
+    "reservation_lookup": ("itinerary", "reservation details", "booking details"),
+    "booking": ("book a", "book you", "book the", "new flight", "new reservation", "search", "fare"),
     "cancellation": ("cancel", "refund"),
-    "modification": ("change", "modify", "upgrade", "reschedul", "move your", "cabin"),
+    "modification": ("modif", "upgrade", "reschedul", "move your", "cabin", "different flight"),
     "baggage": ("bag", "luggage", "suitcase"),
     "passenger_update": ("passenger", "traveler", "name on"),
     "flight_status": ("status", "on time", "delayed", "departure"),
     "compensation": ("compensat", "certificate", "voucher", "gesture"),
 }
 """Goal label -> words that show the agent took the goal up (GSRT's deterministic ack detector)."""
+GENERIC_TERMS = ("flight", "reservation", "booking", "trip", "ticket", "change", "details", "look up", "help")
 
 
 def _build(directory: Path):
@@ -90,6 +91,7 @@ DOMAIN = Domain(
     policy=(Path(__file__).with_name("policy.md")).read_text(),
     goal_tools=GOAL_TOOLS,
     goal_lexicon=GOAL_LEXICON,
+    generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,

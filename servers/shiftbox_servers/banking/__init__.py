@@ -86,7 +86,7 @@ def _import_agentchangebench(source: Path, directory: Path):
 
 GOAL_LEXICON: dict[str, tuple[str, ...]] = {
     "authentication": ("verify", "identity", "confirm your", "log in", "login", "sign in", "authenticat"),
-    "account_info": ("account", "balance"),
+    "account_info": ("balance", "account info", "account details", "account type", "available funds"),
     "transactions": ("transaction", "charge", "purchase", "activity"),
     "statements": ("statement",),
     "payments": ("payment", "pay ", "bill", "payee"),
@@ -96,6 +96,7 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
     "insights": ("spending", "insight", "summary", "trend"),
 }
 """Goal label -> words that show the agent took the goal up (GSRT's deterministic ack detector)."""
+GENERIC_TERMS = ("account", "customer", "bank", "money", "request", "details", "information", "help")
 
 
 DOMAIN = Domain(
@@ -104,6 +105,7 @@ DOMAIN = Domain(
     policy=(Path(__file__).with_name("policy.md")).read_text(),
     goal_tools=GOAL_TOOLS,
     goal_lexicon=GOAL_LEXICON,
+    generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     missions=MISSIONS,
     snapshot_version=SNAPSHOT_VERSION,

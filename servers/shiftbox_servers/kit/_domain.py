@@ -27,7 +27,10 @@ class Domain:
     snapshot_version: str
     build_snapshot: Callable[[Path], SnapshotManifest]
     goal_lexicon: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Goal label -> words an agent uses when it takes the goal up (GSRT's deterministic ack detector)."""
+    """Goal label -> words an agent uses when it takes the goal up (GSRT's deterministic ack detector).
+    Only goal-specific terms: a word that several goals share is no evidence for one of them."""
+    generic_terms: tuple[str, ...] = ()
+    """Everyday nouns of the domain ('account', 'order', 'flight'): never evidence that a goal was taken up."""
     importers: Mapping[str, Callable[[Path, Path], SnapshotManifest]] = field(default_factory=dict)
     """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
     goal_requests: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

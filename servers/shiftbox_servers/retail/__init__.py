@@ -83,9 +83,10 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
     "exchange": ("exchang", "swap"),
     "payment_change": ("payment method", "pay with", "paypal", "gift card", "credit card", "charged to"),
     "account_update": ("default address", "profile", "address on file", "account address"),
-    "product_inquiry": ("product", "in stock", "variant", "options", "availab"),
+    "product_inquiry": ("in stock", "variant", "options", "availab", "product details"),
 }
 """Goal label -> words that show the agent took the goal up (GSRT's deterministic ack detector)."""
+GENERIC_TERMS = ("order", "item", "product", "customer", "account", "details", "information", "help")
 
 
 def _build(directory: Path):
@@ -106,6 +107,7 @@ DOMAIN = Domain(
     policy=(Path(__file__).with_name("policy.md")).read_text(),
     goal_tools=GOAL_TOOLS,
     goal_lexicon=GOAL_LEXICON,
+    generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,

@@ -13,7 +13,7 @@ from shiftbox.trajectory import (
 )
 
 
-def task(goals=("authentication", "dispute"), actions=(), info=(), nl=(), expected=None, task_id="t1") -> Task:
+def task(goals=("authentication",), actions=(), info=(), nl=(), expected=None, task_id="t1") -> Task:
     return Task.model_validate({
         "id": task_id, "domain": "banking",
         "user_scenario": {"persona": "EASY_1", "instructions": {"reason_for_call": "x"},

@@ -211,7 +211,7 @@ def test_gsrt_aggregate_medians_and_never_share():
 
     run = aggregate([sim(1, 0), sim(3, 1), sim(4, 2), sim(None, 3)])
     assert run.gsrt.shifts == 4
-    assert run.gsrt.median_ack == 3           # median of 1, 3, 4
+    assert run.gsrt.median_ack == 3.5         # median of 1, 3, 4, never (infinitely late): (3 + 4) / 2
     assert run.gsrt.never_ack == 0.25 and run.gsrt.recovery_rate == 0.75
 
 
@@ -246,14 +246,17 @@ def test_tcrr_pooled_and_mean_differ_as_defined():
 
 def test_pass_hat_k_never_pools_trials_of_different_agents():
     """Regression: two agents' trials of one task were pooled, so k ran up to their sum."""
+    from shiftbox.metrics import score_by_agent
+
     tk = task(actions=[action("a", "authentication", "get_account", {"account_id": "acc_1"})])
     trajectories = []
     for agent, ok_call in (("good", True), ("bad", False)):
         for trial in range(2):
             t = Builder().user().agent(calls=[acc() if ok_call else acc("nope")]).build(trial=trial)
             trajectories.append(t.model_copy(update={"agent": agent}))
-    run, _ = compute_run_metrics(trajectories, {"t1": tk})
-    assert run.pass_hat_k == {1: 0.5, 2: 0.5}     # good: 1.0, bad: 0.0 (action 0.5 < threshold)
+    scored = score_by_agent(trajectories, {"t1": tk})
+    assert scored["good"].metrics.pass_hat_k == {1: 1.0, 2: 1.0}
+    assert scored["bad"].metrics.pass_hat_k == {1: 0.0, 2: 0.0}    # action 0.5 < threshold
 
 
 def test_retention_and_drop_by_hand():

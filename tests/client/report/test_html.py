@@ -128,7 +128,7 @@ def test_tool_errors_are_highlighted_with_their_kind(wrong_params):
 
 
 def test_text_from_trajectories_is_escaped(late_ack):
-    run_metrics, sims, trajectories, metadata = load_run(late_ack)
+    scores, trajectories, metadata = load_run(late_ack)
     t = trajectories[0]
     user = next(m for m in t.messages if m.role == "user")
     assistant = next(m for m in t.messages if m.role == "assistant" and m.tool_calls)
@@ -139,7 +139,7 @@ def test_text_from_trajectories_is_escaped(late_ack):
     tool.content = EVIL
     t.persona = EVIL
     t.termination.detail = EVIL
-    html = render_html(run_metrics, sims, trajectories, metadata)
+    html = render_html(scores, trajectories, metadata)
     assert EVIL not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert len(re.findall(r"<script\b", html)) == 2  # the report's own two inline scripts
@@ -218,10 +218,11 @@ def test_nice_ticks_and_histogram_bins():
 
 def test_redundant_calls_are_badged_as_tcrr_counts_them(tmp_path):
     run_dir = make_run(tmp_path / "redundant", "scripted:redundant")
-    run_metrics, sims, trajectories, metadata = load_run(run_dir)
+    scores, trajectories, metadata = load_run(run_dir)
+    ((run_metrics, sims),) = ((s.metrics, s.simulations) for s in scores.values())
     assert run_metrics.tcrr.redundant > 0
     for t, s in zip(sorted(trajectories, key=lambda t: t.simulation_id),
                     sorted(sims, key=lambda s: s.simulation_id), strict=True):
         assert len(redundant_calls(t)) == s.tcrr.redundant, t.simulation_id
-    html = render_html(run_metrics, sims, trajectories, metadata)
+    html = render_html(scores, trajectories, metadata)
     assert html.count('<span class="badge redundant" title=') == run_metrics.tcrr.redundant

@@ -87,3 +87,48 @@ def test_filter_and_expand_controls_work(chromium, report_file, tmp_path):
     assert len(sims) == 5 and len(shown) == 1 and 'data-sim="hw_banking_004#0"' in shown[0]
     assert re.search(r"\bopen\b", shown[0])
     assert "1 of 5 simulations shown" in res.stdout
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    from shiftbox._demo import demo
+
+    root = tmp_path_factory.mktemp("demo")
+    demo(root)
+    return root
+
+
+def test_demo_report_shows_each_agents_own_scores_on_its_own_conversations(chromium, demo_dir, tmp_path):
+    """Regression: both demo runs share simulation ids, and every row showed the oracle's scores."""
+    from shiftbox._metrics_cli import score_run
+    from shiftbox._run import read_trajectories
+    from shiftbox.report._html import TOP_GOAL_PAIRS
+
+    expected = {}
+    for agent in ("oracle", "late_ack"):
+        run, sims = score_run(demo_dir / agent)            # each agent scored on its own, apart from the report
+        assert {t.agent for d in ("banking", "retail", "airline")
+                for t in read_trajectories(demo_dir / agent / d)} == {f"scripted:{agent}"}
+        for s in sims:
+            expected[(s.agent, s.simulation_id)] = "pass" if s.success else "fail"
+    drive = ("<script>var s=document.getElementById('filter-status');s.value='fail';"
+             "s.dispatchEvent(new Event('change'));</script>")
+    page = tmp_path / "demo.html"
+    page.write_text((demo_dir / "report.html").read_text(encoding="utf-8").replace("</body>", drive + "</body>"),
+                    encoding="utf-8")
+    res = browse(chromium, tmp_path / "profile", page.as_uri(), "--dump-dom")
+    assert console_lines(res.stderr) == []
+    rows = re.findall(r'<details class="sim"[^>]*>', res.stdout)
+    shown = {}
+    for row in rows:
+        key = (re.search(r'data-agent="([^"]+)"', row).group(1), re.search(r'data-sim="([^"]+)"', row).group(1))
+        shown[key] = (re.search(r'data-status="(\w+)"', row).group(1), " hidden" not in row)
+    assert {k: status for k, (status, _) in shown.items()} == expected
+    failed = sorted(k for k, v in expected.items() if v == "fail")
+    assert sorted(k for k, (_, visible) in shown.items() if visible) == failed      # the "failed" filter
+    assert f"{len(failed)} of {len(expected)} simulations shown" in res.stdout
+    # the goal-shift plot reads at a glance: the top pairs and one bar for the rest, labels not rotated
+    for svg in re.findall(r'<svg[^>]*id="plot-gsrt-goal-pair-a\d".*?</svg>', res.stdout, flags=re.S):
+        categories = re.findall(r"<text[^>]*><title>([^<]*)</title>", svg)
+        assert 2 <= len(categories) <= TOP_GOAL_PAIRS + 1 and categories[-1].startswith("other (")
+        assert "rotate(-35" not in svg

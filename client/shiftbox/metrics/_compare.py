@@ -1,0 +1,80 @@
+"""Paired comparison of two runs: simulations paired by (task, trial), differences with paired-bootstrap intervals.
+
+Both runs are scored with the same definitions; a figure's difference is B - A over the paired
+simulations only, and its interval resamples tasks (the same draw for both runs), so two runs of the
+same agent give intervals that contain 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from pydantic import BaseModel, Field
+
+from ._model import Interval, SimulationMetrics
+from ._uncertainty import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    Counts,
+    figures,
+    pass_counts,
+    percentile_interval,
+    resampled_totals,
+    simulation_counts,
+    total,
+)
+
+
+class MetricDifference(BaseModel):
+    metric: str
+    a: float | None
+    b: float | None
+    difference: float | None = Field(description="b - a")
+    interval: Interval | None = Field(description="95% paired-bootstrap interval of the difference over tasks")
+
+
+class Comparison(BaseModel):
+    """What `shiftbox compare RUN_A RUN_B` reports."""
+
+    a: str
+    b: str
+    paired_simulations: int
+    tasks: int
+    unpaired_a: int = Field(description="scored simulations of A with no scored (task, trial) twin in B")
+    unpaired_b: int
+    differences: list[MetricDifference]
+    bootstrap: dict[str, int] = Field(default_factory=dict)
+
+
+def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str = "A",
+            label_b: str = "B") -> Comparison:
+    """Pair scored simulations by (task, trial) and report each headline figure's difference B - A."""
+    by_key_a = {(s.task_id, s.trial): s for s in a if s.scored}
+    by_key_b = {(s.task_id, s.trial): s for s in b if s.scored}
+    paired = sorted(by_key_a.keys() & by_key_b.keys())
+    counts: dict[str, list[Counts]] = defaultdict(lambda: [Counter(), Counter()])
+    outcomes: dict[str, list[list[bool]]] = defaultdict(lambda: [[], []])
+    for key in paired:
+        pair = (by_key_a[key], by_key_b[key])
+        for side, sim in enumerate(pair):
+            counts[key[0]][side].update(simulation_counts(sim))
+            if pair[0].success is not None and pair[1].success is not None:
+                outcomes[key[0]][side].append(sim.success)
+    ks = range(1, min((len(o[0]) for o in outcomes.values()), default=0) + 1)
+    for task_id, (oa, ob) in outcomes.items():
+        counts[task_id][0].update(pass_counts(oa, ks))
+        counts[task_id][1].update(pass_counts(ob, ks))
+    per_task = [counts[t] for t in sorted(counts)]
+    draws = resampled_totals(per_task)
+    totals = [total(c[0] for c in per_task), total(c[1] for c in per_task)]
+    differences = []
+    for name, fn in figures(ks).items():
+        va, vb = fn(totals[0]), fn(totals[1])
+        diff = None if va is None or vb is None else vb - va
+        samples = [y - x for ca, cb in draws if (x := fn(ca)) is not None and (y := fn(cb)) is not None]
+        differences.append(MetricDifference(metric=name, a=va, b=vb, difference=diff,
+                                            interval=percentile_interval(samples) if diff is not None else None))
+    return Comparison(a=label_a, b=label_b, paired_simulations=len(paired), tasks=len(per_task),
+                      unpaired_a=len(by_key_a) - len(paired), unpaired_b=len(by_key_b) - len(paired),
+                      differences=differences,
+                      bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED})

@@ -1,0 +1,151 @@
+"""Headline ratios as sums over simulations, and their seeded bootstrap intervals over tasks.
+
+Every headline figure is a function of additive counts (TSR: sum of scores over scored simulations;
+TUE, TCRR: pooled over calls; recovery: over shifts; pass^k: a per-task value averaged over tasks).
+Keeping them in that form gives one definition per figure, used for the headline, every breakdown,
+the bootstrap (resample tasks, add their counts) and the paired differences of `shiftbox compare`.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ._model import Interval, SimulationMetrics
+from ._passk import pass_hat_k
+
+Counts = Counter[str]
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20251123
+CONFIDENCE = 0.95
+T_WEIGHT, P_WEIGHT = 0.6, 0.4
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _tue(c: Mapping[str, float]) -> float | None:
+    t, p = _ratio(c["executed"], c["calls"]), _ratio(c["schema_valid"], c["p_calls"])
+    return T_WEIGHT * t + P_WEIGHT * p if t is not None and p is not None else None
+
+
+FIGURES: dict[str, Callable[[Mapping[str, float]], float | None]] = {
+    "tsr": lambda c: _ratio(c["tsr_sum"], c["tsr_n"]),
+    "tue": _tue,
+    "tcrr": lambda c: _ratio(c["redundant"], c["calls"]),
+    "recovery": lambda c: _ratio(c["recovered"], c["shifts"]),
+}
+"""Headline figure -> its value from the counts of a set of simulations (or of tasks, for pass^k)."""
+
+
+def simulation_counts(s: SimulationMetrics) -> Counts:
+    """The additive counts one scored simulation contributes to the headline figures."""
+    c: Counts = Counter(calls=s.tue.calls, executed=s.tue.executed, redundant=s.tcrr.redundant,
+                        shifts=len(s.gsrt), recovered=sum(r.recovered for r in s.gsrt))
+    if s.tue.schema_valid is not None:
+        c.update(schema_valid=s.tue.schema_valid, p_calls=s.tue.calls)
+    if s.tsr.score is not None:
+        c.update(tsr_sum=s.tsr.score, tsr_n=1)
+    return c
+
+
+def pass_counts(successes: Sequence[bool], ks: Iterable[int]) -> Counts:
+    """One task's (one agent's) contribution to pass^k: its pass^k value and a task count."""
+    n, c = len(successes), sum(successes)
+    counts: Counts = Counter(pass_tasks=1)
+    for k in ks:
+        counts[f"pass^{k}"] = pass_hat_k(n, c, k)
+    return counts
+
+
+def pass_figure(k: int) -> Callable[[Mapping[str, float]], float | None]:
+    return lambda c: _ratio(c[f"pass^{k}"], c["pass_tasks"])
+
+
+def task_counts(sims: Sequence[SimulationMetrics], ks: Iterable[int]) -> dict[str, Counts]:
+    """Task id -> the summed counts of its scored simulations (plus its pass^k contribution)."""
+    by_task: dict[str, Counts] = defaultdict(Counter)
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for s in sims:
+        if s.scored:
+            by_task[s.task_id].update(simulation_counts(s))
+            if s.success is not None:
+                outcomes[s.task_id].append(s.success)
+    ks = list(ks)
+    for task_id, successes in outcomes.items():
+        by_task[task_id].update(pass_counts(successes, ks))
+    return dict(sorted(by_task.items()))
+
+
+def figures(ks: Iterable[int]) -> dict[str, Callable[[Mapping[str, float]], float | None]]:
+    return {**FIGURES, **{f"pass^{k}": pass_figure(k) for k in ks}}
+
+
+def total(counts: Iterable[Counts]) -> Counts:
+    out: Counts = Counter()
+    for c in counts:
+        out.update(c)
+    return out
+
+
+def percentile_interval(values: list[float]) -> Interval | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return Interval(low=values[0], high=values[0])
+    tail = (1 - CONFIDENCE) / 2
+    qs = statistics.quantiles(sorted(values), n=1000, method="inclusive")
+    low, high = qs[round(tail * 1000) - 1], qs[round((1 - tail) * 1000) - 1]
+    return Interval(low=round(low, 12), high=round(high, 12))
+
+
+def resampled_totals(per_task: Sequence[Sequence[Counts]], resamples: int = BOOTSTRAP_RESAMPLES,
+                     seed: int = BOOTSTRAP_SEED) -> list[list[Counts]]:
+    """For each resample of tasks (with replacement, seeded), the summed counts of each series.
+
+    `per_task[i]` holds task i's counts in each series (one series for a run, two paired runs for
+    `shiftbox compare`), so a paired resample draws the same tasks for both.
+    """
+    rng = random.Random(seed)
+    n = len(per_task)
+    out = []
+    for _ in range(resamples):
+        picks = Counter(rng.choices(range(n), k=n))
+        series = []
+        for j in range(len(per_task[0]) if n else 0):
+            summed: Counts = Counter()
+            for i, times in picks.items():
+                for key, value in per_task[i][j].items():
+                    summed[key] += value * times
+            series.append(summed)
+        out.append(series)
+    return out
+
+
+def bootstrap_intervals(per_task: Mapping[str, Counts], ks: Iterable[int]) -> dict[str, Interval]:
+    """95% percentile intervals of each headline figure, resampling tasks."""
+    fns = figures(ks)
+    tasks = [per_task[t] for t in sorted(per_task)]
+    if not tasks:
+        return {}
+    draws = resampled_totals([[c] for c in tasks])
+    out = {}
+    for name, fn in fns.items():
+        values = [v for (c,) in draws if (v := fn(c)) is not None]
+        interval = percentile_interval(values) if fn(total(tasks)) is not None else None
+        if interval is not None:
+            out[name] = interval
+    return out
+
+
+def rerun_agreement(sims: Sequence[SimulationMetrics]) -> tuple[float | None, int]:
+    """Share of tasks with 2+ scored trials whose trials all end the same way (all succeed or all fail)."""
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for s in sims:
+        if s.scored and s.success is not None:
+            outcomes[s.task_id].append(s.success)
+    repeated = [v for v in outcomes.values() if len(v) > 1]
+    return _ratio(sum(len(set(v)) == 1 for v in repeated), len(repeated)), len(repeated)
