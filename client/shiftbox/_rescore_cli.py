@@ -76,19 +76,19 @@ def rescore(
     if not file.is_file():
         raise _fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
                     "../shared/external/agentchangebench/simulations/banking_test_run.json")
-    from .metrics._agentchangebench import compat_run_metrics, load_agentchangebench_simulations
+    from .metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
 
     try:
-        trajectories, tasks = load_agentchangebench_simulations(file)
+        results = load_agentchangebench_results(file)
     except ValueError as exc:
         raise _fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
                     "({timestamp, info, tasks[], simulations[]}) with --format agentchangebench") from None
     if compat == "agentchangebench":
-        run, _ = compat_run_metrics(trajectories, tasks)
+        run, _ = compat_run_metrics(results.trajectories, results.tasks, num_trials=results.num_trials)
     else:
         from .metrics import compute_run_metrics
 
-        run, _ = compute_run_metrics(trajectories, tasks)
+        run, _ = compute_run_metrics(results.trajectories, results.tasks)
     if json_out:
         typer.echo(run.model_dump_json(indent=2))
         return

@@ -4,7 +4,10 @@ the AgentChangeBench code does (`--compat agentchangebench`).
 Loading (`load_agentchangebench_simulations`)
 ---------------------------------------------
 A results file is `{timestamp, info, tasks[], simulations[]}`. Tasks come from the file's own
-`tasks[]`, converted by the task importer (`reference_task_file`). Each simulation becomes one
+`tasks[]`, converted by the task importer (`reference_task_file`); a task without `goal_shifts` (the
+benchmark's older format, which the reference's task model allows) is read with no goals and
+required_shifts 0 (the reference's own defaults, gsrt.py `_safe_goal_sequence` / `_safe_required_shifts`).
+`info.num_trials` is kept for pass^k (`load_agentchangebench_results`). Each simulation becomes one
 Trajectory:
 
 - messages keep their order (index = position, greeting = 0, as the reference's `turn_idx`); roles are
@@ -28,8 +31,8 @@ Trajectory:
 
 Compatibility rules (`compat_run_metrics`), each checked against the two recorded banking runs
 ----------------------------------------------------------------------------------------------
-Numbers below are for banking_test_run.json (A: 24 simulations, 84 calls) and
-banking_gpt-4.1_2025-08-23.json (B: 13 simulations, 78 calls).
+Numbers below are for banking_test_run.json (A: gpt-4o as agent and user, 24 simulations, 84 calls)
+and banking_gpt-4.1_2025-08-23.json (B: gpt-4.1 as agent and user, 13 simulations, 78 calls).
 
 TSR (per simulation, then the plain mean over simulations)
   * Weights communicate_info 0.25, action 0.45, nl_assertion 0.30, renormalized over the channels the
@@ -52,8 +55,14 @@ TSR (per simulation, then the plain mean over simulations)
     fails and prints -1); its values are recomputed with the same rules from the stored NL verdicts
     (A's tasks have no communicate_info).
   * Channel means are taken over the simulations that have the channel.
-  * success (pass^k) = TSR within 1e-6 of 1 (the reference's `is_successful`); pass^k per task over
-    k = 1..(fewest trials of any task), averaged over tasks. pass@k and avg@k are not reported.
+  * success (pass^k) = the stored `reward_info.reward` within 1e-6 of 1 on either side (the reference's
+    `is_successful`, applied by `get_metrics_df` to `Results.to_df().reward`); a simulation with no stored
+    reward (a native run) uses its recomputed TSR instead. In B the stored reward equals the TSR; in A
+    every stored reward is 0.0 while the recomputed TSR reaches 0.7.
+  * pass^k (tau2 `get_tasks_pass_hat_k`): k = 1..min(`info.num_trials`, fewest trials of any task);
+    each task's pass^k = C(c, k) / C(n, k) with n = *every* trial it has (not num_trials); the plain
+    mean over tasks. No simulations: {} (the reference's aggregate fails and prints {1: -1}).
+    pass@k and avg@k are not reported.
 
 TUE (pooled over every tool call of every simulation, any role)
   * T = calls whose tool message has no error (a call without a tool message counts as correct).
@@ -90,11 +99,12 @@ GSRT (judge output stored in `reward_info.info.gsrt_v2`; no judge is called)
     `transferred_to_human`; transferred = that flag.
   * Aggregate: if any simulation lacks judge output (neither `gsrt_v2` nor `gsrt_enhanced` in
     `reward_info.info`), the reference's GSRT aggregate fails and reports -1; here every rate and
-    median is None and `shifts` stays a count (B: the simulations of tasks 13 and 14 have none). Otherwise shifts = the judge's shift
-    count; recovery and transfer rates over shifts (0.0 when there is none, as the reference prints);
-    medians of the message-index differences (the reference's `gsrt.py` aggregate; its `tau2
-    metrics` aggregate reads a key no judge writes and leaves them None); never_* = share of shifts
-    without that stage.
+    median is None and `shifts` stays a count (B: the simulations of tasks 13 and 14 have none). The
+    same with no simulations at all (the reference's aggregate needs a non-empty cache, else -1).
+    Otherwise shifts = the judge's shift count; recovery and transfer rates over shifts (0.0 when
+    there is none, as the reference prints); medians of the message-index differences (the
+    reference's `gsrt.py` aggregate; its `tau2 metrics` aggregate reads a key no judge writes and
+    leaves them None); never_* = share of shifts without that stage.
 
 Per-simulation values (the reference reports none) apply the same functions to one simulation, with
 None where a ratio has no denominator. Breakdowns: by_domain and by_agent.
@@ -110,6 +120,7 @@ import json
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -159,8 +170,19 @@ _TERMINATIONS = {
 # Loading
 
 
-def load_agentchangebench_simulations(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
-    """Every simulation of an AgentChangeBench/tau2 results file as a Trajectory, and the file's tasks.
+@dataclass
+class AgentChangeBenchResults:
+    """A results file as read: one Trajectory per simulation, the file's tasks, and `info.num_trials`
+    (None when the file does not say)."""
+
+    trajectories: list[Trajectory]
+    tasks: dict[str, Task]
+    num_trials: int | None
+
+
+def load_agentchangebench_results(path: Path) -> AgentChangeBenchResults:
+    """Every simulation of an AgentChangeBench/tau2 results file as a Trajectory, the file's tasks and its
+    `info.num_trials` (which caps k in compat pass^k).
 
     ValueError (naming the file and the simulation) when the file is not such a results file.
     """
@@ -172,7 +194,7 @@ def load_agentchangebench_simulations(path: Path) -> tuple[list[Trajectory], dic
                          "\"tasks\" and \"simulations\" lists)")
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
     domain = (info.get("environment_info") or {}).get("domain_name")
-    task_file = reference_task_file(raw["tasks"], path, domain)
+    task_file = reference_task_file(raw["tasks"], path, domain, allow_no_goal_shifts=True)
     tasks = {t.id: t for t in task_file.tasks}
     agent = _participant(info.get("agent_info"))
     user = _participant(info.get("user_info"))
@@ -188,7 +210,14 @@ def load_agentchangebench_simulations(path: Path) -> tuple[list[Trajectory], dic
             trajectories.append(_trajectory(sim, tasks[task_id], task_file.domain, agent, user))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where} ({sim.get('id')}): {exc}") from None
-    return trajectories, tasks
+    return AgentChangeBenchResults(trajectories, tasks, _int(info.get("num_trials")))
+
+
+def load_agentchangebench_simulations(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
+    """Every simulation of an AgentChangeBench/tau2 results file as a Trajectory, and the file's tasks
+    (`load_agentchangebench_results` without `info.num_trials`)."""
+    results = load_agentchangebench_results(path)
+    return results.trajectories, results.tasks
 
 
 def _participant(data: Any) -> str:
@@ -474,14 +503,26 @@ def compat_gsrt(trajectory: Trajectory) -> list[ShiftRecovery]:
     return out
 
 
+def stored_reward(trajectory: Trajectory) -> float | None:
+    """The reference's stored `reward_info.reward` of an imported simulation, or None."""
+    value = (trajectory.source_data or {}).get("reward")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def is_successful(reward: float) -> bool:
+    """The reference's `is_successful`: the reward within 1e-6 of 1, on either side."""
+    return 1 - 1e-6 <= reward <= 1 + 1e-6
+
+
 def compat_simulation_metrics(trajectory: Trajectory, task: Task) -> SimulationMetrics:
     tsr = compat_tsr(trajectory, task)
+    reward = stored_reward(trajectory)
     return SimulationMetrics(
         simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
         domain=trajectory.domain, persona=trajectory.persona, agent=trajectory.agent,
         termination=trajectory.termination.reason, scored=True, tsr=tsr, tue=compat_tue(trajectory),
         tcrr=compat_tcrr(trajectory), gsrt=compat_gsrt(trajectory),
-        success=abs((tsr.score or 0.0) - 1.0) <= 1e-6)
+        success=is_successful(reward if reward is not None else tsr.score or 0.0))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -503,7 +544,7 @@ def _share(count: int, total: int) -> float | None:
 
 def _gsrt_aggregate(trajectories: list[Trajectory], sims: list[SimulationMetrics]) -> GSRTAggregate:
     shifts = [r for s in sims for r in s.gsrt]
-    if not all(has_judge_output(t) for t in trajectories):
+    if not trajectories or not all(has_judge_output(t) for t in trajectories):
         # undefined, as in the reference (which prints -1); the count stays a count
         return GSRTAggregate(shifts=len(shifts), recovery_rate=None, transfer_rate=None, median_ack=None,
                              median_tool=None, median_outcome=None)
@@ -533,22 +574,26 @@ def _breakdown(trajectories: list[Trajectory], sims: list[SimulationMetrics]) ->
                      gsrt=_gsrt_aggregate(trajectories, sims))
 
 
-def _pass_hat_k(sims: list[SimulationMetrics]) -> dict[int, float]:
+def _pass_hat_k(sims: list[SimulationMetrics], num_trials: int | None) -> dict[int, float]:
     outcomes: dict[str, list[bool]] = defaultdict(list)
     for s in sims:
         outcomes[s.task_id].append(bool(s.success))
     if not outcomes:
         return {}
     max_k = min(len(v) for v in outcomes.values())
+    if num_trials is not None:
+        max_k = min(max_k, num_trials)
     return {k: sum(comb(sum(v), k) / comb(len(v), k) for v in outcomes.values()) / len(outcomes)
             for k in range(1, max_k + 1)}
 
 
-def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task]) -> tuple[RunMetrics,
-                                                                                      list[SimulationMetrics]]:
+def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *,
+                       num_trials: int | None = None) -> tuple[RunMetrics, list[SimulationMetrics]]:
     """Score trajectories as the AgentChangeBench code does (see the module docstring for every rule).
 
-    Stored judge outputs (NL verdicts, GSRT) are read from `trajectory.source_data`; nothing is judged.
+    Stored judge outputs (NL verdicts, GSRT) and stored rewards (success, pass^k) are read from
+    `trajectory.source_data`; nothing is judged. `num_trials` is the results file's `info.num_trials`
+    (caps k in pass^k; None: no cap beyond the fewest trials of any task).
     """
     missing = sorted({t.task_id for t in trajectories} - set(tasks))
     if missing:
@@ -578,6 +623,22 @@ def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task]) -
                      "rates and medians are None; `shifts` counts the judged shifts of the other simulations")
     old_format = sum("acknowledgment_turn" not in s for t in trajectories
                      for s in _judge_shifts(t.source_data) or [])
+    if not trajectories:
+        notes.append("GSRT: no simulations, so every GSRT aggregate is undefined (the reference prints -1)")
+    no_goals = sorted({t.task_id for t in trajectories if not tasks[t.task_id].goals})
+    if no_goals:
+        notes.append(f"tasks without goal_shifts (the older task format): {len(no_goals)}; their goals are "
+                     "unknown, so their shifts come only from stored judge output")
+    unrewarded = sum(stored_reward(t) is None for t in trajectories)
+    if unrewarded:
+        notes.append(f"pass^k: {unrewarded} of {len(trajectories)} simulations store no reward_info.reward; "
+                     "their success is the recomputed TSR within 1e-6 of 1")
+    counts: dict[str, int] = defaultdict(int)
+    for t in trajectories:
+        counts[t.task_id] += 1
+    if num_trials is not None and counts and num_trials < min(counts.values()):
+        notes.append(f"pass^k: k stops at info.num_trials = {num_trials}, below the fewest trials of any "
+                     f"task ({min(counts.values())}); each task's pass^k still uses all its trials")
     if old_format:
         notes.append(f"GSRT: {old_format} shifts come from the older judge format (agent_turn, no "
                      "acknowledgment_turn / tool_turn / outcome_turn); the reference reads no "
@@ -609,7 +670,7 @@ def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task]) -
                            mean=_mean(s.tcrr.ratio for s in sims)),
         gsrt=_gsrt_aggregate(trajectories, sims),
         success_threshold=1.0,
-        pass_hat_k=_pass_hat_k(sims),
+        pass_hat_k=_pass_hat_k(sims, num_trials),
         by_domain={k: slice_of(v) for k, v in sorted(by_domain.items())},
         by_agent={k: slice_of(v) for k, v in sorted(by_agent.items())},
         notes=notes,

@@ -101,6 +101,12 @@ class RefScenario(_Ref):
     goal_shifts: RefGoalShifts
 
 
+class RefScenarioOlder(RefScenario):
+    """The benchmark's older format (plain tau2 tasks): no goal_shifts."""
+
+    goal_shifts: RefGoalShifts | None = None  # type: ignore[assignment]
+
+
 class RefDescription(_Ref):
     purpose: str | None = None
     relevant_policies: str | None = None
@@ -121,7 +127,12 @@ class RefTask(_Ref):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+class RefTaskOlder(RefTask):
+    user_scenario: RefScenarioOlder  # type: ignore[assignment]
+
+
 _REFERENCE_LIST = TypeAdapter(list[RefTask])
+_REFERENCE_LIST_OLDER = TypeAdapter(list[RefTaskOlder])
 
 
 def read_json(path: Path) -> Any:
@@ -151,10 +162,17 @@ def import_agentchangebench(path: Path, domain: str | None = None) -> TaskFile:
     return reference_task_file(read_json(path), Path(path), domain)
 
 
-def reference_task_file(raw: Any, path: Path, domain: str | None = None) -> TaskFile:
-    """The native TaskFile for an already-parsed reference task list read from `path`."""
+def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
+                        allow_no_goal_shifts: bool = False) -> TaskFile:
+    """The native TaskFile for an already-parsed reference task list read from `path`.
+
+    A task without `goal_shifts` (the benchmark's older format) is refused unless `allow_no_goal_shifts`;
+    then it gets no goals and `required_shifts` 0 (the reference's own defaults for such a task: an empty
+    goal sequence, max(0, len(goals) - 1) shifts).
+    """
+    adapter = _REFERENCE_LIST_OLDER if allow_no_goal_shifts else _REFERENCE_LIST
     try:
-        refs = _REFERENCE_LIST.validate_python(raw)
+        refs = adapter.validate_python(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: not an AgentChangeBench task list: {describe_errors(exc)}") from None
     named = sorted({r.user_scenario.instructions.domain for r in refs} - {None})
@@ -231,7 +249,8 @@ def _initial_state(ref: RefInitialState | None) -> InitialState:
 def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]]) -> Task:
     criteria = ref.evaluation_criteria or RefCriteria()
     sets = _action_sets(criteria)
-    goals = ref.user_scenario.goal_shifts.goals
+    shifts = ref.user_scenario.goal_shifts or RefGoalShifts(required_shifts=0, goals=[])
+    goals = shifts.goals
     for action, goal in zip(sets, assign_goals(([t.function_name for t in a.allowed_tools] for a in sets),
                                                goals, goal_tools), strict=True):
         action.goal = goal
@@ -248,7 +267,7 @@ def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]]) 
             instructions=Instructions(reason_for_call=ins.reason_for_call or "", known_info=ins.known_info or "",
                                       unknown_info=ins.unknown_info or "",
                                       task_instructions=ins.task_instructions or ""),
-            goal_shifts=GoalShifts(**ref.user_scenario.goal_shifts.model_dump()),
+            goal_shifts=GoalShifts(**shifts.model_dump()),
         ),
         initial_state=_initial_state(ref.initial_state),
         evaluation_criteria=EvaluationCriteria(action_sets=sets, communicate_info=criteria.communicate_info or [],

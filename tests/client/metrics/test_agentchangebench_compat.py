@@ -11,7 +11,11 @@ import typer
 from typer.testing import CliRunner
 
 from shiftbox._rescore_cli import rescore
-from shiftbox.metrics._agentchangebench import compat_run_metrics, load_agentchangebench_simulations
+from shiftbox.metrics._agentchangebench import (
+    compat_run_metrics,
+    load_agentchangebench_results,
+    load_agentchangebench_simulations,
+)
 from tests.conftest import require_acb
 
 TEST_RUN = "banking_test_run.json"
@@ -60,6 +64,17 @@ def test_compat_reproduces_the_reference_values(name):
     assert run.tue.t == pytest.approx(want["t"], abs=1e-9)
     assert run.tue.p == pytest.approx(want["p"], abs=1e-9)
     assert run.tue.tue == pytest.approx(0.6 * want["t"] + 0.4 * want["p"], abs=1e-9)
+
+
+@pytest.mark.parametrize("name", [TEST_RUN, GPT41])
+def test_compat_pass_hat_k_of_the_recorded_runs(name):
+    # info.num_trials = 1 and one trial per task; every stored reward_info.reward is below 1 - 1e-6
+    raw = _raw(name)
+    assert raw["info"]["num_trials"] == 1 and all(s["reward_info"]["reward"] < 1 - 1e-6 for s in raw["simulations"])
+    results = load_agentchangebench_results(_path(name))
+    assert results.num_trials == 1
+    run, _ = compat_run_metrics(results.trajectories, results.tasks, num_trials=results.num_trials)
+    assert run.pass_hat_k == {1: 0.0}
 
 
 def test_compat_tcrr_window_and_batch_counts_add_up():
