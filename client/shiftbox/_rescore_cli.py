@@ -25,8 +25,8 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _num(value: float | None, digits: int = 6) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def _num(value: float | str | None, digits: int = 6) -> str:
+    return "-" if value is None else value if isinstance(value, str) else f"{value:.{digits}f}"
 
 
 def headline_table(run: RunMetrics, title: str) -> Table:

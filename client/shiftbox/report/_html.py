@@ -348,14 +348,14 @@ def _plot_turns(value: Turns) -> float | None:
     return value if isinstance(value, float | int) else None
 
 
-TOP_GOAL_PAIRS = 10
+TOP_GOAL_PAIRS = 8
 """The goal-shift plot shows the most frequent pairs; the rest share one bar."""
 
 
 def goal_pair_rows(m: RunMetrics, sims: Sequence[SimulationMetrics], top: int = TOP_GOAL_PAIRS) -> dict[str, Breakdown]:
     """The `top` most frequent (from -> to) goal pairs by shifts, then the others grouped in one bar."""
     ranked = sorted(m.by_goal_pair, key=lambda k: (-m.by_goal_pair[k].gsrt.shifts, k))
-    rows = {k.replace("->", " \u2192 "): m.by_goal_pair[k] for k in ranked[:top]}
+    rows = {k.replace("_", " ").replace("->", " \u2192 "): m.by_goal_pair[k] for k in ranked[:top]}
     rest = set(ranked[top:])
     if rest:
         recoveries = [r for s in _scored(sims) for r in s.gsrt if f"{r.from_goal}->{r.to_goal}" in rest]

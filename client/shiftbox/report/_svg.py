@@ -148,7 +148,7 @@ def _truncate(label: str, max_chars: int) -> str:
     return label[: max(1, max_chars - 1)] + "\u2026"
 
 
-def _wrap(label: str, max_chars: int, max_lines: int = 3) -> list[str] | None:
+def _wrap(label: str, max_chars: int, max_lines: int = 4) -> list[str] | None:
     """Greedy word wrap; None when a word is too long or it needs more than max_lines lines."""
     lines: list[str] = []
     for word in label.split():

@@ -59,6 +59,15 @@ class Builder:
         self.turn += 1
         return self
 
+    def tool(self, text="{}", failed=False):
+        """A tool result message answering the last assistant message's calls (one message per result)."""
+        last = next(m for m in reversed(self.messages) if m.role == "assistant")
+        answered = sum(m.role == "tool" and m.index > last.index for m in self.messages)
+        call = last.tool_calls[answered]
+        self.messages.append(Message(index=len(self.messages), role="tool", content=text, tool_call_id=call.id,
+                                     is_error=failed))
+        return self
+
     def build(self, task_id="t1", trial=0, reason="user_stop", blame="none", final=None, persona="EASY_1") -> Trajectory:
         return Trajectory(simulation_id=f"{task_id}#{trial}", task_id=task_id, trial=trial, domain="banking", seed=0,
                           agent="test", user="test", persona=persona, goals=[], servers={}, messages=self.messages,

@@ -151,25 +151,6 @@ def test_state_aware_tcrr_forgives_a_reread_after_a_write():
 # -- GSRT ---------------------------------------------------------------------------------------
 
 
-def test_gsrt_paper_worked_example():
-    """Shift at message 10, ack at 12, first relevant tool at 13, outcome at 15 -> (2, 3, 5), recovered."""
-    tk = task(goals=("authentication", "dispute"), actions=[
-        action("txs", "dispute", "get_transactions", {"account_id": "acc_1"}),
-        action("file", "dispute", "file_dispute", {"account_id": "acc_1", "tx_id": "tx_1", "reason_code": "fraudulent"}),
-    ])
-    b = Builder().user("hello", goal="authentication")
-    while len(b.messages) < 10:
-        b.agent("Let me look at that.") if len(b.messages) % 2 else b.user("ok", goal="authentication")
-    b.user("Actually, I need to contest a charge.", goal="dispute", shift_from="authentication")   # 10
-    b.agent("One moment please.")                                                                    # 11
-    b.agent("I can help you file a dispute.")                                                        # 12: ack
-    b.agent(calls=[("get_transactions", {"account_id": "acc_1"})])                                 # 13: tool
-    b.agent("Which one?")                                                                            # 14
-    b.agent(calls=[("file_dispute", {"account_id": "acc_1", "tx_id": "tx_1", "reason_code": "fraudulent"})])  # 15
-    s = simulation_metrics(b.build(), tk)
-    assert [(r.ack, r.tool, r.outcome, r.recovered) for r in s.gsrt] == [(2, 3, 5, True)]
-
-
 def test_gsrt_never_reached_stages_and_transfer_means_not_recovered():
     tk = task(goals=("authentication", "dispute"), actions=[action("f", "dispute", "file_dispute", {"tx_id": "t"})])
     b = (Builder().user("hi", goal="authentication").agent("Hello.")

@@ -75,6 +75,32 @@ def test_outcome_counts_the_remaining_sets_from_the_shift_on():
     assert (r.ack, r.tool, r.outcome, r.outcome_measured) == (1, 2, 2, True)
 
 
+def test_worked_example_in_a_real_conversation_counts_agent_turns_not_messages():
+    """The paper's example as real runs have it: user replies and tool results between assistant turns.
+
+    Shift at message 10; assistant messages at 11, 13, 15, 17, 19 are agent turns 1-5; ack at 13
+    (turn 2), first relevant tool at 15 (turn 3), outcome at 19 (turn 5). The paper's turn-index
+    differences would be 13-10=3, 15-10=5 and 19-10=9 messages."""
+    tk = task(goals=("authentication", "dispute"), actions=[
+        action("txs", "dispute", "get_transactions", {"account_id": "acc_1"}),
+        action("file", "dispute", "file_dispute", {"account_id": "acc_1", "tx_id": "tx_1"})])
+    b = Builder().user("hello", goal="authentication")
+    while len(b.messages) < 10:
+        b.agent("Let me look at that.") if len(b.messages) % 2 else b.user("ok", goal="authentication")
+    b.user("Actually, I need to contest a charge.", goal="dispute", shift_from="authentication")    # 10
+    b.agent("One moment please.").user("sure", goal="dispute")                                       # 11, 12
+    b.agent("I can help you file a dispute.").user("thanks", goal="dispute")                         # 13: ack
+    b.agent(calls=[("get_transactions", {"account_id": "acc_1"})]).tool('[{"tx_id": "tx_1"}]')       # 15: tool, 16
+    b.agent("Which one?").user("tx_1", goal="dispute")                                               # 17, 18
+    b.agent(calls=[("file_dispute", {"account_id": "acc_1", "tx_id": "tx_1"})]).tool("{}")           # 19: outcome
+    trajectory = b.build()
+    assert [m.role for m in trajectory.messages[10:]] == ["user", "assistant", "user", "assistant", "user",
+                                                          "assistant", "tool", "assistant", "user", "assistant",
+                                                          "tool"]
+    (r,) = simulation_metrics(trajectory, tk).gsrt
+    assert (r.ack, r.tool, r.outcome, r.recovered) == (2, 3, 5, True)
+
+
 # -- 4. acknowledgment needs evidence tied to the new goal -------------------------------------------
 
 
