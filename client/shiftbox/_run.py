@@ -93,10 +93,11 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
 
 
 def run_dirs(path: Path) -> list[Path]:
-    """A run directory, or a folder of them (one level down, sorted): what `metrics`, `report` and `compare` read."""
+    """A run directory, or a folder holding run directories at any depth (sorted): what `metrics`, `report` and
+    `compare` read."""
     if (path / TASKS_FILE).exists():
         return [path]
-    found = sorted(p for p in path.iterdir() if (p / TASKS_FILE).exists()) if path.is_dir() else []
+    found = sorted({p.parent for p in path.rglob(TASKS_FILE)}) if path.is_dir() else []
     if not found:
         raise FileNotFoundError(f"{path} is not a run directory (no {TASKS_FILE}) nor a folder of them; "
                                 "create one with `shiftbox run --out DIR`")

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 
 from pydantic import BaseModel, Field
 
+from ._aggregate import stage_statistics
 from ._model import Interval, SimulationMetrics
 from ._uncertainty import (
     BOOTSTRAP_RESAMPLES,
@@ -19,6 +20,7 @@ from ._uncertainty import (
     figures,
     pass_counts,
     percentile_interval,
+    resample_picks,
     resampled_totals,
     simulation_counts,
     total,
@@ -54,18 +56,26 @@ def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str
     paired = sorted(by_key_a.keys() & by_key_b.keys())
     counts: dict[str, list[Counts]] = defaultdict(lambda: [Counter(), Counter()])
     outcomes: dict[str, list[list[bool]]] = defaultdict(lambda: [[], []])
+    stages: dict[str, list[dict[str, list[int | None]]]] = defaultdict(lambda: [defaultdict(list), defaultdict(list)])
     for key in paired:
         pair = (by_key_a[key], by_key_b[key])
         for side, sim in enumerate(pair):
             counts[key[0]][side].update(simulation_counts(sim))
+            for r in sim.gsrt:
+                stages[key[0]][side]["ack"].append(r.ack)
+                stages[key[0]][side]["tool"].append(r.tool)
+                if r.outcome_measured:
+                    stages[key[0]][side]["outcome"].append(r.outcome)
             if pair[0].success is not None and pair[1].success is not None:
                 outcomes[key[0]][side].append(sim.success)
     ks = range(1, min((len(o[0]) for o in outcomes.values()), default=0) + 1)
     for task_id, (oa, ob) in outcomes.items():
         counts[task_id][0].update(pass_counts(oa, ks))
         counts[task_id][1].update(pass_counts(ob, ks))
-    per_task = [counts[t] for t in sorted(counts)]
-    draws = resampled_totals(per_task)
+    task_ids = sorted(counts)
+    per_task = [counts[t] for t in task_ids]
+    picks = resample_picks(len(per_task))
+    draws = resampled_totals(per_task, picks)
     totals = [total(c[0] for c in per_task), total(c[1] for c in per_task)]
     differences = []
     for name, fn in figures(ks).items():
@@ -74,7 +84,29 @@ def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str
         samples = [y - x for ca, cb in draws if (x := fn(ca)) is not None and (y := fn(cb)) is not None]
         differences.append(MetricDifference(metric=name, a=va, b=vb, difference=diff,
                                             interval=percentile_interval(samples) if diff is not None else None))
+    for stage in ("ack", "tool", "outcome"):
+        differences.append(_median_difference(stage, [stages[t] for t in task_ids], picks))
     return Comparison(a=label_a, b=label_b, paired_simulations=len(paired), tasks=len(per_task),
                       unpaired_a=len(by_key_a) - len(paired), unpaired_b=len(by_key_b) - len(paired),
                       differences=differences,
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED})
+
+
+def _median(values: list[int | None]) -> float | None:
+    """A stage's median turns; None when it has no shifts or lands on never-reached stages."""
+    median = stage_statistics(values)[0]
+    return median if isinstance(median, float) else None
+
+
+def _median_difference(stage: str, per_task: list[list[dict[str, list[int | None]]]],
+                       picks: list[Counter[int]]) -> MetricDifference:
+    """Difference of a GSRT stage's median turns (never-reached = infinitely late), paired over tasks."""
+    def median(side: int, drawn: Counter[int] | None = None) -> float | None:
+        chosen = drawn if drawn is not None else Counter(range(len(per_task)))
+        return _median([v for i, times in sorted(chosen.items()) for _ in range(times) for v in per_task[i][side][stage]])
+
+    va, vb = median(0), median(1)
+    diff = None if va is None or vb is None else vb - va
+    samples = [y - x for drawn in picks if (x := median(0, drawn)) is not None and (y := median(1, drawn)) is not None]
+    return MetricDifference(metric=f"median {stage} turns", a=va, b=vb, difference=diff,
+                            interval=percentile_interval(samples) if diff is not None else None)

@@ -102,22 +102,24 @@ def percentile_interval(values: list[float]) -> Interval | None:
     return Interval(low=round(low, 12), high=round(high, 12))
 
 
-def resampled_totals(per_task: Sequence[Sequence[Counts]], resamples: int = BOOTSTRAP_RESAMPLES,
-                     seed: int = BOOTSTRAP_SEED) -> list[list[Counts]]:
-    """For each resample of tasks (with replacement, seeded), the summed counts of each series.
+def resample_picks(n: int, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Counter[int]]:
+    """Seeded resamples of n tasks with replacement: for each, task index -> times drawn."""
+    rng = random.Random(seed)
+    return [Counter(rng.choices(range(n), k=n)) for _ in range(resamples)] if n else []
+
+
+def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[int]] | None = None) -> list[list[Counts]]:
+    """For each resample of tasks, the summed counts of each series.
 
     `per_task[i]` holds task i's counts in each series (one series for a run, two paired runs for
     `shiftbox compare`), so a paired resample draws the same tasks for both.
     """
-    rng = random.Random(seed)
-    n = len(per_task)
     out = []
-    for _ in range(resamples):
-        picks = Counter(rng.choices(range(n), k=n))
+    for drawn in picks if picks is not None else resample_picks(len(per_task)):
         series = []
-        for j in range(len(per_task[0]) if n else 0):
+        for j in range(len(per_task[0])):
             summed: Counts = Counter()
-            for i, times in picks.items():
+            for i, times in drawn.items():
                 for key, value in per_task[i][j].items():
                     summed[key] += value * times
             series.append(summed)

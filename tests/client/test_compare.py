@@ -1,0 +1,95 @@
+"""`shiftbox compare RUN_A RUN_B`: paired differences with paired-bootstrap intervals; expectations by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shiftbox._metrics_cli import score_run
+from shiftbox.cli import app
+from shiftbox.metrics import compare, compute_run_metrics
+from tests.client.harness import HANDWRITTEN
+from tests.client.metrics.build import Builder, action, task
+
+runner = CliRunner()
+
+
+def make_run(out, agent, trials=2):
+    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent", agent,
+                              "--trials", str(trials), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    return {name: make_run(root / name, agent) for name, agent in
+            (("oracle", "scripted:oracle"), ("oracle_again", "scripted:oracle"), ("late", "scripted:late_ack"))}
+
+
+def compare_json(a, b):
+    res = runner.invoke(app, ["compare", str(a), str(b), "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_two_runs_of_the_same_agent_differ_by_nothing(runs):
+    doc = compare_json(runs["oracle"], runs["oracle_again"])
+    assert doc["a"] != doc["b"]                                # told apart by their folders
+    assert doc["paired_simulations"] == 10 and doc["unpaired_a"] == doc["unpaired_b"] == 0
+    for d in doc["differences"]:
+        assert d["difference"] == 0, d
+        assert d["interval"]["low"] <= 0 <= d["interval"]["high"], d
+
+
+def test_oracle_against_late_ack(runs):
+    doc = compare_json(runs["oracle"], runs["late"])
+    by_metric = {d["metric"]: d for d in doc["differences"]}
+    oracle, _ = score_run(runs["oracle"])
+    late, _ = score_run(runs["late"])
+    assert by_metric["tsr"]["difference"] == pytest.approx(late.tsr.mean - oracle.tsr.mean)
+    assert by_metric["recovery"]["difference"] == pytest.approx(late.gsrt.recovery_rate - oracle.gsrt.recovery_rate)
+    ack = by_metric["median ack turns"]
+    assert (ack["a"], ack["b"], ack["difference"]) == (1, 2, 1)   # late_ack spends one turn before acknowledging
+    assert ack["interval"]["low"] > 0                             # and that difference is not noise
+
+
+def _sim(task_id, account, agent):
+    t = Builder().user().agent(calls=[("get_account", {"account_id": account})]).build(task_id=task_id)
+    return t.model_copy(update={"agent": agent})
+
+
+def test_paired_bootstrap_interval_by_hand():
+    """Two tasks. A: TSR 1.0 on both; B: 0.5 on t1, 1.0 on t2. B - A = -0.25; a resample of two tasks gives
+    -0.5, -0.25 or 0 with probability 1/4, 1/2, 1/4, so the interval is [-0.5, 0]."""
+    tasks = {t: task(task_id=t, actions=[action("a", "authentication", "get_account", {"account_id": "acc_1"})])
+             for t in ("t1", "t2")}
+    _, a = compute_run_metrics([_sim("t1", "acc_1", "A"), _sim("t2", "acc_1", "A")], tasks)
+    _, b = compute_run_metrics([_sim("t1", "other", "B"), _sim("t2", "acc_1", "B")], tasks)
+    tsr = next(d for d in compare(a, b).differences if d.metric == "tsr")
+    assert (tsr.a, tsr.b, tsr.difference) == (1.0, 0.75, -0.25)
+    assert (tsr.interval.low, tsr.interval.high) == (-0.5, 0.0)
+
+
+def test_html_report_holds_the_comparison_and_both_agents(runs, tmp_path):
+    out = tmp_path / "cmp.html"
+    res = runner.invoke(app, ["compare", str(runs["oracle"]), str(runs["late"]), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert 'id="comparison-table"' in html and 'data-metric="median ack turns"' in html
+    assert 'data-agent="scripted:oracle"' in html and 'data-agent="scripted:late_ack"' in html
+    assert "B = scripted:late_ack" in res.output
+
+
+def test_bad_input_names_the_problem(runs, tmp_path):
+    res = runner.invoke(app, ["compare", str(tmp_path / "missing"), str(runs["late"])])
+    assert res.exit_code == 2 and "not a run directory" in res.output
+    both = tmp_path / "both"
+    both.mkdir()
+    for name in ("oracle", "late"):
+        (both / name).symlink_to(runs[name], target_is_directory=True)
+    res = runner.invoke(app, ["compare", str(both), str(runs["late"])])
+    assert res.exit_code == 2 and "exactly one agent" in res.output
