@@ -10,7 +10,7 @@ SNAPSHOTS := $(foreach d,banking retail airline echo,snapshots/$(d)/v1/db.sqlite
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
-.PHONY: help demo test lint bench snapshots images env uv clean
+.PHONY: help demo test lint bench snapshots tasks images env uv clean
 
 help:
 	@echo "make demo       run the offline demo evaluation"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint       ruff"
 	@echo "make bench      benchmarks (prints figures, writes bench/out/ and docs/benchmarks.md)"
 	@echo "make snapshots  rebuild the native snapshots"
+	@echo "make tasks      regenerate the committed task sets (snapshots/<domain>/v1/tasks.json, n=150, seed 7)"
 	@echo "make images     build the domain server images offline (needs a Docker engine; docs/containers.md)"
 
 uv:
@@ -35,6 +36,13 @@ snapshots/%/v1/db.sqlite:
 
 snapshots: env
 	$(RUN) shiftbox snapshots build
+
+# The committed generated task sets; rerun after changing a domain's tools, snapshot or missions, or the
+# generator (docs/tasks.md). Same snapshot, n and seed -> byte-identical files.
+tasks: env $(SNAPSHOTS)
+	for d in banking retail airline; do \
+		$(RUN) shiftbox tasks generate $$d --n 150 --seed 7 --out snapshots/$$d/v1/tasks.json || exit 1; \
+	done
 
 test: env $(SNAPSHOTS)
 	$(RUN) ruff check .

@@ -46,7 +46,8 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="print the findings as JSON")] = False,
 ) -> None:
     """Check tool names, params, goals, shift counts and communicate_info (and, with --snapshot, that the
-    gold calls run). Exit 1 when there is an error finding.
+    gold calls run); warn about goals no action set or attributed communicate_info checks. Exit 1 when
+    there is an error finding.
 
     Example: shiftbox tasks validate ../shared/external/agentchangebench/banking/tasks.json --snapshot snapshots/banking/acb-v1
     """
@@ -125,7 +126,7 @@ def generate(
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the domain's own)")] = None,
 ) -> None:
     """Generate a seeded native task set from a snapshot: every ordered goal pair, 1-4 goals per task,
-    personas in turn, gold calls replayed for communicate_info and the expected state digest.
+    every catalog persona in turn, gold calls replayed for communicate_info and the expected state digest.
 
     Example: shiftbox tasks generate banking --n 150 --seed 7 --out snapshots/banking/v1/tasks.json
     """

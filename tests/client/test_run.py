@@ -130,7 +130,8 @@ def test_oracle_completes_every_valid_agentchangebench_banking_task(tmp_path):
     import_db(require_acb("banking", "db.toml"), snapshot)
     tasks_path = tmp_path / "acb-tasks.json"
     tasks_path.write_text(task_file.model_dump_json())
-    flagged = {f.task_id for f in validate_tasks(task_file, snapshot)}
+    # a goal without a deterministic check (a warning) doesn't stop the oracle; broken gold calls do
+    flagged = {f.task_id for f in validate_tasks(task_file, snapshot) if "no deterministic check" not in f.problem}
     res = run_cli(tmp_path / "acb", "--snapshot", str(snapshot), "--concurrency", "8", tasks=tasks_path)
     assert res.exit_code == 0, res.output
     trajectories = {t.task_id: t for t in read_trajectories(tmp_path / "acb")}

@@ -6,14 +6,19 @@ only:
 
 1. plans n goal sequences (1 to 4 distinct goals) so that every ordered pair of the domain's goal
    labels appears at least once; most start with the identification goal (the builder marked
-   `opens_task`); personas go round-robin over PERSONAS;
+   `opens_task`); personas are the whole persona catalog (`shiftbox/users/personas.json`), each in
+   turn within every block of len(catalog) tasks, the blocks rotated (`persona_for`);
 2. per task, picks a customer and, goal by goal, builds the mission on the task's own episode
    (in process: `DomainServer` + `mcp.Client`) and runs its gold calls there in the order the oracle
    agent will (dependency levels), so later missions see earlier effects and created ids
    (`{"$from": "key.path"}` params) come from real outputs; a mission that is infeasible or a gold
    call that fails discards the attempt and another customer is tried;
-3. takes communicate_info from the gold calls' real outputs (never a value already in known_info)
-   and expected_state_digest from `shiftbox://episode/digest` at the end of the replay.
+3. takes communicate_info from the gold calls' real outputs (never a value already in known_info),
+   each item attributed to the goals whose calls produced it (`communicate_info_by_goal`), and
+   expected_state_digest from `shiftbox://episode/digest` at the end of the replay.
+
+Every goal gets a deterministic check: a mission without gold calls is refused (a chat mission is a
+general question grounded in one read, whose output the agent must say).
 
 Same domain, snapshot, n and seed -> byte-identical task file.
 """
@@ -52,11 +57,17 @@ from ._model import (
     UserScenario,
 )
 
-GENERATOR_VERSION = 1
-PERSONAS = ("EASY_1", "EASY_2", "MEDIUM_1", "MEDIUM_2", "HARD_1")
+GENERATOR_VERSION = 2
+"""2: all catalog personas (rotated blocks), chat missions grounded in a read, communicate_info_by_goal."""
 ACTION_TYPES = ("single", "serial", "parallel", "chat", "clarify")
 LENGTH_CYCLE = (1, 2, 3, 4, 2, 3, 1, 4, 3, 2, 4, 3)
-"""Goals per task, in turn (1 to 4); 12 long, coprime with the 5 personas, so lengths spread over personas."""
+"""Goals per task, in turn (1 to 4)."""
+PERSONA_ROTATION = 3
+"""Each block of len(personas) tasks has every persona once, shifted by this much per block: with the 8
+personas of the catalog and LENGTH_CYCLE, every persona gets every length within 121 tasks, and strided
+samples (every 7th task: the solvability test; every 10th: the demo) meet every persona. A plain round
+robin would pair each persona with only 3 of the 12 cycle positions (8 and 12 share the factor 4) and
+give every 10th task only 4 personas."""
 OPENER_SHARE = 0.75
 """Share of tasks that start with the identification goal (once every pair into it is covered)."""
 MAX_ATTEMPTS = 200
@@ -81,10 +92,26 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> Tas
     if snapshot.manifest.domain != domain:
         raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "
                          f"not {domain!r}")
-    return anyio.run(_generate, dom, snapshot, n, seed)
+    from ..world._world import unwrapped_errors  # world imports tasks: import at call time
+
+    with unwrapped_errors():  # a GenerationError raised inside the MCP client's task group, not a group of one
+        return anyio.run(_generate, dom, snapshot, n, seed)
 
 
 # -- the goal plan ---------------------------------------------------------------------------------
+
+
+def catalog_personas() -> tuple[str, ...]:
+    """The persona keys of the catalog, in catalog order (the one list of personas)."""
+    from ..users._personas import load_personas  # users imports tasks: import at call time
+
+    return tuple(load_personas())
+
+
+def persona_for(i: int, personas: tuple[str, ...]) -> str:
+    """Task i's persona: block i // len(personas) has each persona once, rotated by PERSONA_ROTATION per block."""
+    n = len(personas)
+    return personas[(i + PERSONA_ROTATION * (i // n)) % n]
 
 
 def plan_goals(labels: list[str], n: int, rng: random.Random, opener: str | None) -> list[list[str]]:
@@ -177,11 +204,12 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> Ta
     if not subjects:
         raise GenerationError(f"snapshot {snapshot.manifest.snapshot_id} has no customers to build tasks for")
     server = DomainServer(domain, snapshot, max_episodes=4)
+    personas = catalog_personas()
     tasks: list[Task] = []
     async with Client(server.mcp) as client:
         for i, goals in enumerate(plans):
             task_id = f"gen_{domain.name}_{i + 1:03d}"
-            persona = PERSONAS[i % len(PERSONAS)]
+            persona = persona_for(i, personas)
             for _ in range(MAX_ATTEMPTS):
                 task = await _build_task(client, server, task_id, persona, goals, rng.choice(subjects), rng, seed)
                 if task is not None:
@@ -213,6 +241,10 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
         if mission["goal"] != goal or mission["action_type"] not in ACTION_TYPES:
             raise GenerationError(f"the {goal!r} builder returned goal {mission['goal']!r} / action type "
                                   f"{mission['action_type']!r}; fix the builder")
+        if not mission["calls"]:
+            raise GenerationError(f"the {goal!r} builder returned a mission without gold calls, so nothing "
+                                  "deterministic would check the goal; fix the builder: ground it in a read whose "
+                                  "output the agent must communicate")
         missions.append(mission)
         mine: dict[str, Any] = {}
         for call in _oracle_order(mission["calls"]):
@@ -230,9 +262,6 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
         outputs[goal] = mine
         if getattr(builder, "opens_task", False):
             opened = [a.action_id for a in action_sets if a.goal == goal]
-    if not action_sets:
-        server.episodes.drop(task_id)
-        return None  # chat only: nothing to score
     res = await client.read_resource(STATE_DIGEST_URI, meta={**meta, CLOSE_META_KEY: True})
     digest = json.loads(res.contents[0].text)["digest"]
 
@@ -242,6 +271,7 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
              f"date of birth {subject['date_of_birth']}.")
     known = " ".join(dict.fromkeys([intro] + [s for m in missions for s in m["known"]]))
     communicate: list[str] = []
+    by_goal: dict[str, list[str]] = {}
     for mission in missions:
         for ref in mission["communicate"]:
             key, *path = ref.split(".")
@@ -249,8 +279,13 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
                 value = _fact_text(_lookup(outputs[mission["goal"]][key], path))
             except (KeyError, IndexError, ValueError, TypeError):
                 raise GenerationError(f"{mission['goal']} mission: communicate {ref!r} names no output value") from None
-            if value and value not in communicate and not _in_text(value, known):
+            if not value or _in_text(value, known):
+                continue
+            if value not in communicate:
                 communicate.append(value)
+            mine = by_goal.setdefault(mission["goal"], [])
+            if value not in mine:
+                mine.append(value)  # an earlier goal may have it too: said once, it counts for both
     steps = [f"{k + 1}. {m['reason']}" for k, m in enumerate(missions)]
     types = ", ".join(f"{m['goal']}={m['action_type']}" for m in missions)
     return Task(
@@ -267,7 +302,7 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
                 task_instructions="Raise one request at a time, in this order:\n" + "\n".join(steps)),
             goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals))),
         evaluation_criteria=EvaluationCriteria(
-            action_sets=action_sets, communicate_info=communicate,
+            action_sets=action_sets, communicate_info=communicate, communicate_info_by_goal=by_goal,
             nl_assertions=[a for m in missions for a in m["nl_assertions"]],
             expected_state_digest=digest),
     )

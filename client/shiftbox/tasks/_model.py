@@ -63,6 +63,11 @@ class InitialState(_Model):
 class EvaluationCriteria(_Model):
     action_sets: list[ActionSet] = Field(default_factory=list)
     communicate_info: list[str] = Field(default_factory=list)
+    communicate_info_by_goal: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="goal -> the communicate_info items the agent must say for that goal (an item may serve "
+                    "several goals: said once, it counts for each); items listed under no goal belong to the task "
+                    "as a whole, or to its goal when it has only one (`Task.communicate_info_for`)")
     nl_assertions: list[str] = Field(default_factory=list)
     expected_state_digest: str | None = Field(
         None, description="state digest after replaying the gold calls on a fresh episode")
@@ -89,6 +94,24 @@ class Task(_Model):
     def action_sets_for(self, goal: str) -> list[ActionSet]:
         return [a for a in self.evaluation_criteria.action_sets if a.goal == goal]
 
+    def communicate_info_for(self, goal: str) -> list[str]:
+        """The communicate_info items attributed to `goal`: those `communicate_info_by_goal` lists under it
+        (and in communicate_info); for a task with one goal, every item not attributed to another goal."""
+        criteria = self.evaluation_criteria
+        if goal not in self.goals:
+            return []
+        listed = criteria.communicate_info_by_goal
+        mine = set(listed.get(goal, ()))
+        if self.goals == [goal]:
+            elsewhere = {item for g, items in listed.items() if g != goal for item in items}
+            return [item for item in criteria.communicate_info if item in mine or item not in elsewhere]
+        return [item for item in criteria.communicate_info if item in mine]
+
+    def unchecked_goals(self) -> list[str]:
+        """Goals nothing deterministic measures (no action set tagged with them, no communicate_info attributed
+        to them): only an NL assertion, if any, speaks for them, so without a judge they cost nothing."""
+        return [g for g in dict.fromkeys(self.goals) if not self.action_sets_for(g) and not self.communicate_info_for(g)]
+
 
 class TaskFile(_Model):
     """A native task file: tasks plus where they came from and which snapshot they are written for."""
@@ -96,5 +119,5 @@ class TaskFile(_Model):
     schema_version: int = TASK_FILE_SCHEMA_VERSION
     domain: str
     snapshot: str | None = Field(None, description="snapshot id the task ids refer to, e.g. banking/acb-v1")
-    source: str = Field(description="e.g. 'agentchangebench banking/tasks.json' or 'generator v1 seed=7'")
+    source: str = Field(description="e.g. 'agentchangebench banking/tasks.json' or 'generator v2 seed=7'")
     tasks: list[Task]

@@ -3,7 +3,9 @@
 Structure (no domain needed): duplicate task ids, duplicate action ids, `depends_on` naming no
 action of the task, `required_shifts != len(goals) - 1`, action sets whose goal is not in the goal
 list, communicate_info values already in known_info (the agent repeating what the user said proves
-nothing; matched case-insensitively as a whole token). Tools (installed domain): unknown tool names,
+nothing; matched case-insensitively as a whole token), `communicate_info_by_goal` naming goals or items
+the task lacks, and — as warnings — goals with no deterministic check
+(no action set and no attributed communicate_info: only a judge could score them). Tools (installed domain): unknown tool names,
 params the tool's schema rejects (missing params are allowed: gold specs may be partial). Snapshot
 (optional): the gold path (initial-state calls, then the first allowed tool of every action set) is
 replayed on a fresh episode per task; ids missing from the snapshot and rejected arguments are
@@ -109,8 +111,25 @@ def _structure(task: Task) -> list[Finding]:
             if dep not in first:
                 add(f"{at}.depends_on[{j}]", f"depends_on names {dep!r}, which is no action_id of this task",
                     f"use one of {sorted(first)}")
+    items = task.evaluation_criteria.communicate_info
+    for goal, listed in task.evaluation_criteria.communicate_info_by_goal.items():
+        at = f"evaluation_criteria.communicate_info_by_goal.{goal}"
+        if goal not in shifts.goals:
+            add(at, f"communicate_info_by_goal names goal {goal!r}, which is not in the goal list {shifts.goals}",
+                f"use one of {shifts.goals}, or add the goal to goal_shifts.goals")
+        for k, item in enumerate(listed):
+            if item not in items:
+                add(f"{at}[{k}]", f"{item!r} is not in communicate_info, so nothing checks it",
+                    "list only items of evaluation_criteria.communicate_info (or add it there)")
+    for goal in task.unchecked_goals():
+        i = shifts.goals.index(goal)
+        add(f"user_scenario.goal_shifts.goals[{i}]",
+            f"goal {goal!r} has no deterministic check (no action set serves it, no communicate_info is attributed "
+            "to it), so without an LLM judge an agent that never addresses it loses nothing",
+            f"add an action set with goal {goal!r} (a tool call the goal needs), or communicate_info items the agent "
+            f"must say for it, listed under evaluation_criteria.communicate_info_by_goal[{goal!r}]", "warning")
     known = task.user_scenario.instructions.known_info.lower()
-    for k, value in enumerate(task.evaluation_criteria.communicate_info):
+    for k, value in enumerate(items):
         needle = value.strip().lower()
         if needle and re.search(rf"(?<![0-9a-z]){re.escape(needle)}(?![0-9a-z])", known):
             add(f"evaluation_criteria.communicate_info[{k}]",

@@ -419,16 +419,23 @@ def passenger_update(db: sqlite3.Connection, rng: random.Random, subject: dict[s
 
 
 def flight_status(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    if rng.random() < 0.15:
-        return _mission(
-            "flight_status", "chat", "You want to know how early you should get to the airport before a flight.",
-            [], nl=("Agent gave general guidance without inventing flight details",))
+    chat = rng.random() < 0.15
     legs = _rows(db, "SELECT rf.flight_number, rf.date FROM reservations r JOIN reservation_flights rf "
                      "USING (reservation_id) JOIN flight_dates fd USING (flight_number, date) WHERE r.user_id = ? "
                      "AND r.status = 'active' AND fd.date BETWEEN ? AND date(?, '+1 day') "
                      "ORDER BY rf.date, rf.flight_number", (subject["user_id"], TODAY, TODAY))
     pool = legs or _rows(db, "SELECT flight_number, date FROM flight_dates WHERE status IN ('on time', 'delayed', "
                              "'flying') ORDER BY date, flight_number")
+    if chat:
+        pick = rng.choice(pool)
+        which = f"flight {pick['flight_number']} on {pick['date']}"
+        return _mission(
+            "flight_status", "chat",
+            f"You want to know how early you should get to the airport for {which}, and whether it is still on "
+            "schedule.",
+            [_call("status0", "get_flight_status", {"flight_number": pick["flight_number"], "date": pick["date"]})],
+            known=(f"You are asking about {which}.",), communicate=("status0.status",),
+            nl=("Agent gave general guidance without inventing flight details",))
     picks = rng.sample(pool, 2) if len(pool) > 1 and rng.random() < 0.35 else [rng.choice(pool)]
     picks = list({(p["flight_number"], p["date"]): p for p in picks}.values())
     calls = [_call(f"status{k}", "get_flight_status", {"flight_number": p["flight_number"], "date": p["date"]})

@@ -7,7 +7,8 @@ random, `subject` the customer row the task is about. None means "not feasible f
 package reads it):
 
     goal          the goal label
-    action_type   single | serial | parallel | chat | clarify
+    action_type   single | serial | parallel | chat | clarify (chat: a general question, grounded in
+                  one read whose output the agent must say: every mission has gold calls)
     reason        what the user wants, one sentence in the second person ("You want ...")
     known         sentences for known_info (the ids and facts the user knows)
     calls         gold calls in order: {key, tool, params, after: [keys], required: [params] | None};
@@ -304,13 +305,21 @@ def fraud_response(db: sqlite3.Connection, rng: random.Random, subject: dict[str
 
 
 def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    with_statements = [a for a in _accounts(db, subject["customer_id"])
+                       if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
     if rng.random() < 0.25:
+        if not with_statements:
+            return None
+        account = rng.choice(with_statements)
         return _mission(
-            "insights", "chat", "You want general tips on keeping your monthly spending under control.", [],
+            "insights", "chat",
+            "You want general tips on keeping your monthly spending under control, starting from what the newest "
+            f"statement of your {_label(account)} account asks you to pay, and by when.",
+            [_call("statement", "get_statements", {"account_id": account["account_id"], "limit": 1})],
+            known=(f"Your {_label(account)} account is {account['account_id']}.",),
+            communicate=("statement.statements.0.total_due", "statement.statements.0.due_date"),
             nl=("Agent gave general budgeting guidance without quoting figures it had not looked up",))
-    accounts = [a for a in _accounts(db, subject["customer_id"])
-                if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()
-                and _recent_transactions(db, a["account_id"], 1)]
+    accounts = [a for a in with_statements if _recent_transactions(db, a["account_id"], 1)]
     if not accounts:
         return None
     account = rng.choice(accounts)

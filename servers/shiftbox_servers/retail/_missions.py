@@ -396,13 +396,18 @@ def account_update(db: sqlite3.Connection, rng: random.Random, subject: dict[str
 
 def product_inquiry(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
     roll = rng.random()
-    if roll < 0.2:
-        return _mission(
-            "product_inquiry", "chat",
-            "You want to know, in general, whether items of a delivered order can be exchanged for another option.",
-            [], nl=("Agent explained the exchange rules without inventing products or prices",))
     products = _rows(db, "SELECT * FROM products WHERE product_id IN (SELECT product_id FROM variants "
                          "WHERE available = 1) ORDER BY product_id")
+    if roll < 0.2:
+        product = rng.choice(products)
+        return _mission(
+            "product_inquiry", "chat",
+            "You want to know, in general, whether items of a delivered order can be exchanged for another option, "
+            f"and whether the store carries the {product['name']} at all.",
+            [_call("catalog", "list_all_product_types", {})],
+            known=(f"You are interested in the {product['name']}.",),
+            communicate=("catalog.product_types." + product["name"],),
+            nl=("Agent explained the exchange rules without inventing products or prices",))
     if roll < 0.5:
         first, second = rng.sample(products, 2)
         return _mission(

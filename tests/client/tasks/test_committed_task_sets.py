@@ -4,12 +4,15 @@ a generator bug."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
 from shiftbox._metrics_cli import score_run
 from shiftbox.cli import app
 from shiftbox.tasks import load_task_file, validate_tasks
+from shiftbox.users import load_personas
 from shiftbox_servers.kit import get_domain
 
 DOMAINS = ["banking", "retail", "airline"]
@@ -31,3 +34,27 @@ def test_every_generated_task_validates_and_the_oracle_solves_it(domain, tmp_pat
     unsolved = [s.simulation_id for s in sims if s.tsr.score != 1.0 or s.tsr.state_match is not True]
     assert not unsolved, unsolved[:5]
     assert run.scored_simulations == len(task_file.tasks)
+
+
+def _committed(domain: str) -> dict:
+    return json.loads((get_domain(domain).default_snapshot_dir() / "tasks.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_every_goal_of_every_committed_task_has_a_deterministic_check(domain):
+    """An action set tagged with the goal, or communicate_info attributed to it (communicate_info_by_goal):
+    without one, a goal whose only check is an NL assertion costs nothing when the agent skips it."""
+    unchecked = []
+    for task in _committed(domain)["tasks"]:
+        criteria = task["evaluation_criteria"]
+        tagged = {a["goal"] for a in criteria["action_sets"]}
+        attributed = {g for g, items in (criteria.get("communicate_info_by_goal") or {}).items() if items}
+        unchecked += [(task["id"], g) for g in task["user_scenario"]["goal_shifts"]["goals"]
+                      if g not in tagged | attributed]
+    assert not unchecked, unchecked
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_committed_task_files_use_every_catalog_persona(domain):
+    personas = {t["user_scenario"]["persona"] for t in _committed(domain)["tasks"]}
+    assert personas == set(load_personas())

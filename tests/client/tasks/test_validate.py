@@ -39,14 +39,16 @@ def call(name: str, **params) -> ToolCallSpec:
 
 
 def task(task_id: str = "t1", *sets: ActionSet, goals=("cards",), shifts: int | None = None,
-         known: str = "", communicate=(), initial=()) -> Task:
+         known: str = "", communicate=(), initial=(), nl=(), by_goal=None) -> Task:
     return Task(
         id=task_id, domain="banking",
         user_scenario=UserScenario(
             instructions=Instructions(reason_for_call="r", known_info=known),
             goal_shifts=GoalShifts(required_shifts=len(goals) - 1 if shifts is None else shifts, goals=list(goals))),
         initial_state=InitialState(tool_calls=list(initial)),
-        evaluation_criteria=EvaluationCriteria(action_sets=list(sets), communicate_info=list(communicate)),
+        evaluation_criteria=EvaluationCriteria(action_sets=list(sets), communicate_info=list(communicate),
+                                               nl_assertions=list(nl), **({"communicate_info_by_goal": by_goal}
+                                                                          if by_goal is not None else {})),
     )
 
 
@@ -84,7 +86,8 @@ def test_params_outside_the_schema_and_values_the_tool_rejects():
 
 
 def test_initial_state_calls_are_checked_too():
-    found = validate_tasks(tasks(task("t1", initial=[call("freeze_everything")])))
+    found = validate_tasks(tasks(task("t1", action("a", call("lock_card", card_id="c1")),
+                                      initial=[call("freeze_everything")])))
     assert fields(found) == [("t1", "initial_state.tool_calls[0].function_name", "error")]
 
 
@@ -103,10 +106,50 @@ def test_structure_checks():
         ("t1", f"{sets}[2].goal", "warning"),
         ("t1", "evaluation_criteria.communicate_info[0]", "error"),
         ("t1", "id", "error"),
+        ("t1", "user_scenario.goal_shifts.goals[0]", "warning"),  # the second t1: no action set at all
+        ("t1", "user_scenario.goal_shifts.goals[1]", "warning"),  # payments: no action set serves it
         ("t1", "user_scenario.goal_shifts.required_shifts", "error"),
     ]
     # "55" is part of "555", not a value the user said
-    assert "'CARD_303'" in found[4].problem and "set required_shifts to 1" in found[6].fix
+    assert "'CARD_303'" in found[4].problem and "set required_shifts to 1" in found[8].fix
+
+
+def test_a_goal_with_only_an_nl_assertion_is_a_warning_naming_task_goal_and_fix():
+    """Without a judge nothing measures such a goal, so an agent that skips it loses nothing."""
+    found = validate_tasks(tasks(task("t1", action("a", call("lock_card", card_id="c1")), goals=("cards", "insights"),
+                                      nl=["Agent gave general budgeting tips"])))
+    assert fields(found) == [("t1", "user_scenario.goal_shifts.goals[1]", "warning")]
+    assert "'insights'" in found[0].problem and "no deterministic check" in found[0].problem
+    assert "action set" in found[0].fix and "communicate_info_by_goal" in found[0].fix
+
+
+def test_communicate_info_attributed_to_a_goal_is_its_deterministic_check():
+    lock = action("a", call("lock_card", card_id="c1"))
+    assert validate_tasks(tasks(task("t1", lock, goals=("cards", "insights"), communicate=["Starbucks"],
+                                     by_goal={"insights": ["Starbucks"]}))) == []
+    # unattributed items belong to no goal of a multi-goal task ...
+    found = validate_tasks(tasks(task("t1", lock, goals=("cards", "insights"), communicate=["Starbucks"])))
+    assert fields(found) == [("t1", "user_scenario.goal_shifts.goals[1]", "warning")]
+    # ... but to the only goal of a one-goal task
+    assert validate_tasks(tasks(task("t1", goals=("insights",), communicate=["Starbucks"]))) == []
+
+
+def test_communicate_info_by_goal_names_goals_and_items_of_the_task():
+    found = validate_tasks(tasks(task("t1", action("a", call("lock_card", card_id="c1")), goals=("cards",),
+                                      communicate=["Locked", "tx_1"],
+                                      by_goal={"cards": ["Locked", "tx_9"], "payments": ["tx_1"],
+                                               "dispute": ["Locked"]})))
+    by_goal = "evaluation_criteria.communicate_info_by_goal"
+    assert fields(found) == [
+        ("t1", f"{by_goal}.cards[1]", "error"),
+        ("t1", f"{by_goal}.dispute", "error"),
+        ("t1", f"{by_goal}.payments", "error"),
+    ]
+    assert "'tx_9' is not in communicate_info" in found[0].problem
+    assert "goal 'dispute', which is not in the goal list" in found[1].problem
+    # one item may serve two goals (said once, it counts for both)
+    assert validate_tasks(tasks(task("t1", goals=("cards", "dispute"), communicate=["Locked"],
+                                     by_goal={"cards": ["Locked"], "dispute": ["Locked"]}))) == []
 
 
 def test_findings_are_sorted_in_natural_task_order():
@@ -165,9 +208,25 @@ def test_banking_findings_without_a_snapshot_are_the_tool_and_communicate_info_d
     repeated = {(t["id"], f"evaluation_criteria.communicate_info[{k}]") for t in raw
                 for k, v in enumerate(t["evaluation_criteria"]["communicate_info"] or [])
                 if v.lower() in t["user_scenario"]["instructions"]["known_info"].lower()}
-    found = validate_tasks(file)
+    found = [f for f in validate_tasks(file) if "no deterministic check" not in f.problem]
     assert {(f.task_id, f.field) for f in found if "communicate_info" in f.field} == repeated
     assert len(found) == len(repeated) + 5 and all(f.severity == "error" for f in found)
+
+
+@pytest.mark.parametrize("name", ["banking/tasks.json", "retail/tasks.json", "retail/tasks-new.json",
+                                  "airline/tasks.json", "airline/tasks_new.json"])
+def test_reference_goals_without_a_deterministic_check_are_warnings(name):
+    """The reference tasks still import; each goal that no action set serves (their communicate_info is never
+    attributed to a goal, and they have no one-goal task with communicate_info) gets one warning."""
+    raw, file = _acb(name)
+    expected = set()
+    for t in file.tasks:
+        expected |= {(t.id, f"user_scenario.goal_shifts.goals[{i}]") for i, g in enumerate(t.goals)
+                     if not t.action_sets_for(g) and not (len(t.goals) == 1 and t.evaluation_criteria.communicate_info)}
+    assert expected and len(file.tasks) == len(raw)
+    found = [f for f in validate_tasks(file) if "no deterministic check" in f.problem]
+    assert {(f.task_id, f.field) for f in found} == expected and len(found) == len(expected)
+    assert all(f.severity == "warning" for f in found)
 
 
 def test_retail_new_has_25_shift_count_mismatches():
