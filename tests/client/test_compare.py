@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -88,8 +89,7 @@ def test_bad_input_names_the_problem(runs, tmp_path):
     res = runner.invoke(app, ["compare", str(tmp_path / "missing"), str(runs["late"])])
     assert res.exit_code == 2 and "not a run directory" in res.output
     both = tmp_path / "both"
-    both.mkdir()
     for name in ("oracle", "late"):
-        (both / name).symlink_to(runs[name], target_is_directory=True)
+        shutil.copytree(runs[name], both / name)
     res = runner.invoke(app, ["compare", str(both), str(runs["late"])])
     assert res.exit_code == 2 and "exactly one agent" in res.output

@@ -48,29 +48,6 @@ def action_score(trajectory: Trajectory, actions: list[ActionSet]) -> float | No
     return sum(action_set_score(a, executed) for a in actions) / len(actions)
 
 
-def unmeasured_goals(task: Task, nl_judged: bool) -> list[str]:
-    """Goals no check measures: no action set of theirs, no communicate_info of theirs, no judged NL assertion.
-
-    communicate_info items without a goal measure the task's only goal, or no goal in particular."""
-    if nl_judged:
-        return []
-    criteria = task.evaluation_criteria
-    goals = task.goals
-    measured = {a.goal for a in criteria.action_sets}
-    measured |= set(communicate_info_goals(task))
-    return [g for g in goals if g not in measured]
-
-
-def communicate_info_goals(task: Task) -> list[str | None]:
-    """The goal each communicate_info item measures (None: none in particular)."""
-    criteria = task.evaluation_criteria
-    tagged = getattr(criteria, "communicate_info_goals", None)
-    if tagged:
-        return list(tagged)
-    only = task.goals[0] if len(task.goals) == 1 else None
-    return [only] * len(criteria.communicate_info)
-
-
 def tsr_score(trajectory: Trajectory, task: Task, judge: Judge | None = None) -> TSRScore:
     criteria = task.evaluation_criteria
     channels = {
@@ -87,7 +64,7 @@ def tsr_score(trajectory: Trajectory, task: Task, judge: Judge | None = None) ->
         else:
             nl_status = "not_judged"
     present = {k: v for k, v in channels.items() if v is not None}
-    unscored = unmeasured_goals(task, nl_status == "judged")
+    unscored = [] if nl_status == "judged" else task.unchecked_goals()
     score = (sum(WEIGHTS[k] * v for k, v in present.items()) / sum(WEIGHTS[k] for k in present)
              if present and not unscored else None)
     expected = criteria.expected_state_digest

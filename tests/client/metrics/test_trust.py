@@ -37,7 +37,7 @@ def test_communicate_info_tagged_with_a_goal_measures_it():
     tk = task(goals=("authentication", "dispute"),
               actions=[action("a", "authentication", "get_account", {"account_id": "acc_1"})])
     tk.evaluation_criteria.communicate_info = ["DSP-1"]
-    tk.evaluation_criteria.communicate_info_goals = ["dispute"]
+    tk.evaluation_criteria.communicate_info_by_goal = {"dispute": ["DSP-1"]}
     b = (Builder().user("hi", goal="authentication").agent(calls=[acc()])
          .user("a charge", goal="dispute", shift_from="authentication").agent("Your dispute is DSP-1."))
     s = simulation_metrics(b.build(), tk)

@@ -13,7 +13,7 @@ from itertools import pairwise, permutations
 import anyio
 import pytest
 
-from shiftbox._demo import SAMPLE_EVERY
+from shiftbox._demo import demo_sample
 from shiftbox.agents._scripted import scripted_agent
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
@@ -70,9 +70,10 @@ def test_every_persona_gets_every_length(domain):
 
 
 def test_the_demo_sample_meets_every_persona_and_length(domain):
-    sample = seed7(domain).tasks[::SAMPLE_EVERY]
-    assert {t.user_scenario.persona for t in sample} == set(load_personas())
-    assert {len(t.goals) for t in sample} == {1, 2, 3, 4}
+    tasks = seed7(domain).tasks
+    chosen = set(demo_sample(tasks))
+    sample = {(t.user_scenario.persona, len(t.goals)) for t in tasks if t.id in chosen}
+    assert sample == {(p, n) for p in load_personas() for n in (1, 2, 3, 4)}
 
 
 def test_every_goal_has_a_deterministic_check(domain):
