@@ -72,7 +72,10 @@ async def test_http_sessions_get_fresh_databases_and_are_scored_as_trajectories(
     alice, bob = by_episode["alice"], by_episode["bob"]
     assert [c.name for c in alice.tool_calls] == ["get_customer_by_phone", "make_payment", "make_payment"]
     assert [(c.name, c.is_error) for c in bob.tool_calls] == [("make_payment", False), ("get_accounts", True)]
-    assert alice.termination.reason == "session_closed" and alice.final_state["banking"] != bob.final_state["banking"]
+    assert alice.termination.reason == "session_closed"
+    # each made the same one successful write (the payment) on its own database; alice's lookup and
+    # refused second payment, and bob's malformed call, changed nothing: equal states
+    assert alice.final_state["banking"] == bob.final_state["banking"]
     run, sims = score_run(out)
     scores = {s.simulation_id: s for s in sims}
     # by hand: alice satisfied 2 of the 3 gold actions, bob 1 (his get_accounts failed)

@@ -6,21 +6,32 @@ import sqlite3
 from datetime import datetime, timedelta
 
 CLOCK_STEP = timedelta(minutes=1)
-"""How far an episode's clock moves per tool call."""
+"""How far an episode's clock moves per write (a tool call that changed the database)."""
 
 
 class EpisodeClock:
-    """Starts at the snapshot's fixed `clock_start` and advances by `CLOCK_STEP` on every tool call."""
+    """Time that moves only with the episode's writes, so the time a state holds depends on its writes alone.
+
+    The n-th tool call that changes the database runs at `start + n * CLOCK_STEP` (start: the snapshot's
+    fixed `clock_start`), and so does every call between the (n-1)-th write and it: reads, rejected or
+    failed calls and calls that change nothing see the time of the next write and never move the clock.
+    `Episode.atomic` is the one place that decides what counts as a write and calls `record_write`.
+    """
 
     def __init__(self, start: datetime):
         self._start = start
-        self._ticks = 0
+        self._writes = 0
 
-    def tick(self) -> None:
-        self._ticks += 1
+    @property
+    def writes(self) -> int:
+        """Tool calls so far that changed the database."""
+        return self._writes
+
+    def record_write(self) -> None:
+        self._writes += 1
 
     def now(self) -> datetime:
-        return self._start + self._ticks * CLOCK_STEP
+        return self._start + (self._writes + 1) * CLOCK_STEP
 
     def now_iso(self) -> str:
         return self.now().isoformat(timespec="seconds")

@@ -60,7 +60,13 @@ class Episode:
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        """All writes inside happen, or none do (a failed tool call leaves state unchanged)."""
+        """One tool call: all its writes happen, or none do (a failed call leaves state unchanged).
+
+        The only place the clock moves: one step when the block ends normally having changed the
+        database. Reads, failed calls (rolled back) and calls that write no row leave the clock as is,
+        so two episodes with the same successful writes in the same order hold the same state.
+        """
+        before = self.db.total_changes
         self.db.execute("SAVEPOINT tool_call")
         try:
             yield
@@ -69,6 +75,8 @@ class Episode:
             self.db.execute("RELEASE tool_call")
             raise
         self.db.execute("RELEASE tool_call")
+        if self.db.total_changes != before:
+            self.clock.record_write()
 
     def digest(self) -> str:
         """Equal digests mean equal state (computed from the change log: cost grows with writes only)."""

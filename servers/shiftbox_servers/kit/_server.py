@@ -104,12 +104,14 @@ class DomainServer:
         self.mcp._tool_manager.get_tool(spec.name).parameters["additionalProperties"] = False
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
-        """Run one validated call atomically in its episode; domain failures become kinded errors."""
+        """Run one validated call atomically in its episode; domain failures become kinded errors.
+
+        The episode's clock moves only if the call changed the database (`Episode.atomic`).
+        """
         try:
             episode = self.episodes.get(episode_id)
         except DomainError as exc:
             return error_result(exc.kind, str(exc))
-        episode.clock.tick()
         episode.tool_calls += 1
         try:
             with episode.atomic():

@@ -1,6 +1,6 @@
 """A small hand-written airline snapshot whose every value the tests know by heart.
 
-Now is 2024-05-15 15:00 EST (each tool call moves the clock one minute).
+Now is 2024-05-15 15:00 EST (each write moves the clock one minute).
 """
 
 from __future__ import annotations

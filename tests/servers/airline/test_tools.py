@@ -142,7 +142,7 @@ async def test_get_flight_status(air):
 async def test_book_reservation_charges_debits_and_takes_seats(air):
     r = await ok(air, "book_reservation", booking())
     assert re.fullmatch(r"[A-Z0-9]{6}", r["reservation_id"]) and r["status"] == "active"
-    assert r["created_at"] == "2024-05-15T15:01:00"  # first call of the episode
+    assert r["created_at"] == "2024-05-15T15:01:00"  # first write of the episode
     assert r["flights"] == [{"flight_number": "HAT001", "origin": "JFK", "destination": "LAX",
                              "date": "2024-05-20", "price": 200.0}]
     assert r["payment_history"] == [{"payment_id": ANA_GIFT, "amount": 100.0},

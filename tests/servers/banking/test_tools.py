@@ -110,21 +110,22 @@ async def test_full_payment_flow_debits_balances_and_settles(bank):
     req = await ok(bank, "create_payment_request", {"customer_id": "cust_a", "from_account_id": "acc_a1",
                                                      "to_payee_id": "payee_a1", "amount": 65.5})
     assert req["status"] == "Awaiting Payment" and req["request_id"] == "req_000001"
-    # clock: snapshot starts 09:00, each call advances one minute; this is the first call
+    # clock: snapshot starts 09:00 and moves one minute per write; this is the first write
     assert req["created_at"] == "2025-07-01T09:01:00"
     await fails(bank, "make_payment", {"request_id": req["request_id"]}, "precondition_failed")
     auth = await ok(bank, "authorize_payment_request", {"request_id": req["request_id"]})
     assert auth["status"] == "Authorized"
     again = await ok(bank, "authorize_payment_request", {"request_id": req["request_id"]})
     assert again["status"] == "Authorized"
-    paid = await ok(bank, "make_payment", {"request_id": req["request_id"]})
+    paid = await ok(bank, "make_payment", {"request_id": req["request_id"]})  # the third write (09:03):
+    # the refused make_payment and the repeated authorize changed nothing, so they did not move the clock
     # new ids continue after the highest numeric id of that prefix: the fixture holds tx_1 … tx_5
     assert paid["status"] == "Settled" and paid["settled_tx_id"] == "tx_000006"
     acct = await ok(bank, "get_account", {"account_id": "acc_a1"})
     assert acct["current_balance"] == 1000.00 - 65.50 and acct["available_balance"] == 950.00 - 65.50
     txs = await ok(bank, "get_transactions", {"account_id": "acc_a1", "limit": 1})
     assert txs["transactions"][0] == {
-        "tx_id": "tx_000006", "account_id": "acc_a1", "timestamp": "2025-07-01T09:05:00", "type": "billpay",
+        "tx_id": "tx_000006", "account_id": "acc_a1", "timestamp": "2025-07-01T09:03:00", "type": "billpay",
         "amount": -65.5, "merchant_or_payee": "Electric Co", "status": "Posted", "reference": "req_000001"}
     await fails(bank, "cancel_payment_request", {"request_id": req["request_id"]}, "precondition_failed")
 
@@ -158,8 +159,10 @@ async def test_payment_request_expires_on_the_episode_clock(bank):
     req = await ok(bank, "create_payment_request", {"customer_id": "cust_a", "from_account_id": "acc_a1",
                                                      "to_payee_id": "payee_a1", "amount": 10.0,
                                                      "expires_at": "2025-07-01T09:03:00"})
-    assert req["status"] == "Awaiting Payment"
-    await ok(bank, "get_account", {"account_id": "acc_a1"})          # 09:02
+    assert req["status"] == "Awaiting Payment"                       # written at 09:01
+    await ok(bank, "get_account", {"account_id": "acc_a1"})          # reads see the next write's time, 09:02
+    assert (await ok(bank, "check_payment_request", {"request_id": req["request_id"]}))["status"] == "Awaiting Payment"
+    await ok(bank, "lock_card", {"card_id": "card_a1"})              # a write: 09:02; time moves with writes only
     expired = await ok(bank, "check_payment_request", {"request_id": req["request_id"]})  # 09:03
     assert expired["status"] == "Expired"
     await fails(bank, "authorize_payment_request", {"request_id": req["request_id"]}, "precondition_failed")

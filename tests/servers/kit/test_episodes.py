@@ -45,14 +45,14 @@ async def test_same_calls_in_same_order_give_identical_results(echo):
     assert runs[0] == runs[1]
 
 
-async def test_clock_starts_at_manifest_and_advances_per_call(echo):
+async def test_clock_starts_at_manifest_and_advances_per_write(echo):
     server, client = echo
     start = server.snapshot.manifest.clock_start
     first = await ok(client, "put_marker", {"value": "1"}, episode="clk")
-    await ok(client, "echo", {"text": "tick"}, episode="clk")
-    third = await ok(client, "put_marker", {"value": "3"}, episode="clk")
+    await ok(client, "echo", {"text": "tick"}, episode="clk")      # a read: the clock stays
+    second = await ok(client, "put_marker", {"value": "2"}, episode="clk")
     assert first["written_at"] == start.replace(minute=start.minute + 1).isoformat()
-    assert third["written_at"] == start.replace(minute=start.minute + 3).isoformat()
+    assert second["written_at"] == start.replace(minute=start.minute + 2).isoformat()
 
 
 async def test_state_digest_and_diff_resources(echo):
