@@ -34,6 +34,7 @@ from ..metrics import (
 from ..trajectory import Message, ToolCallRecord, Trajectory
 from . import _svg
 from ._svg import OKABE_ITO, Series
+from ._terminal import with_interval
 
 STAGES = ("ack", "tool", "outcome")
 STAGE_COLORS = {"ack": OKABE_ITO["blue"], "tool": OKABE_ITO["orange"], "outcome": OKABE_ITO["green"]}
@@ -62,9 +63,7 @@ def turns(value: Turns) -> str:
 
 def with_ci(value: float | None, interval: Interval | None) -> str:
     """A figure with its 95% bootstrap interval over tasks."""
-    if value is None or interval is None:
-        return f3(value)
-    return f"{f3(value)} [{f3(interval.low)}, {f3(interval.high)}]"
+    return with_interval(value, interval, f3)
 
 
 def _sim_order(sim_id: str, task_id: str, trial: int) -> tuple[str, int, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rich.console import Group
 from rich.table import Table
@@ -27,11 +27,11 @@ def fmt_turns(value: Turns) -> str:
     return "-" if value is None else value if isinstance(value, str) else f"{value:g}"
 
 
-def with_interval(value: float | None, interval: Interval | None) -> str:
+def with_interval(value: float | None, interval: Interval | None, number: Callable[[float | None], str] = fmt) -> str:
     """'0.912 [0.870, 0.950]': a headline figure and its 95% bootstrap interval over tasks."""
     if value is None or interval is None:
-        return fmt(value)
-    return f"{fmt(value)} [{fmt(interval.low)}, {fmt(interval.high)}]"
+        return number(value)
+    return f"{number(value)} [{number(interval.low)}, {number(interval.high)}]"
 
 
 def stage(g: GSRTAggregate, name: str) -> str:

@@ -8,22 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from shiftbox._rescore_cli import rescore
+from shiftbox.cli import app
 from shiftbox.metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
 
 ASSERTIONS = ["The assistant helped.", "The assistant was polite."]
 
 runner = CliRunner()
-cli = typer.Typer()
-cli.command("rescore")(rescore)
-
-
-@cli.command("noop")
-def _noop() -> None:  # a second command keeps `rescore` a subcommand, as in shiftbox's CLI
-    pass
 
 
 def _task(task_id: str, *, goal_shifts: bool = True) -> dict:
@@ -64,7 +56,7 @@ def _write(tmp_path: Path, tasks: list[dict], simulations: list[dict], num_trial
 
 
 def _rescore_json(path: Path) -> dict:
-    res = runner.invoke(cli, ["rescore", str(path), "--format", "agentchangebench", "--compat", "agentchangebench",
+    res = runner.invoke(app, ["rescore", str(path), "--format", "agentchangebench", "--compat", "agentchangebench",
                               "--json"])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
