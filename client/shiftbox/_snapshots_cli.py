@@ -44,19 +44,24 @@ def _print_manifest(manifest: SnapshotManifest, directory: Path, seconds: float 
 @snapshots_app.command("build")
 def build(
     domain: Annotated[str | None, typer.Argument(help="domain to build (default: every installed domain)")] = None,
-    out: Annotated[Path | None, typer.Option(help="output directory (default: snapshots/<domain>/<version>)")] = None,
+    out: Annotated[Path | None, typer.Option(help="write this one snapshot directory (for --snapshot DIR)")] = None,
+    root: Annotated[Path | None, typer.Option(help="write ROOT/<domain>/<version>, the layout SHIFTBOX_SNAPSHOTS=ROOT "
+                                                   "reads (default: the snapshots root in use)")] = None,
 ) -> None:
     """Rebuild native snapshots with their seeded, deterministic builders.
+
+    By default they go where shiftbox looks for them: $SHIFTBOX_SNAPSHOTS, the checkout's snapshots/, or
+    (installed) ~/.local/share/shiftbox/snapshots, as <root>/<domain>/<version>.
 
     Example: shiftbox snapshots build banking
     """
     names = [domain] if domain else sorted(registered_domains())
-    if out is not None and len(names) != 1:
-        console.print("[red]error:[/] --out needs exactly one DOMAIN")
+    if out is not None and (len(names) != 1 or root is not None):
+        console.print("[red]error:[/] --out needs exactly one DOMAIN and no --root (use --root DIR for several)")
         raise typer.Exit(2)
     for name in names:
         d = _domain_or_exit(name)
-        directory = out or d.default_snapshot_dir()
+        directory = out or ((root / d.name / d.snapshot_version) if root is not None else d.default_snapshot_dir())
         start = time.perf_counter()
         manifest = d.build_snapshot(directory)
         _print_manifest(manifest, directory, time.perf_counter() - start)

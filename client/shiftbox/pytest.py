@@ -11,11 +11,12 @@ met; it returns the run metrics for further checks.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from typer.testing import CliRunner
 
-from .metrics import RunMetrics
+if TYPE_CHECKING:  # pytest loads this plugin in every run of a project that installs shiftbox: import lazily
+    from .metrics import RunMetrics
 
 THRESHOLDS = {
     "min_tsr": ("TSR", lambda m: m.tsr.mean, min),
@@ -47,6 +48,8 @@ def check_thresholds(metrics: RunMetrics, **thresholds: float) -> None:
 
 def replay_fixture(fixture: Path | str, out: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
     """Replay `fixture` into `out`, check it repeats and meets the thresholds; returns its metrics."""
+    from typer.testing import CliRunner
+
     from ._metrics_cli import score_run
     from .cli import app
 

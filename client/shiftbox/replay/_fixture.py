@@ -173,5 +173,8 @@ def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:
                     f"snapshot drift: {path} has sha256 {snapshot.manifest.sha256[:12]}… but the fixture was recorded "
                     f"on {server.snapshot_sha256[:12]}…; rebuild the snapshot or replay with --tools transcript")
             return path
+    looked = ", ".join(str(p) for p in candidates)
     raise ReplayMismatch(f"the snapshot the fixture was recorded on ({server.snapshot if server else '?'}) is not "
-                         "here; build or import it, or replay with --tools transcript")
+                         f"here (looked in {looked}); build it with `shiftbox snapshots build "
+                         f"{config.domain}` (or set SHIFTBOX_SNAPSHOTS to where it is), or replay with --tools "
+                         "transcript")

@@ -45,11 +45,16 @@ class Domain:
 
 
 def snapshots_root() -> Path:
-    """Where snapshots live: $SHIFTBOX_SNAPSHOTS, else the repository's `snapshots/` folder."""
+    """Where snapshots live (as <root>/<domain>/<version>): $SHIFTBOX_SNAPSHOTS; else, in a checkout, its
+    `snapshots/` folder; else (installed from a wheel) the user's data folder, ~/.local/share/shiftbox/snapshots."""
     env = os.environ.get(SNAPSHOTS_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "snapshots"
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "servers" / "shiftbox_servers").is_dir():
+        return checkout / "snapshots"
+    data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data) / "shiftbox" / "snapshots"
 
 
 def domain_names() -> list[str]:
