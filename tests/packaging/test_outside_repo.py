@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def outside(tmp_path_factory) -> dict:
     python = venv / "bin" / "python"
     _run([*uv, "pip", "install", "--python", python, "--require-hashes", "-r", reqs], cwd=root, env=env)
     _run([*uv, "pip", "install", "--python", python, "--no-deps", REPO / "servers", REPO / "client"], cwd=root, env=env)
-    _run([*uv, "pip", "install", "--python", python, "pytest"], cwd=root, env=env)
+    _run([*uv, "pip", "install", "--python", python, f"pytest=={version('pytest')}"], cwd=root, env=env)
     return {"root": root, "venv": venv, "python": python, "env": env}
 
 
