@@ -51,7 +51,8 @@ class ToolCallRecord(BaseModel):
     domain: str
     name: str
     arguments: dict[str, Any]
-    result: Any = Field(description="structured content, or the text when a tool returned none")
+    result: Any = Field(description="structured content, or the text when a tool returned none; "
+                                    "a failed call's {\"error\": {kind, message, ...}}")
     is_error: bool
     error_kind: str | None = None
     timing: dict[str, float] = Field(default_factory=dict, description="latency_ms; excluded from equality")

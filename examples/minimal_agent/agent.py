@@ -59,8 +59,8 @@ def function_schema(tool: Any) -> dict[str, Any]:
 def result_text(result: Any) -> str:
     """What the model is shown of a tool result: the structured content as sorted JSON, else the text.
 
-    Errors come back the same way (the server's structured error says what was wrong), so the model
-    can correct itself."""
+    An error has no structured content: its text is the error as sorted JSON (`{"error": {"kind",
+    "message", ...}}`, what was wrong), so the model can correct itself."""
     if result.structured_content is not None:
         return json.dumps(result.structured_content, sort_keys=True)
     return "\n".join(getattr(item, "text", "") for item in result.content)

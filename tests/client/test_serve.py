@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from shiftbox._metrics_cli import score_run
 from shiftbox._run import read_trajectories
 from shiftbox.cli import app
+from shiftbox_servers.kit import result_error
 from tests.client.harness import HANDWRITTEN
 
 SHIFTBOX = [sys.executable, "-m", "shiftbox.cli"]
@@ -53,11 +54,11 @@ async def test_http_sessions_get_fresh_databases_and_are_scored_as_trajectories(
             first = await alice.call_tool("make_payment", PAY)
             assert not first.is_error and first.structured_content["status"] == "Settled"
             again = await alice.call_tool("make_payment", PAY)  # same episode: already settled
-            assert again.is_error and again.structured_content["error"]["kind"] != "internal"
+            assert again.is_error and result_error(again)["kind"] != "internal"
             other = await bob.call_tool("make_payment", PAY)  # bob's database never saw alice's payment
             assert not other.is_error and other.structured_content["status"] == "Settled"
             bad = await bob.call_tool("get_accounts", {"customer_id": 4})
-            assert bad.is_error and bad.structured_content["error"]["kind"] == "invalid_arguments"
+            assert bad.is_error and result_error(bad)["kind"] == "invalid_arguments"
             tools = {t.name for t in (await bob.list_tools()).tools}
             assert "make_payment" in tools
         calls = (out / "calls.jsonl").read_text().splitlines()

@@ -8,7 +8,7 @@ from typing import Any
 from mcp import Client
 from mcp_types import CallToolResult
 
-from shiftbox_servers.kit import EPISODE_META_KEY
+from shiftbox_servers.kit import EPISODE_META_KEY, result_error
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None,
@@ -28,7 +28,7 @@ async def fails(client: Client, tool: str, arguments: dict[str, Any] | None, kin
                 episode: str | None = None) -> dict[str, Any]:
     result = await call(client, tool, arguments, episode)
     assert result.is_error, f"{tool} unexpectedly succeeded: {result.structured_content}"
-    error = result.structured_content["error"]
+    error = result_error(result)
     assert error["kind"] == kind, f"expected {kind}, got {error}"
     return error
 

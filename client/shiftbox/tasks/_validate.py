@@ -25,7 +25,14 @@ import anyio
 from mcp import Client
 from pydantic import BaseModel, ValidationError
 
-from shiftbox_servers.kit import EPISODE_META_KEY, Domain, DomainServer, Snapshot, get_domain
+from shiftbox_servers.kit import (
+    EPISODE_META_KEY,
+    Domain,
+    DomainServer,
+    Snapshot,
+    get_domain,
+    result_error,
+)
 
 from ._model import Task, TaskFile, ToolCallSpec
 
@@ -219,7 +226,7 @@ async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> list
                     continue
                 result = await client.call_tool(call.function_name, call.params, meta={EPISODE_META_KEY: episode})
                 if result.is_error:
-                    error = (result.structured_content or {}).get("error") or {}
+                    error = result_error(result) or {}
                     found.append(_failure(task, at, call, error, snapshot_id))
             server.episodes.drop(episode)
     return found

@@ -30,8 +30,10 @@ from shiftbox_servers.kit import (
     Domain,
     DomainServer,
     Snapshot,
+    failed_result,
     get_domain,
     http_server_process,
+    result_error,
 )
 
 from .._stopwatch import timed
@@ -54,14 +56,15 @@ class CallOutcome:
 
 
 def _outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
-    structured = result.structured_content
-    if structured is None:
-        text = "\n".join(getattr(c, "text", "") for c in result.content)
-        structured = text
-    kind = None
-    if result.is_error:
-        kind = structured.get("error", {}).get("kind") if isinstance(structured, dict) else "unknown"
-    return CallOutcome(structured, bool(result.is_error), kind, latency_ms)
+    """The recorded result: the structured content, or the text; a shiftbox error (`_meta`) as
+    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown"."""
+    error = result_error(result)
+    if error is not None:
+        return CallOutcome({"error": error}, True, error["kind"], latency_ms)
+    recorded = result.structured_content
+    if recorded is None:
+        recorded = "\n".join(getattr(c, "text", "") for c in result.content)
+    return CallOutcome(recorded, bool(result.is_error), "unknown" if result.is_error else None, latency_ms)
 
 
 def tool_message_content(record: ToolCallRecord) -> str:
@@ -74,6 +77,9 @@ def client_result(record: ToolCallRecord) -> CallToolResult:
     """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
     if isinstance(record._client_result, CallToolResult):
         return record._client_result
+    error = record.result.get("error") if record.is_error and isinstance(record.result, dict) else None
+    if isinstance(error, dict):
+        return failed_result(error)
     return CallToolResult(content=[TextContent(type="text", text=tool_message_content(record))],
                           structured_content=record.result if isinstance(record.result, dict) else None,
                           is_error=record.is_error)

@@ -12,6 +12,7 @@ from ._episode import (
     current_episode_id,
 )
 from ._errors import (
+    ERROR_META_KEY,
     Conflict,
     DomainError,
     ErrorKind,
@@ -19,6 +20,8 @@ from ._errors import (
     NotFound,
     PreconditionFailed,
     error_result,
+    failed_result,
+    result_error,
 )
 from ._missions import Mission, mission, mission_call
 from ._server import (
@@ -48,10 +51,10 @@ from ._types import IsoDate, IsoDateOrDateTime, identifier, money, round_money, 
 from .cli import open_server
 
 __all__ = [
-    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "new_database", "open_server",
-    "registered_domains", "request_episode_id", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "evaluate_arithmetic", "failed_result", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "new_database", "open_server",
+    "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

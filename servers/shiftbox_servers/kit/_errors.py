@@ -1,7 +1,14 @@
-"""Error kinds every domain server reports, so clients can tell failure causes apart without parsing text."""
+"""Error kinds every domain server reports, so clients can tell failure causes apart without parsing text.
+
+A failed call is an `isError` result without `structuredContent`: every tool publishes an output
+schema, which an error does not match, and clients that validate (the TypeScript SDK, MCP Inspector)
+would reject the whole result. The error travels as JSON text for any client and model, and under
+`_meta["shiftbox/error"]` for machines.
+"""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any
 
@@ -10,7 +17,7 @@ from mcp_types import CallToolResult, TextContent
 
 
 class ErrorKind(StrEnum):
-    """Machine-readable cause of a failed tool call (carried in `structuredContent.error.kind`)."""
+    """Machine-readable cause of a failed tool call (carried in `_meta["shiftbox/error"].kind`)."""
 
     INVALID_ARGUMENTS = "invalid_arguments"
     NOT_FOUND = "not_found"
@@ -49,12 +56,27 @@ class Conflict(DomainError):
     kind = ErrorKind.CONFLICT
 
 
+ERROR_META_KEY = "shiftbox/error"
+"""The result `_meta` key holding a failed call's `{kind, message, ...}`."""
+
+
 def error_result(kind: ErrorKind, message: str, **details: Any) -> CallToolResult:
-    """The one shape of a failed tool call: text for the agent, `{error: {kind, message, ...}}` for machines."""
+    """A failed tool call of `kind`; details that are None are left out."""
     error: dict[str, Any] = {"kind": kind.value, "message": message}
     error.update({k: v for k, v in details.items() if v is not None})
+    return failed_result(error)
+
+
+def failed_result(error: dict[str, Any]) -> CallToolResult:
+    """The one shape of a failed tool call: `{"error": error}` as text, `error` in `_meta` (no structured content)."""
     return CallToolResult(
-        content=[TextContent(type="text", text=f"Error ({kind.value}): {message}")],
-        structured_content={"error": error},
+        content=[TextContent(type="text", text=json.dumps({"error": error}, sort_keys=True))],
         is_error=True,
+        meta={ERROR_META_KEY: error},
     )
+
+
+def result_error(result: CallToolResult) -> dict[str, Any] | None:
+    """The `{kind, message, ...}` of a failed call made by a shiftbox server, or None."""
+    error = (result.meta or {}).get(ERROR_META_KEY) if result.is_error else None
+    return error if isinstance(error, dict) and isinstance(error.get("kind"), str) else None

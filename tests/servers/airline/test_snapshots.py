@@ -10,7 +10,13 @@ from mcp import Client
 
 from shiftbox_servers.airline import DOMAIN
 from shiftbox_servers.airline._builder import build_native
-from shiftbox_servers.kit import EPISODE_META_KEY, DomainServer, Snapshot, SnapshotManifest
+from shiftbox_servers.kit import (
+    EPISODE_META_KEY,
+    DomainServer,
+    Snapshot,
+    SnapshotManifest,
+    result_error,
+)
 from tests.conftest import require_acb
 from tests.servers.helpers import ok
 
@@ -75,7 +81,7 @@ async def test_acb_airline_gold_calls_all_succeed_on_the_native_snapshot(native)
                 result = await client.call_tool(action["name"], action["arguments"],
                                                 meta={EPISODE_META_KEY: f"acb-{task['id']}"})
                 if result.is_error:
-                    failures.append((task["id"], action["name"], result.structured_content["error"]["message"]))
+                    failures.append((task["id"], action["name"], result_error(result)["message"]))
     assert calls == 148 and failures == []
 
 

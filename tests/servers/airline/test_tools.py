@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from shiftbox_servers.kit import result_error
 from tests.servers.helpers import call, digest, fails, ok
 
 pytestmark = pytest.mark.anyio
@@ -432,7 +433,7 @@ async def test_diff_lists_the_rows_a_booking_wrote(air):
 
 async def test_call_helper_reports_kind_for_unknown_tool(air):
     res = await call(air, "book_flight", {})
-    assert res.is_error and res.structured_content["error"]["kind"] == "unknown_tool"
+    assert res.is_error and result_error(res)["kind"] == "unknown_tool"
 
 
 async def test_every_tool_is_exercised_here():

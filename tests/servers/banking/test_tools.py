@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from shiftbox_servers.kit import result_error
 from tests.servers.helpers import call, digest, fails, ok
 
 pytestmark = pytest.mark.anyio
@@ -266,7 +267,7 @@ async def test_every_tool_is_exercised_here():
 
 async def test_call_helper_reports_kind_for_unknown_tool(bank):
     res = await call(bank, "customer_detailsrequest", {})
-    assert res.is_error and res.structured_content["error"]["kind"] == "unknown_tool"
+    assert res.is_error and result_error(res)["kind"] == "unknown_tool"
 
 
 async def test_digest_depends_on_final_state_not_on_the_path(bank):

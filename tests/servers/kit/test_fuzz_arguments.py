@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, ErrorKind, Snapshot, get_domain
+from shiftbox_servers.kit import DomainServer, ErrorKind, Snapshot, get_domain, result_error
 
 KINDS = {k.value for k in ErrorKind} - {ErrorKind.INTERNAL.value}
 DOMAINS = ["banking", "retail", "airline"]
@@ -93,7 +93,7 @@ def test_fuzzed_arguments_never_crash_and_errors_are_kinded(domain_server):
 
         result, before, after = anyio.run(call)
         if result.is_error:
-            error = (result.structured_content or {}).get("error") or {}
+            error = result_error(result) or {}
             assert error.get("kind") in KINDS, (spec.name, arguments, result.content)
             assert before == after, f"{spec.name} changed state although it failed: {arguments}"
         domain_server.episodes.drop("fuzz")

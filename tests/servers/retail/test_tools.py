@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from shiftbox_servers.kit import result_error
 from tests.servers.helpers import call, digest, fails, ok
 
 pytestmark = pytest.mark.anyio
@@ -347,7 +348,7 @@ async def test_diff_lists_what_a_cancellation_wrote(shop):
 
 async def test_call_helper_reports_kind_for_unknown_tool(shop):
     res = await call(shop, "get_item_details", {"item_id": "2000000001"})
-    assert res.is_error and res.structured_content["error"]["kind"] == "unknown_tool"
+    assert res.is_error and result_error(res)["kind"] == "unknown_tool"
 
 
 async def test_every_tool_is_exercised_here():

@@ -1,0 +1,64 @@
+"""The official MCP TypeScript SDK client (ts_client.mjs) against every domain, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import anyio
+import pytest
+
+from shiftbox_servers.kit import get_domain, http_server_process
+from tests.interop.conftest import CASES, SHIFTBOX_SERVER, node_json, run_node
+
+DOMAINS = sorted(CASES)
+ERROR_META_KEY = "shiftbox/error"  # the documented contract (docs/servers.md), spelled out on purpose
+
+
+def plan(domain: str) -> list[dict[str, Any]]:
+    case = CASES[domain]
+    return [{"name": case[key][0], "arguments": case[key][1]} for key in ("ok", "rejected", "missing")]
+
+
+def assert_tool_error(result: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A tool execution error any conformant client reads: isError, no structured content claiming the tool's
+    output schema, the error as JSON text, and its kind for machines in `_meta`."""
+    assert result.get("isError") is True, result
+    assert "structuredContent" not in result, result
+    error = result["_meta"][ERROR_META_KEY]
+    assert error["kind"] == kind, error
+    assert [c["type"] for c in result["content"]] == ["text"]
+    assert json.loads(result["content"][0]["text"]) == {"error": error}
+    return error
+
+
+def check(domain: str, out: dict[str, Any]) -> None:
+    thrown = [(c["name"], call["thrown"]) for c, call in zip(plan(domain), out["calls"], strict=True)
+              if "thrown" in call]
+    assert not thrown, f"the TypeScript SDK threw instead of returning the result: {thrown}"
+    assert out["protocolVersion"] == "2025-11-25"
+    assert out["server"]["name"] == f"shiftbox-{domain}"
+    assert out["tools"] == [spec.name for spec in get_domain(domain).tools]
+    ok, rejected, missing = (call["result"] for call in out["calls"])
+    key, value = CASES[domain]["ok"][2]
+    assert not ok.get("isError") and ok["structuredContent"][key] == value
+    assert json.loads(ok["content"][0]["text"]) == ok["structuredContent"]
+    error = assert_tool_error(rejected, "invalid_arguments")
+    assert error["fields"] == [next(iter(CASES[domain]["rejected"][1]))]
+    assert_tool_error(missing, "not_found")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_typescript_sdk_over_stdio(node, domain):
+    spec = {"command": [SHIFTBOX_SERVER, domain], "calls": plan(domain)}
+    check(domain, node_json(run_node(node, "ts_client.mjs", json.dumps(spec))))
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.anyio
+async def test_typescript_sdk_over_streamable_http(node, domain):
+    async with http_server_process(domain, get_domain(domain).default_snapshot_dir()) as base:
+        spec = {"url": f"{base}/episodes/ts-{uuid.uuid4().hex[:8]}/mcp", "calls": plan(domain)}
+        done = await anyio.to_thread.run_sync(lambda: run_node(node, "ts_client.mjs", json.dumps(spec)))
+    check(domain, node_json(done))
