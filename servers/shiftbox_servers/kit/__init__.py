@@ -44,11 +44,11 @@ from ._snapshot import (
 )
 from ._spawn import http_server_process
 from ._tools import ToolSet, ToolSpec
-from ._types import IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
+from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 from .cli import open_server
 
 __all__ = [
-    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
