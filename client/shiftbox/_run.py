@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
+from ._jsonl import dump_json, load_json
 from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
 from .tasks import Task, TaskFile
@@ -89,7 +90,7 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
     if repair and len(complete) != len(data):
         with path.open("r+b") as f:
             f.truncate(len(complete))
-    return [Trajectory.model_validate_json(line) for line in complete.splitlines() if line.strip()]
+    return [load_json(Trajectory, line) for line in complete.splitlines() if line.strip()]
 
 
 def run_dirs(path: Path) -> list[Path]:
@@ -148,7 +149,7 @@ class ResultWriter:
         self._lock = anyio.Lock()
 
     async def append(self, trajectory: Trajectory) -> None:
-        line = trajectory.model_dump_json().encode() + b"\n"
+        line = dump_json(trajectory).encode() + b"\n"  # a lone surrogate an agent sent: escaped
         async with self._lock:
             self._file.write(line)
             self._file.flush()

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._jsonl import dump_json, load_json
 from ._stopwatch import timed
 
 Role = Literal["agent", "user", "judge"]
@@ -88,7 +89,7 @@ class Cassette:
         if mode == "replay":
             if not path.exists():
                 raise CassetteMiss(f"cassette missing for {simulation_id}: {path} does not exist")
-            self.interactions = [Interaction.model_validate_json(line) for line in path.read_text().splitlines()
+            self.interactions = [load_json(Interaction, line) for line in path.read_text().splitlines()
                                  if line.strip()]
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
@@ -109,7 +110,7 @@ class Cassette:
     def save(self) -> None:
         if self.mode == "record":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("".join(i.model_dump_json() + "\n" for i in self.interactions))
+            self.path.write_text("".join(dump_json(i) + "\n" for i in self.interactions))
 
 
 current_cassette: ContextVar[Cassette | None] = ContextVar("shiftbox_cassette", default=None)
@@ -138,7 +139,7 @@ async def _call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[
         model=request.model, messages=request.messages, api_base=connection.api_base,
         api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
         max_retries=0, **kwargs)  # never retries itself: llm_errors.complete_with_retries does, countably
-    data = json.loads(response.model_dump_json())
+    data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)
     usage = data.get("usage") or {}

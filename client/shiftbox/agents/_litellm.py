@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from shiftbox_servers.kit import escape_lone_surrogates
+
 from ..llm import COST_FIELD, LLMConnection, LLMRequest
 from ..llm_errors import complete_with_retries
 from ..trajectory import Message, ToolCall
@@ -215,7 +217,9 @@ def tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def arguments_json(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    """Arguments as the model sees them again; a lone surrogate it sent stays a JSON escape (UTF-8 cannot
+    carry it, so the next request could not be sent)."""
+    return escape_lone_surrogates(json.dumps(arguments, sort_keys=True, ensure_ascii=False))
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:

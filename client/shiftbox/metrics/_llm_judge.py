@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from shiftbox_servers.kit import escape_lone_surrogates
+
 from .._litellm import add_usage, import_litellm, usage_of
 from ..trajectory import Message, Trajectory
 from ._judges import NLVerdicts
@@ -71,7 +73,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _call_text(name: str, arguments: dict[str, Any]) -> str:
-    return f"{name}({json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(',', ':'))})"
+    text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return escape_lone_surrogates(f"{name}({text})")  # an agent's lone surrogate stays sendable
 
 
 def message_lines(message: Message, tool_names: dict[str, str],

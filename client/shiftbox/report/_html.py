@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from shiftbox_servers.kit import escape_lone_surrogates
+
 from ..metrics import (
     BATCH,
     AgentScores,
@@ -854,5 +856,5 @@ def write_html_report(run_dir: Path, out: Path) -> Path:
     """Score `run_dir` and write its HTML report to `out` (parent directories are created)."""
     html = render_html(*load_run(run_dir))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
+    out.write_text(escape_lone_surrogates(html), encoding="utf-8")  # an agent's lone surrogate, shown as \ud83d
     return out

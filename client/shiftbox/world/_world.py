@@ -33,6 +33,7 @@ from shiftbox_servers.kit import (
     failed_result,
     get_domain,
     http_server_process,
+    not_unicode_error,
     result_error,
 )
 
@@ -116,13 +117,21 @@ class Episode:
 
     async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, message_index: int,
                    agent_turn: int | None) -> ToolCallRecord:
-        """Call a tool in this episode and return the record the trajectory keeps."""
+        """Call a tool in this episode and return the record the trajectory keeps.
+
+        A call holding a lone surrogate ("\\ud83d", which UTF-8 cannot carry) is the agent's mistake: it is
+        answered here with the server's `invalid_arguments` result and never sent (sending it would
+        break the connection every simulation shares).
+        """
         start = time.perf_counter()
-        try:
-            with timed("mcp_s"):
-                result = await self.world.client.call_tool(name, arguments, meta=self._meta)
-        except Exception as exc:  # transport failure: the call may or may not have happened
-            raise InfrastructureError(f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}") from exc
+        result = not_unicode_error(name, arguments)
+        if result is None:
+            try:
+                with timed("mcp_s"):
+                    result = await self.world.client.call_tool(name, arguments, meta=self._meta)
+            except Exception as exc:  # transport failure: the call may or may not have happened
+                raise InfrastructureError(
+                    f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}") from exc
         outcome = _outcome(result, (time.perf_counter() - start) * 1000)
         self.calls += 1
         record = ToolCallRecord(

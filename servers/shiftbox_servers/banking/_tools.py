@@ -144,8 +144,7 @@ def get_customer_by_id(ep: Episode, customer_id: CustomerId) -> Customer:
 @tools.tool(read_only=True)
 def get_customer_by_phone(
     ep: Episode,
-    phone_number: Annotated[str, Field(min_length=7, max_length=32,
-                                       description="phone number in any common US format")],
+    phone_number: text("phone number in any common US format", min_length=7, max_length=32),
 ) -> Customer:
     """Look up a customer by phone number.
 

@@ -28,7 +28,7 @@ from ._episode import (
 )
 from ._errors import DomainError, ErrorKind, error_result
 from ._snapshot import Snapshot
-from ._tools import ToolSpec, describe_validation_error
+from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
 logger = logging.getLogger("shiftbox.server")
 
@@ -152,6 +152,9 @@ class DomainServer:
             arguments = {}
         if not isinstance(arguments, dict):
             return error_result(ErrorKind.INVALID_ARGUMENTS, f"arguments for {name} must be a JSON object")
+        not_unicode = not_unicode_error(name, arguments)  # also in keys, which pydantic would echo raw
+        if not_unicode is not None:
+            return not_unicode
         try:
             spec.arguments_model.model_validate(arguments)
         except ValidationError as exc:

@@ -8,12 +8,15 @@ wrapper that runs the call atomically in the request's episode.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from ._errors import ErrorKind, error_result
 
 
 @dataclass(frozen=True)
@@ -101,3 +104,51 @@ def describe_validation_error(spec: ToolSpec, exc: ValidationError) -> tuple[str
             shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
             parts.append(f"'{loc}': {err['msg']} (got {shown[:60]})")
     return f"invalid arguments for {spec.name}: " + "; ".join(parts), sorted(set(fields))
+
+
+# -- text that is not Unicode ----------------------------------------------------------------------
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """Each lone UTF-16 surrogate (JSON can escape one, UTF-8 cannot carry it) as its escape `\\udXXX`.
+
+    Inside JSON text made with `ensure_ascii=False` the result is valid JSON for the same value.
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def lone_surrogate_fields(value: Any, path: str = "") -> list[str]:
+    """Dotted paths (keys included, `[]` for list items as `.0`) of the strings in a JSON value that
+    hold a lone surrogate; empty when all of it is valid Unicode."""
+    found: list[str] = []
+    if isinstance(value, str):
+        if _LONE_SURROGATE.search(value):
+            found.append(path or "(arguments)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            key_text = str(key)
+            where = f"{path}.{escape_lone_surrogates(key_text)}" if path else escape_lone_surrogates(key_text)
+            if _LONE_SURROGATE.search(key_text):
+                found.append(where)
+            found += lone_surrogate_fields(item, where)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found += lone_surrogate_fields(item, f"{path}.{i}" if path else str(i))
+    return found
+
+
+def not_unicode_error(name: Any, arguments: Any) -> CallToolResult | None:
+    """The error result of a tool call whose name or arguments hold a lone surrogate, else None.
+
+    Such a call is the caller's mistake, like any invalid argument; it cannot even be sent (UTF-8 has
+    no encoding for it), so a client answers it itself with this result, the one a server would give.
+    """
+    if isinstance(name, str) and _LONE_SURROGATE.search(name):
+        return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: a tool name must be valid Unicode text")
+    fields = lone_surrogate_fields(arguments)
+    if not fields:
+        return None
+    parts = "; ".join(f"'{f}': not valid Unicode text (it holds a lone UTF-16 surrogate)" for f in fields)
+    return error_result(ErrorKind.INVALID_ARGUMENTS, f"invalid arguments for {name}: {parts}", fields=sorted(fields))

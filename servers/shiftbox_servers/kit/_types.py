@@ -30,17 +30,29 @@ def _iso_date_or_datetime(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if value and not value.strip():
+        raise ValueError("must not be blank (whitespace only)")
+    return value
+
+
+NOT_BLANK = AfterValidator(_not_blank)
+"""Rejects a string of whitespace only (`minLength` counts spaces; tools would store it as ''). The empty
+string is left to `min_length`, so a field where '' means "none" can take it as well."""
+
+
 def money(description: str, *, maximum: float = 1_000_000) -> object:
     """A positive amount of money with at most two decimals."""
     return Annotated[float, Field(gt=0, le=maximum, description=description), AfterValidator(_two_decimals)]
 
 
 def identifier(description: str) -> object:
-    return Annotated[str, Field(min_length=1, max_length=64, description=description)]
+    return Annotated[str, Field(min_length=1, max_length=64, description=description), NOT_BLANK]
 
 
-def text(description: str, *, max_length: int = 500) -> object:
-    return Annotated[str, Field(min_length=1, max_length=max_length, description=description)]
+def text(description: str, *, max_length: int = 500, min_length: int = 1) -> object:
+    """Free text that must say something: at least `min_length` characters, not whitespace only."""
+    return Annotated[str, Field(min_length=min_length, max_length=max_length, description=description), NOT_BLANK]
 
 
 IsoDate = Annotated[

@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shiftbox-server: {exc.args[0]}", file=sys.stderr)
         return 2
     if args.transport == "stdio":
-        server.mcp.run("stdio")
+        import anyio
+
+        from ._stdio import serve_stdio
+
+        anyio.run(serve_stdio, server.mcp)
         return 0
     import uvicorn
 

@@ -22,6 +22,7 @@ from typing import Annotated
 from pydantic import Field
 
 from shiftbox_servers.kit import (
+    NOT_BLANK,
     Conflict,
     Episode,
     InvalidArguments,
@@ -72,7 +73,7 @@ def item_ids(description: str) -> object:
 
 
 Address1 = text("first line of the address, such as '123 Main St'", max_length=200)
-Address2 = Annotated[str, Field(max_length=200, description="second line, such as 'Apt 1', or '' for none")]
+Address2 = Annotated[str, Field(max_length=200, description="second line, such as 'Apt 1', or '' for none"), NOT_BLANK]
 City = text("city, such as 'San Francisco'", max_length=100)
 State = text("state, such as 'CA'", max_length=60)
 Country = text("country, such as 'USA'", max_length=60)
@@ -300,8 +301,7 @@ def calculate(
 
 @tools.tool(read_only=True)
 def find_user_id_by_email(
-    ep: Episode, email: Annotated[str, Field(min_length=3, max_length=254, description="email, such as "
-                                                                                       "'something@example.com'")],
+    ep: Episode, email: text("email, such as 'something@example.com'", min_length=3, max_length=254),
 ) -> UserId:
     """Find a user id by email address (case-insensitive). Not found is an error.
 

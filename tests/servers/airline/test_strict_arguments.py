@@ -11,6 +11,7 @@ pytestmark = pytest.mark.anyio
 
 FLIGHT = {"flight_number": "HAT001", "date": "2024-05-20"}
 PAX = {"first_name": "Ana", "last_name": "Lopez", "dob": "1990-01-02"}
+BEN = {"first_name": "Ben", "last_name": "Lopez", "dob": "2010-02-02"}
 PAY = {"payment_id": "credit_card_1000001", "amount": 200}
 
 
@@ -64,6 +65,16 @@ CASES = [
      "payment_methods.0.source"),
     ("string amount for certificate", "send_certificate", {"user_id": "ben_okafor_2002", "amount": "50"}, "amount"),
     ("list for string", "calculate", {"expression": ["1 + 1"]}, "expression"),
+    ("whitespace-only last name", "update_reservation_passengers",
+     {"reservation_id": "AAA111", "passengers": [{**PAX, "last_name": "   "}, BEN]}, "passengers.0.last_name"),
+    ("whitespace-only first name in a booking", "book_reservation", book(passengers=[{**PAX, "first_name": "\t"}]),
+     "passengers.0.first_name"),
+    ("whitespace-only payment id", "book_reservation", book(payment_methods=[{**PAY, "payment_id": "  "}]),
+     "payment_methods.0.payment_id"),
+    ("whitespace-only user id", "get_user_details", {"user_id": "   "}, "user_id"),
+    ("whitespace-only summary", "transfer_to_human_agents", {"summary": " "}, "summary"),
+    ("lone surrogate inside a passenger", "update_reservation_passengers",
+     {"reservation_id": "AAA111", "passengers": [{**PAX, "last_name": "Lo\ud800pez"}]}, "passengers.0.last_name"),
 ]
 
 

@@ -26,6 +26,14 @@ CASES = [
     ("empty string", "get_account", {"account_id": ""}, "account_id"),
     ("unknown enum value", "add_payee", {"customer_id": "cust_a", "name": "X", "deliver_type": "pigeon"},
      "deliver_type"),
+    ("whitespace-only payee name", "add_payee", {"customer_id": "cust_a", "name": "   "}, "name"),
+    ("whitespace-only id", "get_account", {"account_id": " \t "}, "account_id"),
+    ("whitespace-only optional text", "lock_card", {"card_id": "card_b1", "reason": "  "}, "reason"),
+    ("whitespace-only name lookup", "get_customer_by_name", {"full_name": "\n", "dob": "1990-01-02"}, "full_name"),
+    ("whitespace-only phone number", "get_customer_by_phone", {"phone_number": "         "}, "phone_number"),
+    ("whitespace-only task name", "park_task", {"current_task_id": "  "}, "current_task_id"),
+    ("lone surrogate", "add_payee", {"customer_id": "cust_a", "name": "Bob \ud83d"}, "name"),
+    ("lone surrogate in an id", "get_account", {"account_id": "acc_\udc00"}, "account_id"),
 ]
 
 

@@ -36,6 +36,17 @@ CASES = [
     ("expression too long", "calculate", {"expression": "1+" * 150 + "1"}, "expression"),
     ("number for an expression", "calculate", {"expression": 4}, "expression"),
     ("arguments to a tool without any", "list_all_product_types", {"limit": 5}, "limit"),
+    ("whitespace-only address line", "modify_user_address", {"user_id": "ana_lopez_1001", **ADDRESS, "address1": "   "},
+     "address1"),
+    ("whitespace-only city", "modify_pending_order_address", {"order_id": "#W1000001", **ADDRESS, "city": " "}, "city"),
+    ("whitespace-only second address line", "modify_user_address",
+     {"user_id": "ana_lopez_1001", **ADDRESS, "address2": "  "}, "address2"),
+    ("whitespace-only email", "find_user_id_by_email", {"email": "    "}, "email"),
+    ("whitespace-only first name", "find_user_id_by_name_zip", {"first_name": " ", "last_name": "Lopez", "zip": "75201"},
+     "first_name"),
+    ("whitespace-only order id", "get_order_details", {"order_id": "\t"}, "order_id"),
+    ("whitespace-only summary", "transfer_to_human_agents", {"summary": "\n\n"}, "summary"),
+    ("lone surrogate", "modify_user_address", {"user_id": "ana_lopez_1001", **ADDRESS, "city": "Dal\udc00las"}, "city"),
 ]
 
 
