@@ -191,7 +191,8 @@ def matches(message: Any, expected: tuple) -> bool:
         _, error_kind, id = expected
         result = message.get("result") or {}
         return (message.get("id") == id and result.get("isError") is True
-                and result.get("structuredContent", {}).get("error", {}).get("kind") == error_kind)
+                and "structuredContent" not in result
+                and result.get("_meta", {}).get("shiftbox/error", {}).get("kind") == error_kind)
     if kind == "result":
         return message.get("id") == expected[1] and "result" in message
     raise AssertionError(kind)
