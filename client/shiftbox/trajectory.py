@@ -75,6 +75,8 @@ class ServerInfo(BaseModel):
     snapshot_sha256: str
     image_id: str | None = Field(None, exclude_if=lambda v: v is None,
                                  description="container image id (`--servers docker`); absent otherwise")
+    toolset: str = Field("default", exclude_if=lambda v: v == "default",
+                         description="tool profile the server offered (`--toolset`); absent when the default")
 
 
 class Termination(BaseModel):

@@ -2,7 +2,14 @@
 
 from ._calculate import evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
-from ._domain import Domain, domain_names, get_domain, registered_domains, snapshots_root
+from ._domain import (
+    DEFAULT_TOOLSET,
+    Domain,
+    domain_names,
+    get_domain,
+    registered_domains,
+    snapshots_root,
+)
 from ._episode import (
     CLOSE_META_KEY,
     DEFAULT_EPISODE,
@@ -48,7 +55,7 @@ from ._types import IsoDate, IsoDateOrDateTime, identifier, money, round_money, 
 from .cli import open_server
 
 __all__ = [
-    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOCK_STEP", "CLOSE_META_KEY", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
