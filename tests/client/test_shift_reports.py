@@ -35,6 +35,7 @@ class ShiftLoggingOracle:
     def __init__(self, extra_at_start: bool = False):
         self.inner = scripted_agent("oracle")
         self.name = "test:shift-logger"
+        self.privileged = True  # the oracle needs the task
         self.goal = None
         self.extra_at_start = extra_at_start
 
@@ -55,7 +56,10 @@ class ShiftLoggingOracle:
                 "turn_no": last.index, "from_class": "prev", "to_class": str(last.goal),
                 "trigger_terms": ["new request"], "requires_reauth": False})])
         self.goal = last.goal
-        return await self.inner.respond(messages)
+        logged = {c.id for m in messages for c in m.tool_calls if c.name == "log_shift_event"}
+        hidden = [m for m in messages if not (m.tool_calls and {c.id for c in m.tool_calls} <= logged)
+                  and m.tool_call_id not in logged]
+        return await self.inner.respond(hidden)  # the oracle never sees its own reports
 
 
 async def _simulate(toolset: str, agent) -> Trajectory:
@@ -95,6 +99,7 @@ async def test_metrics_report_how_often_self_reports_match_the_shifts():
     assert (noisy_score.shifts, noisy_score.reports, noisy_score.matched) == (2, 3, 2)
     run, sims = compute_run_metrics([matched], TASKS)
     assert sims[0].shift_reports == score
+    assert sims[0].tue.p == 1.0        # log_shift_event is a tool of the domain: its calls fit its schema
     assert run.shift_reports.recall == 1.0 and run.shift_reports.precision == 1.0
     noisy.simulation_id = "other"
     run, _ = compute_run_metrics([matched, noisy], TASKS)
@@ -165,3 +170,13 @@ def test_recorded_agentchangebench_runs_carry_the_agents_shift_reports():
     assert (report.message_index, report.turn_no, report.from_class, report.to_class) == (
         14, 5, "TransactionResolver", "SecurityEducator")
     assert all(t.shift_reports is not None for t in results.trajectories)   # the reference offered the tool
+
+
+@pytest.mark.parametrize("servers", ["stdio", "http"])
+async def test_toolset_reaches_server_processes(servers):
+    async with open_world("banking", servers=servers, toolset="agentchangebench") as world:
+        assert [t["name"] for t in world.tools][-1] == "log_shift_event"
+        record = await world.episode("e").call("log_shift_event", {
+            "turn_no": 1, "from_class": "a", "to_class": "b", "trigger_terms": [], "requires_reauth": True},
+            call_id="c0", message_index=1, agent_turn=0)
+        assert not record.is_error and record.result == {"logged": True, "count": 1}

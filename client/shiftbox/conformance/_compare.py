@@ -4,8 +4,9 @@ Equal means "the same outcome, perhaps written differently" (a representation-on
 
 - both calls failed (error wording differs between implementations);
 - key order; fields shiftbox returns beyond the reference's (a superset: every reference field is there);
-- list wrappers: a reference list against shiftbox's object holding one list (`{"transactions": [...],
-  "account_id": ..., "truncated": false}`), or a one-element list against its element;
+- wrappers: a reference list against shiftbox's object holding one list (`{"transactions": [...],
+  "account_id": ..., "truncated": false}`), a one-element list against its element, a bare value against
+  an object of one field (`"sara_doe_496"` / `{"user_id": "sara_doe_496"}`);
 - number formatting (`100` / `100.0`), scalars the reference stringified (`"1"` / `1`, `"True"` / `true`);
 - date-time formatting (`2025-01-01 00:00:00` / `2025-01-01T00:00:00`); phone formats (`555-123-7890` /
   `+15551237890`, compared in E.164);
@@ -138,6 +139,9 @@ class _Walker:
                 return self.walk(path, key, ref[0], sb)
         if isinstance(sb, list) and not isinstance(ref, list) and len(sb) == 1:
             return self.walk(path, key, ref, sb[0])
+        if isinstance(sb, dict) and len(sb) == 1 and not isinstance(ref, dict | list):
+            (only,) = sb  # a bare value against shiftbox's object holding it: {"user_id": "…"}
+            return self.walk(_join(path, only), only, ref, sb[only])
         if isinstance(ref, dict) and isinstance(sb, dict):
             for k, r in ref.items():
                 s = sb.get(k, _MISSING)
