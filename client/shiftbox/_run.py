@@ -45,6 +45,8 @@ class RunConfig(BaseModel):
     max_steps: int = 100
     max_tool_errors: int = 5
     one_tool_per_turn: bool = False
+    toolset: str = Field("default", exclude_if=lambda v: v == "default",
+                         description="the servers' tool profile (`--toolset`); absent when the default")
 
 
 class RunMetadata(BaseModel):
@@ -163,7 +165,8 @@ class RunHooks:
     """What record and replay change about a run; the defaults are a plain live run."""
 
     def world(self, config: RunConfig):
-        return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot))
+        return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot),
+                          toolset=config.toolset)
 
     def cassette(self, simulation_id: str) -> Cassette | None:
         return None

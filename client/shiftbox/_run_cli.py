@@ -106,6 +106,8 @@ def run(
     retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
                                                          "if it died) when it ends in an infrastructure error, up "
                                                          "to N times")] = 0,
+    toolset: Annotated[str, typer.Option(help="tool profile of the servers: default, or agentchangebench (the "
+                                              "reference's exact tool set, with log_shift_event)")] = "default",
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -116,7 +118,7 @@ def run(
     if servers not in SERVER_MODES:
         raise fail(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
     try:
-        get_domain(domain)
+        get_domain(domain).toolset(toolset)
         check_spec(AGENT_GROUP, agent)
         check_spec(USER_GROUP, user)
         agent_options, user_options = parse_options(agent_arg or []), parse_options(user_arg or [])
@@ -155,7 +157,7 @@ def run(
         domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_id, agent=agent,
         agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
-        one_tool_per_turn=one_tool_per_turn,
+        one_tool_per_turn=one_tool_per_turn, toolset=toolset,
     )
     metadata = RunMetadata(config=config, shiftbox_version=version("shiftbox"),
                            simulations=len(selected) * trials)

@@ -9,6 +9,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from ._compare_cli import compare_command
+from ._conformance_cli import conformance_app
 from ._metrics_cli import metrics
 from ._replay_cli import replay
 from ._report_cli import report
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(conformance_app, name="conformance")
 app.command("run")(run)
 app.command("metrics")(metrics)
 app.command("rescore")(rescore)

@@ -19,12 +19,14 @@ from .agents import Agent, AgentContext
 from .llm import ReplayDivergence
 from .tasks import Task
 from .trajectory import (
+    SHIFT_REPORT_TOOL,
     STOP_TOKENS,
     GoalShift,
     Message,
     Termination,
     ToolCallRecord,
     Trajectory,
+    shift_reports_of,
 )
 from .users import UserContext, UserSimulator
 from .world import (
@@ -79,6 +81,9 @@ class Simulation:
         self.agent_turns = 0
         self.failed_in_a_row = 0
 
+    def _offers(self, tool: str) -> bool:
+        return any(t.get("name") == tool for t in self.world.tools)
+
     def _add(self, **fields: Any) -> Message:
         message = Message(index=len(self.messages), **fields)
         self.messages.append(message)
@@ -102,7 +107,9 @@ class Simulation:
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
             goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
-            tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts, termination=termination,
+            tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts,
+            shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,
+            termination=termination,
             final_state=final_state, timing=timing,
             usage={role: dict(u) for role, who in (("agent", self.agent), ("user", self.user))
                    if (u := getattr(who, "usage", None))},

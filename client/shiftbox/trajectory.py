@@ -69,6 +69,39 @@ class GoalShift(BaseModel):
     message_index: int
 
 
+SHIFT_REPORT_TOOL = "log_shift_event"
+"""The tool with which an agent reports a goal shift it noticed (AgentChangeBench-parity tool set)."""
+
+
+class ShiftReport(BaseModel):
+    """The agent's own report of a goal shift: a successful `log_shift_event` call, with what it said."""
+
+    message_index: int = Field(description="the assistant message that made the call")
+    agent_turn: int | None
+    turn_no: int | None = Field(description="the turn the agent named")
+    from_class: str
+    to_class: str
+    trigger_terms: list[str] = Field(default_factory=list)
+    requires_reauth: bool | None = None
+
+    @classmethod
+    def from_call(cls, record: ToolCallRecord) -> ShiftReport:
+        args = record.arguments
+        turn = args.get("turn_no")
+        terms = args.get("trigger_terms")
+        reauth = args.get("requires_reauth")
+        return cls(message_index=record.message_index, agent_turn=record.agent_turn,
+                   turn_no=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+                   from_class=str(args.get("from_class", "")), to_class=str(args.get("to_class", "")),
+                   trigger_terms=[str(t) for t in terms] if isinstance(terms, list) else [],
+                   requires_reauth=reauth if isinstance(reauth, bool) else None)
+
+
+def shift_reports_of(calls: list[ToolCallRecord]) -> list[ShiftReport]:
+    """The agent's shift reports among its calls (the successful `log_shift_event` calls), in call order."""
+    return [ShiftReport.from_call(c) for c in calls if c.name == SHIFT_REPORT_TOOL and not c.is_error]
+
+
 class ServerInfo(BaseModel):
     name: str
     version: str
@@ -76,6 +109,8 @@ class ServerInfo(BaseModel):
     snapshot_sha256: str
     image_id: str | None = Field(None, exclude_if=lambda v: v is None,
                                  description="container image id (`--servers docker`); absent otherwise")
+    toolset: str = Field("default", exclude_if=lambda v: v == "default",
+                         description="tool profile the server offered (`--toolset`); absent when the default")
 
 
 class Termination(BaseModel):
@@ -100,6 +135,9 @@ class Trajectory(BaseModel):
     tool_calls: list[ToolCallRecord]
     setup_calls: list[ToolCallRecord] = Field(default_factory=list)
     shifts: list[GoalShift]
+    shift_reports: list[ShiftReport] | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the agent's own shift reports (log_shift_event); absent when its tool set had no such tool")
     termination: Termination
     final_state: dict[str, str] = Field(description="domain -> state digest at the end")
     timing: dict[str, float] = Field(default_factory=dict, description="wall_s etc.; excluded from equality")

@@ -18,6 +18,8 @@ from ._model import (
     MetricsMode,
     RunMetrics,
     ShiftRecovery,
+    ShiftReportAggregate,
+    ShiftReportScore,
     SimulationMetrics,
     TCRRAggregate,
     TCRRScore,
@@ -29,6 +31,7 @@ from ._model import (
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._retention import Retention, retention
+from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import tue_score
@@ -36,7 +39,8 @@ from ._tue import tue_score
 __all__ = [
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
-    "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
+    "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "ShiftReportAggregate", "ShiftReportScore",
+    "aggregate_shift_reports", "shift_report_score", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
     "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",

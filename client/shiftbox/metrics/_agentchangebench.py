@@ -128,6 +128,7 @@ from typing import Any
 from ..tasks import Task
 from ..tasks._import_acb import read_json, reference_task_file
 from ..trajectory import (
+    SHIFT_REPORT_TOOL,
     STOP_TOKENS,
     GoalShift,
     Message,
@@ -135,6 +136,7 @@ from ..trajectory import (
     ToolCall,
     ToolCallRecord,
     Trajectory,
+    shift_reports_of,
 )
 from ._model import (
     Breakdown,
@@ -156,6 +158,8 @@ WINDOW = 3
 BATCH = 2
 PARAM_ERROR_PHRASES = ("invalid parameter", "missing parameter", "parameter error", "bad parameter",
                        "invalid argument", "missing argument")
+SHIFT_REPORT_DOMAINS = {"banking"}
+"""Domains whose reference tool set offers the agent log_shift_event (its shift reports are kept)."""
 _TERMINATIONS = {
     "user_stop": ("user_stop", "none"),
     "agent_stop": ("agent_transfer", "none"),
@@ -293,10 +297,12 @@ def _trajectory(sim: dict, task: Task, domain: str, agent: str, user: str) -> Tr
         mapped = next((r for token, r in STOP_TOKENS.items() if token in last_user), mapped)
     duration = sim.get("duration")
     reward_info = sim.get("reward_info")
+    offered = domain in SHIFT_REPORT_DOMAINS or any(c.name == SHIFT_REPORT_TOOL for c in records)
     return Trajectory(
         simulation_id=str(sim.get("id")), task_id=task.id, trial=int(sim.get("trial") or 0), domain=domain,
         seed=int(sim.get("seed") or 0), agent=agent, user=user, persona=task.user_scenario.persona,
         goals=goals, servers={}, messages=messages, tool_calls=records, shifts=shifts,
+        shift_reports=shift_reports_of(records) if offered else None,
         termination=Termination(reason=mapped, detail=f"termination_reason {reason}", blame=blame),
         final_state={},
         timing={"wall_s": float(duration)} if isinstance(duration, int | float) else {},

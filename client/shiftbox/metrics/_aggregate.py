@@ -32,6 +32,7 @@ from ._model import (
     Turns,
 )
 from ._passk import pass_family
+from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import tcrr_score
 from ._tsr import tsr_score
 from ._tue import tue_score
@@ -65,9 +66,10 @@ def domain_facts(name: str) -> DomainFacts:
         domain = get_domain(name)
     except KeyError:
         return DomainFacts(schemas=None, read_only=None, goal_tools={}, lexicon={})
+    every = {s.name: s for toolset in (domain.tools, *domain.toolsets.values()) for s in toolset}.values()
     return DomainFacts(
-        schemas={s.name: s.arguments_model for s in domain.tools},
-        read_only={s.name for s in domain.tools if s.annotations.read_only_hint},
+        schemas={s.name: s.arguments_model for s in every},
+        read_only={s.name for s in every if s.annotations.read_only_hint},
         goal_tools={g: set(t) for g, t in domain.goal_tools.items()},
         lexicon=dict(domain.goal_lexicon), generic_terms=tuple(domain.generic_terms),
         transfer_tool=domain.transfer_tool,
@@ -90,6 +92,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         scored=trajectory.termination.blame not in ("user", "infrastructure"),
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tool),
+        shift_reports=shift_report_score(trajectory),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
@@ -220,6 +223,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
                                       sum(s.tcrr.calls for s in aware)),
         ),
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
+        shift_reports=aggregate_shift_reports([s.shift_reports for s in scored]),
         success_threshold=success_threshold, pass_hat_k=hat, pass_at_k=at, avg_at_k=avg,
         intervals=bootstrap_intervals(per_task, hat),
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "tasks": len(per_task)},

@@ -65,6 +65,30 @@ class ShiftRecovery(BaseModel):
     transferred: bool
 
 
+class ShiftReportScore(BaseModel):
+    """The agent's own shift reports (log_shift_event) against the ground-truth shifts of one simulation."""
+
+    shifts: int
+    reports: int
+    matched: int = Field(description="shifts with a matching report (the first report after the shift, before "
+                                     "the next)")
+    precision: float | None = Field(description="matched / reports; None without reports")
+    recall: float | None = Field(description="matched / shifts; None without shifts")
+    delays: list[int] = Field(default_factory=list, description="messages from each matched shift to its report")
+
+
+class ShiftReportAggregate(BaseModel):
+    """Shift reports pooled over the simulations whose agent was offered log_shift_event."""
+
+    simulations: int
+    shifts: int
+    reports: int
+    matched: int
+    precision: float | None
+    recall: float | None
+    median_delay: float | None = Field(None, description="median messages from a shift to its matching report")
+
+
 class SimulationMetrics(BaseModel):
     simulation_id: str
     task_id: str
@@ -79,6 +103,8 @@ class SimulationMetrics(BaseModel):
     tcrr: TCRRScore
     gsrt: list[ShiftRecovery]
     success: bool | None = Field(None, description="TSR >= the success threshold")
+    shift_reports: ShiftReportScore | None = Field(
+        None, exclude_if=lambda v: v is None, description="only when the agent was offered log_shift_event")
 
 
 class TSRAggregate(BaseModel):
@@ -159,6 +185,9 @@ class RunMetrics(BaseModel):
     tue: TUEAggregate
     tcrr: TCRRAggregate
     gsrt: GSRTAggregate
+    shift_reports: ShiftReportAggregate | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the agent's own shift reports against the ground truth; only with the parity tool set")
     success_threshold: float = 1.0
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     pass_at_k: dict[int, float] = Field(default_factory=dict)

@@ -143,7 +143,8 @@ class ReplayHooks(RunHooks):
         from ..world import open_world
 
         snapshot_dir = resolve_recorded_snapshot(self.dir, config)
-        async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir) as world:
+        async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir,
+                              toolset=config.toolset) as world:
             yield world
 
     @contextlib.asynccontextmanager

@@ -81,6 +81,12 @@ def headline_table(m: RunMetrics) -> Table:
     table.add_row("GSRT", "median turns", f"ack {stage(g, 'ack')}, tool {stage(g, 'tool')}, outcome "
                   f"{stage(g, 'outcome')}" + (f"; outcome not measured: {g.outcome_not_measured} shifts"
                                               if g.outcome_not_measured else ""))
+    if m.shift_reports is not None:
+        r = m.shift_reports
+        table.add_row("shift reports", f"recall {fmt(r.recall)}",
+                      f"the agent's own log_shift_event reports: {r.matched} of {r.shifts} shifts reported, "
+                      f"precision {fmt(r.precision)} ({r.reports} reports); median delay {fmt(r.median_delay)} "
+                      f"messages; {r.simulations} simulations")
     if m.pass_hat_k:
         table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")
     if m.rerun_agreement is not None:

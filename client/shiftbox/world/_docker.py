@@ -126,13 +126,13 @@ class Container:
 
 
 @contextlib.asynccontextmanager
-async def docker_server(domain: str, manifest: SnapshotManifest) -> AsyncIterator[Container]:
+async def docker_server(domain: str, manifest: SnapshotManifest, *extra: str) -> AsyncIterator[Container]:
     """Start the domain's image over stdio for the length of a run; removed however the run ends."""
     docker, image = await anyio.to_thread.run_sync(find_image, domain)
     name = f"shiftbox-{domain}-{secrets.token_hex(4)}"
     params = StdioServerParameters(
         command=docker, env={k: v for k, v in os.environ.items() if k.startswith("DOCKER_")},  # DOCKER_HOST etc.
-        args=["run", "-i", "--rm", "--name", name, *RUN_FLAGS, image.id, "--max-episodes", "100000"])
+        args=["run", "-i", "--rm", "--name", name, *RUN_FLAGS, image.id, "--max-episodes", "100000", *extra])
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
         container = Container(image, name, stdio_client(params, errlog=log), log)
         try:

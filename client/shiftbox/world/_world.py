@@ -24,6 +24,7 @@ from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
+    DEFAULT_TOOLSET,
     EPISODE_META_KEY,
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
@@ -185,35 +186,42 @@ class World:
             await self.reconnect()
 
 
-def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> Any:
+def _toolset_args(toolset: str) -> list[str]:
+    return [] if toolset == DEFAULT_TOOLSET else ["--toolset", toolset]
+
+
+def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, toolset: str = DEFAULT_TOOLSET) -> Any:
     if mode == "inproc":
-        return DomainServer(domain, snapshot, max_episodes=100_000).mcp
+        return DomainServer(domain, snapshot, max_episodes=100_000, toolset=toolset).mcp
     if mode == "stdio":
         return StdioServerParameters(
             command=sys.executable,
             args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
-                  "--max-episodes", "100000"],
+                  "--max-episodes", "100000", *_toolset_args(toolset)],
         )
     raise ValueError(mode)
 
 
 @contextlib.asynccontextmanager
-async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode) -> AsyncIterator[tuple[Client, str | None]]:
+async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
+                   toolset: str = DEFAULT_TOOLSET) -> AsyncIterator[tuple[Client, str | None]]:
     """Start the server (when it is a process or container of its own) and a client connected to it;
     with the container's image id, after checking the container against the run's pins."""
     async with contextlib.AsyncExitStack() as stack:
         container = None
         if mode == "http":
             base = await stack.enter_async_context(
-                http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000"))
+                http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000",
+                                    *_toolset_args(toolset)))
             target: Any = f"{base}/mcp"
         elif mode == "docker":  # a container per connection, pinned and checked (_docker.py)
             from ._docker import docker_server
 
-            container = await stack.enter_async_context(docker_server(domain.name, snapshot.manifest))
+            container = await stack.enter_async_context(
+                docker_server(domain.name, snapshot.manifest, *_toolset_args(toolset)))
             target = container.transport
         else:
-            target = _server_target(domain, snapshot, mode)
+            target = _server_target(domain, snapshot, mode, toolset)
         client = await stack.enter_async_context(Client(target))
         if container is not None:
             container.check(client.server_info, snapshot.manifest)
@@ -275,8 +283,8 @@ class _Connection:
         self._stop.set()
 
 
-async def _identify(client: Client, domain: Domain, snapshot: Snapshot,
-                    image_id: str | None) -> tuple[ServerInfo, list[dict[str, Any]]]:
+async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id: str | None,
+                    toolset: str = DEFAULT_TOOLSET) -> tuple[ServerInfo, list[dict[str, Any]]]:
     """The server's identity and tools; refuses a server that serves another snapshot."""
     info = client.server_info
     m = snapshot.manifest
@@ -287,7 +295,7 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot,
     listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
     return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
-                      image_id=image_id), tools
+                      image_id=image_id, toolset=toolset), tools
 
 
 async def _answers(client: Client) -> bool:
@@ -300,12 +308,14 @@ async def _answers(client: Client) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
-                     snapshot_dir: Path | None = None) -> AsyncIterator[World]:
-    """Start or embed the domain server for the length of a run and connect to it."""
+async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | None = None,
+                     toolset: str = DEFAULT_TOOLSET) -> AsyncIterator[World]:
+    """Start or embed the domain server for the length of a run and connect to it (with tool profile
+    `toolset`: 'default', or e.g. 'agentchangebench')."""
     if servers not in SERVER_MODES:
         raise ValueError(f"unknown --servers {servers!r}; choose one of {', '.join(SERVER_MODES)}")
     domain = get_domain(domain_name)
+    domain.toolset(toolset)  # KeyError naming the tool sets there are
     snapshot_dir = snapshot_dir or domain.default_snapshot_dir()
     snapshot = Snapshot.load(snapshot_dir)  # fail early, with the snapshot's own message
     connections: list[_Connection] = []
@@ -314,7 +324,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
         async with anyio.create_task_group() as tg:
 
             async def connect() -> Client:
-                connection = _Connection(lambda: _connect(domain, snapshot, servers))
+                connection = _Connection(lambda: _connect(domain, snapshot, servers, toolset))
                 connections.append(connection)
                 return await connection.start(tg)
 
@@ -328,7 +338,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc",
 
             try:
                 client = await connect()
-                info, tools = await _identify(client, domain, snapshot, connections[-1].image_id)
+                info, tools = await _identify(client, domain, snapshot, connections[-1].image_id, toolset)
                 world = World(domain, servers, client, info, tools, reconnect=reconnect)
                 yield world
             finally:

@@ -1,4 +1,5 @@
-"""The banking domain: 20 tools over customers, accounts, cards, payments and disputes."""
+"""The banking domain: 20 tools over customers, accounts, cards, payments and disputes (21 in the
+AgentChangeBench-parity tool set, with `log_shift_event`)."""
 
 from pathlib import Path
 
@@ -6,7 +7,7 @@ from shiftbox_servers.kit import Domain
 
 from ._missions import MISSIONS
 from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
-from ._tools import tools
+from ._tools import parity_tools, tools
 
 GOAL_TOOLS: dict[str, tuple[str, ...]] = {
     "authentication": ("get_customer_by_phone", "get_customer_by_id", "get_customer_by_name"),
@@ -111,6 +112,7 @@ DOMAIN = Domain(
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,
     importers={"agentchangebench": _import_agentchangebench},
+    toolsets={"agentchangebench": tools + parity_tools},
 )
 
-__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
+__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "parity_tools", "tools"]

@@ -32,7 +32,14 @@ class Customer(BaseModel):
     created_at: str
     account_ids: list[str]
     card_ids: list[str]
+    statement_ids: list[str]
+    payment_request_ids: list[str]
+    dispute_ids: list[str]
     payee_ids: list[str]
+
+
+class CustomerList(BaseModel):
+    customers: list[Customer]
 
 
 class Account(BaseModel):
@@ -139,3 +146,8 @@ class Transfer(BaseModel):
     summary: str
     requested_at: str
     message: str
+
+
+class ShiftEventLogged(BaseModel):
+    logged: bool
+    count: int

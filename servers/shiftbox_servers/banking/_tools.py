@@ -1,9 +1,11 @@
-"""The 20 banking tools (AgentChangeBench's public contract), over one episode's database."""
+"""The 20 banking tools (AgentChangeBench's public contract), over one episode's database; and the 21st,
+`log_shift_event`, in the AgentChangeBench-parity tool set (`parity_tools`)."""
 
 from __future__ import annotations
 
 from datetime import datetime, time
 from typing import Annotated, Literal
+from weakref import WeakKeyDictionary
 
 from pydantic import Field
 
@@ -28,10 +30,12 @@ from ._models import (
     Address,
     Card,
     Customer,
+    CustomerList,
     Dispute,
     ParkedTask,
     Payee,
     PaymentRequest,
+    ShiftEventLogged,
     Statement,
     StatementList,
     Transaction,
@@ -72,6 +76,14 @@ def _customer_from_row(ep: Episode, row) -> Customer:
         "WHERE a.customer_id = ? ORDER BY c.card_id", (cid,))]
     payee_ids = [r[0] for r in ep.query(
         "SELECT payee_id FROM payees WHERE customer_id = ? ORDER BY payee_id", (cid,))]
+    statement_ids = [r[0] for r in ep.query(
+        "SELECT s.statement_id FROM statements s JOIN accounts a USING (account_id) "
+        "WHERE a.customer_id = ? ORDER BY s.statement_id", (cid,))]
+    request_ids = [r[0] for r in ep.query(
+        "SELECT request_id FROM payment_requests WHERE customer_id = ? ORDER BY request_id", (cid,))]
+    dispute_ids = [r[0] for r in ep.query(
+        "SELECT d.dispute_id FROM disputes d JOIN accounts a USING (account_id) "
+        "WHERE a.customer_id = ? ORDER BY d.dispute_id", (cid,))]
     return Customer(
         customer_id=cid,
         full_name=row["full_name"],
@@ -83,6 +95,9 @@ def _customer_from_row(ep: Episode, row) -> Customer:
         created_at=row["created_at"],
         account_ids=account_ids,
         card_ids=card_ids,
+        statement_ids=statement_ids,
+        payment_request_ids=request_ids,
+        dispute_ids=dispute_ids,
         payee_ids=payee_ids,
     )
 
@@ -121,11 +136,12 @@ def _dispute(ep: Episode, dispute_id: str) -> Dispute:
 
 
 def _as_datetime(value: str, *, end_of_day: bool) -> str:
-    """Normalize a date or datetime argument to a comparable ISO datetime string."""
+    """A date or date-time argument (already in snapshot time, see `IsoDateOrDateTime`) as a datetime string
+    comparable with stored ones: a date is the start or, with `end_of_day`, the last microsecond of that day."""
     parsed = datetime.fromisoformat(value)
     if len(value) == 10:
         parsed = datetime.combine(parsed.date(), time.max if end_of_day else time.min)
-    return parsed.replace(tzinfo=None).isoformat(timespec="seconds")
+    return parsed.isoformat()
 
 
 # -- customers -------------------------------------------------------------------------------------
@@ -136,7 +152,8 @@ def get_customer_by_id(ep: Episode, customer_id: CustomerId) -> Customer:
     """Look up a customer profile by customer id.
 
     Returns name, date of birth, contact details, address and the ids of the customer's accounts,
-    cards and payees. Verify the caller's identity before sharing any of it.
+    cards, statements, payment requests, disputes and payees. Verify the caller's identity before
+    sharing any of it.
     """
     return _customer(ep, customer_id)
 
@@ -168,16 +185,17 @@ def get_customer_by_name(
     ep: Episode,
     full_name: text("customer's full name (case-insensitive)", max_length=200),
     dob: IsoDate,
-) -> Customer:
-    """Look up a customer by full name and date of birth (both must match)."""
-    row = ep.query_one(
-        "SELECT * FROM customers WHERE full_name = ? COLLATE NOCASE AND date_of_birth = ? "
-        "ORDER BY customer_id LIMIT 1",
+) -> CustomerList:
+    """Search customers by full name and date of birth (both must match).
+
+    Returns every matching customer (usually one; several when they share name and birth date, then
+    tell them apart by another detail); an empty list when nobody matches.
+    """
+    rows = ep.query(
+        "SELECT * FROM customers WHERE full_name = ? COLLATE NOCASE AND date_of_birth = ? ORDER BY customer_id",
         (" ".join(full_name.split()), dob),
     )
-    if row is None:
-        raise NotFound(f"no customer named {full_name!r} born on {dob}", field="full_name")
-    return _customer_from_row(ep, row)
+    return CustomerList(customers=[_customer_from_row(ep, row) for row in rows])
 
 
 # -- accounts, statements, transactions ------------------------------------------------------------
@@ -252,7 +270,10 @@ def add_payee(
     name: text("payee name as it should appear on payments", max_length=100),
     deliver_type: Literal["electronic", "check"] = "electronic",
 ) -> Payee:
-    """Add a bill-pay payee for a customer. A customer cannot have two payees with the same name."""
+    """Add a bill-pay payee for a customer; it is verified at once and can be paid right away.
+
+    A customer cannot have two payees with the same name.
+    """
     _customer(ep, customer_id)
     clean = " ".join(name.split())
     taken = ep.query_one(
@@ -260,9 +281,9 @@ def add_payee(
     if taken:
         raise Conflict(f"customer {customer_id} already has payee {clean!r} ({taken[0]})", field="name")
     payee_id = ep.next_id("payees", "payee_id", "payee")
-    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 0)", (payee_id, customer_id, clean, deliver_type))
+    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 1)", (payee_id, customer_id, clean, deliver_type))
     return Payee(payee_id=payee_id, customer_id=customer_id, name=clean, deliver_type=deliver_type,
-                 verified=False)
+                 verified=True)
 
 
 @tools.tool(read_only=False)
@@ -486,3 +507,31 @@ def transfer_to_human_agents(
     ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
     return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
                     message="Transfer successful; a human agent will continue the conversation.")
+
+
+# -- the AgentChangeBench-parity tool set (`--toolset agentchangebench`) ---------------------------------
+
+parity_tools = ToolSet()
+"""Tools of the reference's banking tool set that the default set leaves out."""
+_shift_events: WeakKeyDictionary[Episode, list[dict]] = WeakKeyDictionary()
+
+
+@parity_tools.tool(read_only=False)
+def log_shift_event(
+    ep: Episode,
+    turn_no: Annotated[int, Field(ge=0, le=10_000, description="the conversation turn where you noticed the shift")],
+    from_class: text("what the customer wanted before, e.g. 'TransactionResolver'", max_length=100),
+    to_class: text("what the customer wants now, e.g. 'SecurityEducator'", max_length=100),
+    trigger_terms: Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(
+        max_length=20, description="the customer's words that showed the shift")],
+    requires_reauth: Annotated[bool, Field(description="whether the new request needs the customer "
+                                                       "verified again")],
+) -> ShiftEventLogged:
+    """Record that you detected a shift in the customer's goal (for evaluation; it changes no account).
+
+    Returns whether it was logged and how many shifts this conversation has logged so far.
+    """
+    events = _shift_events.setdefault(ep, [])
+    events.append({"turn_no": turn_no, "from_class": from_class, "to_class": to_class,
+                   "trigger_terms": list(trigger_terms), "requires_reauth": requires_reauth})
+    return ShiftEventLogged(logged=True, count=len(events))

@@ -2,7 +2,14 @@
 
 from ._calculate import evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
-from ._domain import Domain, domain_names, get_domain, registered_domains, snapshots_root
+from ._domain import (
+    DEFAULT_TOOLSET,
+    Domain,
+    domain_names,
+    get_domain,
+    registered_domains,
+    snapshots_root,
+)
 from ._episode import (
     CLOSE_META_KEY,
     DEFAULT_EPISODE,
@@ -57,7 +64,7 @@ from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, ro
 from .cli import open_server
 
 __all__ = [
-    "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",

@@ -14,6 +14,7 @@ from ._tools import ToolSet
 
 DOMAIN_ENTRY_POINT_GROUP = "shiftbox.domains"
 SNAPSHOTS_ENV = "SHIFTBOX_SNAPSHOTS"
+DEFAULT_TOOLSET = "default"
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,23 @@ class Domain:
     """Goal label -> mission builder(db, rng, subject) for the seeded task generator (`shiftbox tasks generate`)."""
     extra_instructions: str = ""
     transfer_tool: str = "transfer_to_human_agents"
+    toolsets: Mapping[str, ToolSet] = field(default_factory=dict)
+    """Tool profiles beside the default one (`tools`), e.g. 'agentchangebench': the reference's exact tool set."""
 
     def default_snapshot_dir(self) -> Path:
         return snapshots_root() / self.name / self.snapshot_version
+
+    def toolset_names(self) -> list[str]:
+        return [DEFAULT_TOOLSET, *sorted(set(self.toolsets) - {DEFAULT_TOOLSET})]
+
+    def toolset(self, name: str = "default") -> ToolSet:
+        """The tools of profile `name` ('default': `tools`); KeyError naming the profiles there are."""
+        if name == DEFAULT_TOOLSET:
+            return self.tools
+        if name not in self.toolsets:
+            raise KeyError(f"domain {self.name!r} has no tool set {name!r}; tool sets: "
+                           f"{', '.join(self.toolset_names())}")
+        return self.toolsets[name]
 
 
 def snapshots_root() -> Path:

@@ -67,15 +67,20 @@ class DomainServer:
         *,
         max_episodes: int = 1000,
         idle_timeout_s: float = 3600.0,
+        toolset: str = "default",
     ):
         self.domain = domain
         self.snapshot = snapshot
+        self.toolset = toolset
+        self.tools = domain.toolset(toolset)
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
         m = snapshot.manifest
         instructions = (
             f"shiftbox {domain.name} server {SERVER_VERSION}. Snapshot {m.snapshot_id} "
             f"sha256={m.sha256}. Read the policy (prompt 'policy' or resource {POLICY_URI}) before acting."
         )
+        if toolset != "default":
+            instructions += f" Tool set: {toolset}."
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
         self.mcp = MCPServer(
@@ -86,7 +91,7 @@ class DomainServer:
             log_level="WARNING",
             middleware=[self._episode_middleware],
         )
-        for spec in domain.tools:
+        for spec in self.tools:
             self._register_tool(spec)
         self._register_resources()
 
@@ -143,9 +148,9 @@ class DomainServer:
     def _reject_arguments(self, params: dict[str, Any]) -> Any:
         """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them."""
         name = params.get("name")
-        spec = self.domain.tools.get(name) if isinstance(name, str) else None
+        spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
-            known = ", ".join(s.name for s in self.domain.tools)
+            known = ", ".join(s.name for s in self.tools)
             return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}; this server has: {known}")
         arguments = params.get("arguments")
         if arguments is None:

@@ -86,6 +86,13 @@ class ToolSet:
     def get(self, name: str) -> ToolSpec | None:
         return self.specs.get(name)
 
+    def __add__(self, other: ToolSet) -> ToolSet:
+        """A tool set with this one's tools, then `other`'s (a profile extending a domain's default tools)."""
+        clash = sorted(self.specs.keys() & other.specs.keys())
+        if clash:
+            raise ValueError(f"tools declared in both sets: {clash}")
+        return ToolSet({**self.specs, **other.specs})
+
 
 def describe_validation_error(spec: ToolSpec, exc: ValidationError) -> tuple[str, list[str]]:
     """A message naming every offending field and what it needs, plus the field list."""

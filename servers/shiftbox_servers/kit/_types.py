@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+import re
+from datetime import date, datetime, timedelta
 from typing import Annotated
 
 from pydantic import AfterValidator, Field
@@ -22,12 +23,44 @@ def _iso_date(value: str) -> str:
     return value
 
 
+_DATE_TIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$"
+)
+DATE_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$"
+"""What the published schema says: the same syntax as `_DATE_TIME` (the validator also checks the calendar)."""
+_DATE_TIME_ERROR = ("expected a date (YYYY-MM-DD) or an RFC 3339 / ISO 8601 date-time such as 2025-06-15T12:00:00Z, "
+                    "2025-06-15T14:00:00+02:00 or 2025-06-15 12:00:00")
+
+
 def _iso_date_or_datetime(value: str) -> str:
+    """A date as given, or a date-time in snapshot time: UTC, without offset, ISO 8601 (`T`, microseconds if any).
+
+    Accepts every RFC 3339 date-time (`T`/`t`/space, `Z`/`z` or ±hh:mm, fractional seconds, a leap second
+    `:60`, taken as the last microsecond of its minute) and the ISO 8601 extended forms beside it (no seconds,
+    a `,` decimal sign, ±hhmm or ±hh offsets). Without an offset a time is already snapshot time.
+    """
+    match = _DATE_TIME.match(value)
+    if match is None:
+        raise ValueError(_DATE_TIME_ERROR)
+    year, month, day, hour, minute, second, fraction, offset = match.groups()
     try:
-        datetime.fromisoformat(value)
+        if hour is None:
+            date(int(year), int(month), int(day))
+            return value
+        leap = second == "60"
+        parsed = datetime(int(year), int(month), int(day), int(hour), int(minute),
+                          59 if leap else int(second or 0),
+                          999_999 if leap else int((fraction or "0")[:6].ljust(6, "0")))
+        if offset and offset not in "Zz":
+            digits = offset[1:].replace(":", "")
+            hours, minutes = int(digits[:2]), int(digits[2:] or 0)
+            if hours > 23 or minutes > 59:
+                raise ValueError
+            parsed -= (1 if offset[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes)
     except ValueError:
-        raise ValueError("expected an ISO 8601 date (YYYY-MM-DD) or datetime (YYYY-MM-DDTHH:MM:SS)") from None
-    return value
+        raise ValueError(_DATE_TIME_ERROR) from None
+    return parsed.isoformat()
 
 
 def _not_blank(value: str) -> str:
@@ -63,11 +96,13 @@ IsoDate = Annotated[
 IsoDateOrDateTime = Annotated[
     str,
     Field(
-        pattern=r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$",
-        description="ISO 8601 date (YYYY-MM-DD) or datetime (YYYY-MM-DDTHH:MM:SS)",
+        pattern=DATE_TIME_PATTERN,
+        description="date (YYYY-MM-DD) or RFC 3339 / ISO 8601 date-time, e.g. 2025-06-15T12:00:00Z or "
+                    "2025-06-15T14:00:00+02:00; a time without offset is UTC",
     ),
     AfterValidator(_iso_date_or_datetime),
 ]
+"""A date, or a date-time normalized to snapshot time (UTC, no offset): what tools compare stored times with."""
 
 
 def round_money(value: float) -> float:

@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--snapshot", type=Path, help="snapshot directory (default: the domain's built-in)")
     parser.add_argument("--max-episodes", type=int, default=1000, help="episodes held at once (HTTP)")
     parser.add_argument("--idle-timeout", type=float, default=3600.0, help="seconds before an idle episode is dropped")
+    parser.add_argument("--toolset", default="default",
+                        help="tool profile: default, or agentchangebench (the reference's exact tool set)")
     return parser
 
 
@@ -42,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         server = open_server(
-            args.domain, args.snapshot, max_episodes=args.max_episodes, idle_timeout_s=args.idle_timeout
+            args.domain, args.snapshot, max_episodes=args.max_episodes, idle_timeout_s=args.idle_timeout,
+            toolset=args.toolset,
         )
     except (KeyError, SnapshotError) as exc:
         print(f"shiftbox-server: {exc.args[0]}", file=sys.stderr)

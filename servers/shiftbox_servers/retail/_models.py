@@ -65,6 +65,10 @@ class UserId(BaseModel):
     user_id: str
 
 
+class UserIds(BaseModel):
+    user_ids: list[str]
+
+
 class Variant(BaseModel):
     item_id: str
     options: dict[str, str]

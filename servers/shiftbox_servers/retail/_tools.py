@@ -51,6 +51,7 @@ from ._models import (
     Transfer,
     User,
     UserId,
+    UserIds,
     UserName,
     Variant,
 )
@@ -320,18 +321,18 @@ def find_user_id_by_name_zip(
     first_name: text("first name, such as 'John'", max_length=100),
     last_name: text("last name, such as 'Doe'", max_length=100),
     zip: text("zip code of the user's default address, such as '12345'", max_length=10),
-) -> UserId:
-    """Find a user id by first name, last name and zip code of the default address.
+) -> UserIds:
+    """Find the ids of the users with this first name, last name and zip code of the default address.
 
-    Names match case- and accent-insensitively; the zip must match exactly. Not found is an error. Use
-    find_user_id_by_email first; this is for customers who cannot give their email.
+    Names match case- and accent-insensitively; the zip must match exactly. Returns every match (several
+    when users share name and zip: tell them apart by another detail) and an empty list when nobody
+    matches. Use find_user_id_by_email first; this is for customers who cannot give their email.
     """
     first, last = _fold(first_name), _fold(last_name)
-    for row in ep.query("SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY user_id",
-                        (zip.strip(),)):
-        if _fold(row["first_name"]) == first and _fold(row["last_name"]) == last:
-            return UserId(user_id=row["user_id"])
-    raise NotFound(f"no user named {first_name} {last_name} with zip code {zip}", field="zip")
+    rows = ep.query("SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY user_id",
+                    (zip.strip(),))
+    return UserIds(user_ids=[r["user_id"] for r in rows
+                             if _fold(r["first_name"]) == first and _fold(r["last_name"]) == last])
 
 
 @tools.tool(read_only=True)

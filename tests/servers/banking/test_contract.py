@@ -17,3 +17,14 @@ pytestmark = pytest.mark.anyio
 
 async def test_tools_list_matches_golden(bank):
     await assert_tools_list_matches_golden(bank, Path(__file__).with_name("golden_tools.json"))
+
+
+async def test_agentchangebench_tools_list_matches_golden(banking_snapshot):
+    """The parity tool set: the 20 default tools, then log_shift_event (golden_tools_agentchangebench.json)."""
+    from mcp import Client
+
+    from shiftbox_servers.banking import DOMAIN
+    from shiftbox_servers.kit import DomainServer
+
+    async with Client(DomainServer(DOMAIN, banking_snapshot, toolset="agentchangebench").mcp) as client:
+        await assert_tools_list_matches_golden(client, Path(__file__).with_name("golden_tools_agentchangebench.json"))

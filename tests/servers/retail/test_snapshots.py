@@ -215,7 +215,7 @@ async def test_imported_snapshot_runs_a_reference_task(acb_snapshot, acb_source)
     async with Client(DomainServer(DOMAIN, acb_snapshot).mcp) as client:
         found = await ok(client, "find_user_id_by_name_zip", {"first_name": "Yusuf", "last_name": "Rossi",
                                                                "zip": "19122"})
-        assert found == {"user_id": "yusuf_rossi_9620"}
+        assert found == {"user_ids": ["yusuf_rossi_9620"]}
         u = await ok(client, "get_user_details", {"user_id": "yusuf_rossi_9620"})
         assert u["payment_methods"] == user["payment_methods"] and u["orders"] == sorted(user["orders"])
         p = await ok(client, "get_product_details", {"product_id": "1656367028"})
