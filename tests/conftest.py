@@ -12,6 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ACB = SHARED / "external" / "agentchangebench"
+TAU2 = SHARED / "external" / "tau2"
 
 
 @pytest.fixture
@@ -24,4 +25,12 @@ def require_acb(*parts: str) -> Path:
     path = ACB.joinpath(*parts)
     if not path.exists():
         pytest.skip(f"AgentChangeBench reference data not found at {path} (expected ../shared beside the repo)")
+    return path
+
+
+def require_tau2(*parts: str) -> Path:
+    """Path inside ../shared/external/tau2 (tau2-bench's upstream data), or skip with a clear reason when absent."""
+    path = TAU2.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"tau2-bench reference data not found at {path} (expected ../shared beside the repo)")
     return path

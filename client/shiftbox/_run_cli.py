@@ -64,7 +64,7 @@ def resolve_snapshot(domain: str, task_file: TaskFile, snapshot: Path | None) ->
 
 def gold_progress(trajectory: Trajectory, task) -> tuple[int, int]:
     actions = task.evaluation_criteria.action_sets
-    done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error) for c in trajectory.tool_calls])
+    done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error, c.error_kind) for c in trajectory.tool_calls])
     return len(done), len(actions)
 
 

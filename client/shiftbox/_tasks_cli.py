@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from .tasks import (
+    Finding,
     GenerationError,
     TaskFile,
     generate_tasks,
@@ -22,6 +24,7 @@ from .tasks import (
     task_stats,
     validate_tasks,
 )
+from .tasks._validate import finding_order
 
 tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)
@@ -46,14 +49,21 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="print the findings as JSON")] = False,
 ) -> None:
     """Check tool names, params, goals, shift counts and communicate_info (and, with --snapshot, that the
-    gold calls run); warn about goals no action set or attributed communicate_info checks. Exit 1 when
-    there is an error finding.
+    gold calls run with their expected outcome); warn about goals no action set or attributed
+    communicate_info checks. Exit 1 when there is an error finding.
+
+    A tau2-format task list validated with --snapshot is read as `tasks import --snapshot` reads it: the
+    gold calls that fail there are recorded as expected to fail and listed as warnings.
 
     Example: shiftbox tasks validate ../shared/external/agentchangebench/banking/tasks.json --snapshot snapshots/banking/acb-v1
     """
     task_file = _load_or_exit(file)
+    findings: list[Finding] = []
     try:
-        findings = validate_tasks(task_file, snapshot)
+        if snapshot is not None and _is_reference_list(file):
+            task_file = import_agentchangebench(file, task_file.domain, snapshot)
+            findings = _recorded_failures(task_file)
+        findings = sorted(findings + validate_tasks(task_file, snapshot), key=finding_order)
     except (SnapshotError, ValueError) as exc:
         raise _fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
                     f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None
@@ -76,6 +86,30 @@ def validate(
         raise typer.Exit(1)
 
 
+def _is_reference_list(path: Path) -> bool:
+    try:
+        return isinstance(json.loads(path.read_text(encoding="utf-8")), list)
+    except (OSError, ValueError):
+        return False
+
+
+def _recorded_failures(task_file: TaskFile) -> list[Finding]:
+    """One warning per gold call recorded as expected to fail (visible, since no task author stated it)."""
+    found = []
+    for task in task_file.tasks:
+        for i, action in enumerate(task.evaluation_criteria.action_sets):
+            spec = action.allowed_tools[0] if action.allowed_tools else None
+            if spec is not None and spec.expected_error:
+                found.append(Finding(
+                    task_id=task.id, field=f"evaluation_criteria.action_sets[{i}].allowed_tools[0]", severity="warning",
+                    problem=f"the gold call {spec.function_name} fails with {spec.expected_error} on the snapshot; "
+                            f"tau2 replays a failing gold action as part of the expected outcome, so it is taken as "
+                            f"expected_error {spec.expected_error!r}",
+                    fix="nothing, if the scenario means it to fail (e.g. a wrong id the user gives first); else "
+                        "correct the call"))
+    return found
+
+
 import_app = typer.Typer(help="Convert other benchmarks' task files into native task files.", no_args_is_help=True)
 tasks_app.add_typer(import_app, name="import")
 
@@ -85,20 +119,34 @@ def import_acb(
     source: Annotated[Path, typer.Argument(help="AgentChangeBench/tau2 tasks.json (a JSON array of tasks)")],
     out: Annotated[Path, typer.Option(help="native task file to write")],
     domain: Annotated[str | None, typer.Option(help="domain, when the tasks don't name it")] = None,
+    snapshot: Annotated[Path | None, typer.Option(
+        help="the snapshot the tasks are written for: record tau2-format tasks' gold outcomes on it (the gold "
+             "calls that fail there, as expected_error; the final state digest)")] = None,
 ) -> None:
-    """Import an AgentChangeBench/tau2 task list as a native task file (goals assigned to action sets).
+    """Import an AgentChangeBench/tau2 task list as a native task file (goals assigned to action sets; a
+    task without goal_shifts, as in tau2's own files, is a single-goal task).
 
-    Example: shiftbox tasks import agentchangebench ../shared/external/agentchangebench/banking/tasks.json --out tasks/banking-acb.json
+    Example: shiftbox tasks import agentchangebench ../shared/external/tau2/retail/tasks.json --snapshot snapshots/retail/acb-v1 --out tasks/retail-tau2.json
     """
     try:
-        task_file = import_agentchangebench(source, domain)
+        task_file = import_agentchangebench(source, domain, snapshot)
+    except SnapshotError as exc:
+        raise _fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass the snapshot directory the tasks are "
+                    "written for (see `shiftbox snapshots import`)") from None
     except ValueError as exc:
-        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench task list (e.g. banking/tasks.json)") from None
+        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench or tau2 task list (e.g. banking/tasks.json), and "
+                    "with --snapshot the snapshot the tasks are written for") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
     sets = [a for t in task_file.tasks for a in t.evaluation_criteria.action_sets]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {task_file.domain} tasks, {len(sets)} action "
                f"sets, snapshot {task_file.snapshot or 'none'}")
+    if snapshot is not None:
+        failing = Counter(s.expected_error for a in sets for s in a.allowed_tools if s.expected_error)
+        recorded = sum(t.evaluation_criteria.expected_state_digest is not None for t in task_file.tasks)
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(failing.items())) or "none"
+        typer.echo(f"gold outcomes recorded on {snapshot}: final state of {recorded} tasks; gold calls expected "
+                   f"to fail: {kinds}")
 
 
 @tasks_app.command("stats")

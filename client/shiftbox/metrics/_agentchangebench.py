@@ -198,7 +198,7 @@ def load_agentchangebench_results(path: Path) -> AgentChangeBenchResults:
                          "\"tasks\" and \"simulations\" lists)")
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
     domain = (info.get("environment_info") or {}).get("domain_name")
-    task_file = reference_task_file(raw["tasks"], path, domain, allow_no_goal_shifts=True)
+    task_file = reference_task_file(raw["tasks"], path, domain, goals_when_missing="none")
     tasks = {t.id: t for t in task_file.tasks}
     agent = _participant(info.get("agent_info"))
     user = _participant(info.get("user_info"))

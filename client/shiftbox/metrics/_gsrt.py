@@ -21,7 +21,7 @@ def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, de
                      transfer_tool: str = "transfer_to_human_agents") -> list[ShiftRecovery]:
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     assistants = [m for m in trajectory.messages if m.role == "assistant"]
-    calls = [(c.message_index, (c.name, c.arguments, c.is_error)) for c in trajectory.tool_calls]
+    calls = [(c.message_index, (c.name, c.arguments, c.is_error, c.error_kind)) for c in trajectory.tool_calls]
     results = []
     for i, shift in enumerate(shifts):
         start = shift.message_index

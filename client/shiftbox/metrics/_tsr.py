@@ -31,12 +31,13 @@ def communicate_info_score(trajectory: Trajectory, items: list[str]) -> float | 
     return sum(normalize_text(item).strip() in said for item in items) / len(items)
 
 
-def action_set_score(action: ActionSet, calls: list[tuple[str, dict]]) -> float:
-    """0.5 for the right tool, +0.5 when its params match too; best over alternatives and successful calls."""
+def action_set_score(action: ActionSet, calls: list[tuple[str, dict, bool, str | None]]) -> float:
+    """0.5 for the right tool, +0.5 when its params match too; best over alternatives and the calls whose
+    outcome the alternative expects (success, or a failure of its `expected_error` kind)."""
     best = 0.0
     for spec in action.allowed_tools:
-        for name, arguments in calls:
-            if name == spec.function_name:
+        for name, arguments, failed, kind in calls:
+            if name == spec.function_name and spec.outcome_matches(failed, kind):
                 best = max(best, 1.0 if params_match(spec, arguments, action.required_parameters) else 0.5)
     return best
 
@@ -44,8 +45,8 @@ def action_set_score(action: ActionSet, calls: list[tuple[str, dict]]) -> float:
 def action_score(trajectory: Trajectory, actions: list[ActionSet]) -> float | None:
     if not actions:
         return None
-    executed = [(c.name, c.arguments) for c in trajectory.tool_calls if not c.is_error]
-    return sum(action_set_score(a, executed) for a in actions) / len(actions)
+    calls = [(c.name, c.arguments, c.is_error, c.error_kind) for c in trajectory.tool_calls]
+    return sum(action_set_score(a, calls) for a in actions) / len(actions)
 
 
 def tsr_score(trajectory: Trajectory, task: Task, judge: Judge | None = None) -> TSRScore:

@@ -2,7 +2,12 @@
 
 Both gold formats are read: AgentChangeBench `evaluation_criteria.action_sets` (kept as they are)
 and tau2 `evaluation_criteria.actions` (one action set per action, with one allowed tool, depending
-on the previous action since tau2 actions are an ordered sequence). Scoring extras (max_score,
+on the previous action since tau2 actions are an ordered sequence). A task without `goal_shifts`
+(tau2's own tasks: only AgentChangeBench adds them) is a single-goal task; its goal is the domain's goal
+whose relevant tools include its first state-changing gold call, else the one whose tools include the
+most of its gold calls (the first such in the domain's goal table), else "request". Given a snapshot,
+tau2-format tasks get their gold outcomes recorded (`record_gold_outcomes`): the gold calls that fail
+there (tau2's scenarios make some fail on purpose) and the final state digest. Scoring extras (max_score,
 scoring_rules, info, annotations) are dropped. A `ticket` is kept in `description.notes` (appended
 as "Ticket: ..." after any notes). Initialization actions run in the agent's environment
 (`env_type` "assistant") become `initial_state.tool_calls`; the others (the user simulator's own
@@ -15,9 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from shiftbox_servers.kit import get_domain
 
@@ -98,13 +103,7 @@ class RefGoalShifts(_Ref):
 class RefScenario(_Ref):
     persona: str | None = None
     instructions: RefInstructions
-    goal_shifts: RefGoalShifts
-
-
-class RefScenarioOlder(RefScenario):
-    """The benchmark's older format (plain tau2 tasks): no goal_shifts."""
-
-    goal_shifts: RefGoalShifts | None = None  # type: ignore[assignment]
+    goal_shifts: RefGoalShifts | None = Field(None, description="absent in tau2's own tasks")
 
 
 class RefDescription(_Ref):
@@ -127,12 +126,9 @@ class RefTask(_Ref):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-class RefTaskOlder(RefTask):
-    user_scenario: RefScenarioOlder  # type: ignore[assignment]
-
-
 _REFERENCE_LIST = TypeAdapter(list[RefTask])
-_REFERENCE_LIST_OLDER = TypeAdapter(list[RefTaskOlder])
+SINGLE_GOAL_FALLBACK = "request"
+"""The goal of a task without goal_shifts whose gold calls no goal of the domain lists."""
 
 
 def read_json(path: Path) -> Any:
@@ -157,22 +153,40 @@ def describe_errors(exc: ValidationError, limit: int = 5) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
-def import_agentchangebench(path: Path, domain: str | None = None) -> TaskFile:
-    """Read an AgentChangeBench / tau2 task list (a JSON array of tasks) as a native TaskFile."""
-    return reference_task_file(read_json(path), Path(path), domain)
+def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Path | None = None) -> TaskFile:
+    """Read an AgentChangeBench / tau2 task list (a JSON array of tasks) as a native TaskFile.
+
+    With `snapshot` (the one the tasks are written for), tau2-format tasks get their gold outcomes recorded:
+    `expected_error` on the gold calls that fail there and `expected_state_digest` (`record_gold_outcomes`).
+    """
+    path = Path(path)
+    raw = read_json(path)
+    task_file = reference_task_file(raw, path, domain)
+    tau2_ids = tau2_format_ids(raw)
+    if snapshot is not None and tau2_ids:
+        from ._validate import record_gold_outcomes
+
+        record_gold_outcomes(task_file, Path(snapshot), tau2_ids)
+    return task_file
+
+
+def tau2_format_ids(raw: Any) -> list[str]:
+    """Ids of the tasks whose gold is tau2's ordered `actions` (not AgentChangeBench `action_sets`)."""
+    return [r.id for r in _REFERENCE_LIST.validate_python(raw)
+            if r.evaluation_criteria is not None and r.evaluation_criteria.actions is not None
+            and not r.evaluation_criteria.action_sets]
 
 
 def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
-                        allow_no_goal_shifts: bool = False) -> TaskFile:
+                        goals_when_missing: Literal["single", "none"] = "single") -> TaskFile:
     """The native TaskFile for an already-parsed reference task list read from `path`.
 
-    A task without `goal_shifts` (the benchmark's older format) is refused unless `allow_no_goal_shifts`;
-    then it gets no goals and `required_shifts` 0 (the reference's own defaults for such a task: an empty
-    goal sequence, max(0, len(goals) - 1) shifts).
+    A task without `goal_shifts` is a single-goal task (`goals_when_missing="single"`, see the module
+    notes), or gets no goals and `required_shifts` 0 (`"none"`: the reference's own defaults, an empty goal
+    sequence and max(0, len(goals) - 1) shifts, for reading its results files).
     """
-    adapter = _REFERENCE_LIST_OLDER if allow_no_goal_shifts else _REFERENCE_LIST
     try:
-        refs = adapter.validate_python(raw)
+        refs = _REFERENCE_LIST.validate_python(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: not an AgentChangeBench task list: {describe_errors(exc)}") from None
     named = sorted({r.user_scenario.instructions.domain for r in refs} - {None})
@@ -183,12 +197,12 @@ def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
         domain = named[0]
     elif named and named != [domain]:
         raise ValueError(f"{path}: tasks are for {', '.join(named)}, not {domain!r}")
-    goal_tools = _goal_tools(domain)
+    goal_tools, read_only = _goal_tools(domain), _read_only_tools(domain)
     return TaskFile(
         domain=domain,
         snapshot=REFERENCE_SNAPSHOTS.get(domain),
         source=f"agentchangebench {path.parent.name}/{path.name}",
-        tasks=[_task(r, domain, goal_tools) for r in refs],
+        tasks=[_task(r, domain, goal_tools, read_only, goals_when_missing) for r in refs],
     )
 
 
@@ -197,6 +211,29 @@ def _goal_tools(domain: str) -> Mapping[str, tuple[str, ...]]:
         return get_domain(domain).goal_tools
     except KeyError:
         return {}
+
+
+def _read_only_tools(domain: str) -> set[str]:
+    try:
+        tools = get_domain(domain).tools
+    except KeyError:
+        return set()
+    return {spec.name for spec in tools if spec.annotations.read_only_hint}
+
+
+def single_goal(tool_names: list[str], goal_tools: Mapping[str, Iterable[str]], read_only: set[str]) -> str:
+    """The goal of a task without goal_shifts, from its gold calls' tool names in order: the goal whose
+    relevant tools include the first state-changing call; else the goal whose tools include the most of the
+    calls' tools (the first such in `goal_tools`); else `SINGLE_GOAL_FALLBACK`."""
+    for name in tool_names:
+        if name not in read_only:
+            goal = next((g for g, tools in goal_tools.items() if name in tools), None)
+            if goal is not None:
+                return goal
+    used = set(tool_names)
+    counts = {goal: len(used & set(tools)) for goal, tools in goal_tools.items()}
+    best = max(counts.values(), default=0)
+    return next(g for g, n in counts.items() if n == best) if best else SINGLE_GOAL_FALLBACK
 
 
 def assign_goals(action_tools: Iterable[Iterable[str]], goals: list[str],
@@ -246,10 +283,15 @@ def _initial_state(ref: RefInitialState | None) -> InitialState:
     return InitialState(tool_calls=calls, data=data or None)
 
 
-def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]]) -> Task:
+def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]], read_only: set[str],
+          goals_when_missing: Literal["single", "none"]) -> Task:
     criteria = ref.evaluation_criteria or RefCriteria()
     sets = _action_sets(criteria)
-    shifts = ref.user_scenario.goal_shifts or RefGoalShifts(required_shifts=0, goals=[])
+    shifts = ref.user_scenario.goal_shifts
+    if shifts is None:
+        names = [a.allowed_tools[0].function_name for a in sets if a.allowed_tools]
+        goals = [single_goal(names, goal_tools, read_only)] if goals_when_missing == "single" else []
+        shifts = RefGoalShifts(required_shifts=0, goals=goals)
     goals = shifts.goals
     for action, goal in zip(sets, assign_goals(([t.function_name for t in a.allowed_tools] for a in sets),
                                                goals, goal_tools), strict=True):

@@ -51,7 +51,15 @@ def action_matches(action: ActionSet, name: str, arguments: dict[str, Any]) -> b
     return any(spec_matches(s, name, arguments, action.required_parameters) for s in action.allowed_tools)
 
 
-def satisfied_actions(actions: Iterable[ActionSet], calls: Iterable[tuple[str, dict[str, Any], bool]]) -> set[str]:
-    """Ids of the action sets met by at least one successful call among (name, arguments, is_error)."""
-    calls = [(n, a) for n, a, failed in calls if not failed]
-    return {a.action_id for a in actions if any(action_matches(a, n, args) for n, args in calls)}
+Call = tuple[str, dict[str, Any], bool] | tuple[str, dict[str, Any], bool, str | None]
+"""(name, arguments, is_error) or (name, arguments, is_error, error_kind) of a call made."""
+
+
+def satisfied_actions(actions: Iterable[ActionSet], calls: Iterable[Call]) -> set[str]:
+    """Ids of the action sets met by at least one call with the outcome its spec expects: a successful call,
+    or — for a spec with `expected_error` — a call that failed with that kind (any kind when the call's kind
+    is not given)."""
+    made = [(c[0], c[1], c[2], c[3] if len(c) > 3 else None) for c in calls]
+    return {a.action_id for a in actions
+            if any(spec.outcome_matches(failed, kind) and spec_matches(spec, name, args, a.required_parameters)
+                   for spec in a.allowed_tools for name, args, failed, kind in made)}

@@ -6,9 +6,9 @@ lists are read as they are by the importer (`shiftbox.tasks.import_agentchangebe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 TASK_FILE_SCHEMA_VERSION = 1
 
@@ -17,11 +17,35 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ExpectedError = Literal["not_found", "precondition_failed", "conflict", "invalid_arguments"]
+"""Error kinds a gold call may be expected to fail with: the domain's own answers to a request, never a
+transport or capacity failure."""
+
+
 class ToolCallSpec(_Model):
     """A tool call named in a task (a gold action alternative or an initial-state edit)."""
 
     function_name: str
     params: dict[str, Any] = Field(default_factory=dict)
+    expected_error: ExpectedError | None = Field(
+        None, description="the error kind this call is expected to fail with: a reference scenario may make a "
+                          "gold call fail on purpose (the user gives a wrong email first); None: it must succeed. "
+                          "Only a call that fails with this kind does the action")
+
+    @model_serializer(mode="wrap")
+    def _omit_no_expected_error(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Files without expectations stay as they were: `expected_error` is written only when set."""
+        data = handler(self)
+        if self.expected_error is None:
+            data.pop("expected_error", None)
+        return data
+
+    def outcome_matches(self, is_error: bool, error_kind: str | None = None) -> bool:
+        """A call's outcome is the one this spec expects: success, or a failure of the expected kind (a
+        failure whose kind is unknown, e.g. from a reference results file, counts as any kind)."""
+        if self.expected_error is None:
+            return not is_error
+        return is_error and error_kind in (None, "unknown", self.expected_error)
 
 
 class ActionSet(_Model):

@@ -8,25 +8,33 @@ the task lacks, and — as warnings — goals with no deterministic check
 (no action set and no attributed communicate_info: only a judge could score them). Tools (installed domain): unknown tool names,
 params the tool's schema rejects (missing params are allowed: gold specs may be partial). Snapshot
 (optional): the gold path (initial-state calls, then the first allowed tool of every action set) is
-replayed on a fresh episode per task; ids missing from the snapshot and rejected arguments are
-errors, other failures warnings.
+replayed on a fresh episode per task; a call whose `expected_error` is set must fail with that kind
+(success or another kind is an error); of the other calls, ids missing from the snapshot and rejected
+arguments are errors, other failures warnings.
+
+`record_gold_outcomes` runs the same replay to write a reference task's outcomes into it (expected
+errors, final state digest): `shiftbox tasks import agentchangebench --snapshot`.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import anyio
 from mcp import Client
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ValidationError
 
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
+    STATE_DIGEST_URI,
     Domain,
     DomainServer,
     Snapshot,
@@ -34,7 +42,7 @@ from shiftbox_servers.kit import (
     result_error,
 )
 
-from ._model import Task, TaskFile, ToolCallSpec
+from ._model import ExpectedError, Task, TaskFile, ToolCallSpec
 
 FILE_LEVEL = "*"
 
@@ -69,14 +77,14 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None) -> lis
         if task_file.domain in domains:
             tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
             findings += anyio.run(_replay, tasks, domains[task_file.domain], snapshot)
-    return sorted(findings, key=_order)
+    return sorted(findings, key=finding_order)
 
 
 def _natural(text: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
 
 
-def _order(f: Finding) -> tuple[Any, ...]:
+def finding_order(f: Finding) -> tuple[Any, ...]:
     return (f.task_id != FILE_LEVEL, _natural(f.task_id), _natural(f.field), f.severity, f.problem)
 
 
@@ -213,27 +221,75 @@ def _suggest_tool(call: ToolCallSpec, domain: Domain) -> str:
     return f"use {' or '.join(close)}" if close else f"use one of the {domain.name} tools"
 
 
+@dataclass
+class GoldStep:
+    """One call of a task's gold path and what the server answered (`result` is None for a call skipped
+    because the domain rejects it without running it: unknown tool, params outside its schema)."""
+
+    at: str
+    call: ToolCallSpec
+    result: CallToolResult | None
+
+    @property
+    def error(self) -> dict[str, Any]:
+        if self.result is None or not self.result.is_error:
+            return {}
+        return result_error(self.result) or {"kind": "unknown"}
+
+    @property
+    def kind(self) -> str | None:
+        return self.error.get("kind") if self.result is not None and self.result.is_error else None
+
+
+async def gold_path(client: Client, task: Task, domain: Domain, episode: str) -> list[GoldStep]:
+    """Run the task's gold path (initial-state calls, then the first allowed tool of every action set, in
+    order) in `episode`; calls with tool-name or param problems are not run."""
+    steps = []
+    for at, call, problems in _tool_checks(task, domain):
+        if not _on_gold_path(at):
+            continue
+        result = None if problems else await client.call_tool(call.function_name, call.params,
+                                                               meta={EPISODE_META_KEY: episode})
+        steps.append(GoldStep(at, call, result))
+    return steps
+
+
 async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> list[Finding]:
-    """Run each task's gold path on a fresh episode; report the calls that fail."""
+    """Run each task's gold path on a fresh episode; report the calls whose outcome is not the expected one."""
     server = DomainServer(domain, snapshot)
     snapshot_id = snapshot.manifest.snapshot_id
     found: list[Finding] = []
     async with Client(server.mcp) as client:
         for n, task in enumerate(tasks):
             episode = f"validate-{n}"
-            for at, call, problems in _tool_checks(task, domain):
-                if problems or not _on_gold_path(at):
-                    continue
-                result = await client.call_tool(call.function_name, call.params, meta={EPISODE_META_KEY: episode})
-                if result.is_error:
-                    error = result_error(result) or {}
-                    found.append(_failure(task, at, call, error, snapshot_id))
+            for step in await gold_path(client, task, domain, episode):
+                if step.result is not None:
+                    found += _outcome_findings(task, step, snapshot_id)
             server.episodes.drop(episode)
     return found
 
 
 def _on_gold_path(at: str) -> bool:
     return at.startswith("initial_state.") or at.endswith(".allowed_tools[0]")
+
+
+def _outcome_findings(task: Task, step: GoldStep, snapshot_id: str) -> list[Finding]:
+    call, expected, name = step.call, step.call.expected_error, step.call.function_name
+    if expected is None:
+        return [_failure(task, step.at, call, step.error, snapshot_id)] if step.kind else []
+    if step.kind is None:
+        return [Finding(task_id=task.id, field=f"{step.at}.expected_error",
+                        problem=f"the gold call {name} is expected to fail with {expected}, but it succeeds on the "
+                                f"snapshot {snapshot_id}",
+                        fix="remove expected_error if the call is meant to succeed, or check the task against the "
+                            "snapshot it was written for")]
+    if step.kind != expected:
+        return [Finding(task_id=task.id, field=f"{step.at}.expected_error",
+                        problem=f"the gold call {name} fails with {step.kind}, not the expected {expected}, on the "
+                                f"snapshot {snapshot_id}: {step.error.get('message', '')}",
+                        fix=f"set expected_error to {step.kind!r} if that failure is the one the scenario means, "
+                            "or correct the call")]
+    return []
 
 
 def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], snapshot_id: str) -> Finding:
@@ -245,7 +301,9 @@ def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], sna
         value = f"id {call.params[param]!r}" if param in call.params else "an id"
         return Finding(task_id=task.id, field=field,
                        problem=f"{value} is missing from the snapshot {snapshot_id}: {name} fails ({message})",
-                       fix="use an id that exists in the snapshot, or one an earlier gold call creates")
+                       fix="use an id that exists in the snapshot, or one an earlier gold call creates; if the "
+                           "scenario means the call to fail (a wrong id the user gives first), set its "
+                           "expected_error to 'not_found'")
     if kind == "invalid_arguments":
         return Finding(task_id=task.id, field=field,
                        problem=f"the gold call {name} doesn't match the tool's schema: {message}",
@@ -253,4 +311,48 @@ def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], sna
     return Finding(task_id=task.id, field=at, severity="warning",
                    problem=f"the gold call {name} fails on the snapshot {snapshot_id} ({kind}): {message}",
                    fix="change the call or the snapshot so the gold path succeeds (it produces the expected "
-                       "final state)")
+                       f"final state), or set its expected_error to {kind!r} if the scenario means it to fail")
+
+
+# -- recording a reference task's gold outcomes ------------------------------------------------------
+
+
+RECORDABLE_ERRORS = frozenset(get_args(ExpectedError))
+
+
+def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iterable[str] | None = None) -> None:
+    """Replay the gold path of each task (or of `task_ids`) on a fresh episode of the snapshot and record,
+    in place, what it does: `expected_error` on every gold call that fails with a domain error (not found,
+    precondition failed, conflict, invalid arguments) and the final `expected_state_digest`.
+
+    For tau2's task format, whose gold actions tau2 replays the same way (a failing action is part of the
+    expected outcome, and the task is scored by the database it leaves). A task whose gold path has a call
+    the domain rejects without running it (unknown tool, params outside the schema) or that fails any other
+    way gets nothing recorded: `validate_tasks` reports it. ValueError when the snapshot is not the one the
+    tasks are written for (the failures recorded would be another database's).
+    """
+    snapshot = Snapshot.load(Path(snapshot_dir))
+    manifest = snapshot.manifest
+    if manifest.domain != task_file.domain:
+        raise ValueError(f"snapshot {manifest.snapshot_id} is for domain {manifest.domain!r}, but the tasks are for "
+                         f"{task_file.domain!r}")
+    if task_file.snapshot and manifest.snapshot_id != task_file.snapshot:
+        raise ValueError(f"the tasks are written for snapshot {task_file.snapshot}, not {manifest.snapshot_id}: "
+                         "gold calls failing there would be recorded as meant to fail")
+    wanted = None if task_ids is None else set(task_ids)
+    tasks = [t for t in task_file.tasks if wanted is None or t.id in wanted]
+    anyio.run(_record, tasks, get_domain(task_file.domain), snapshot)
+
+
+async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> None:
+    server = DomainServer(domain, snapshot)
+    async with Client(server.mcp) as client:
+        for n, task in enumerate(tasks):
+            episode = f"record-{n}"
+            steps = await gold_path(client, task, domain, episode)
+            if all(s.result is not None and (s.kind is None or s.kind in RECORDABLE_ERRORS) for s in steps):
+                for step in steps:
+                    step.call.expected_error = step.kind
+                res = await client.read_resource(STATE_DIGEST_URI, meta={EPISODE_META_KEY: episode})
+                task.evaluation_criteria.expected_state_digest = json.loads(res.contents[0].text)["digest"]
+            server.episodes.drop(episode)

@@ -1,8 +1,10 @@
 """The scripted user: offline and seeded, phrased by its persona, shifting goals by the paper's rules.
 
 Trigger order on every turn after the opener (first match wins):
-1. shift (or stop, on the last goal): the current goal's gold actions are all satisfied by successful
-   calls, or the agent asks whether there is anything else, or the user already sent
+1. shift (or stop, on the last goal): the current goal's gold actions are all satisfied by calls with
+   their expected outcome (success, or the failure a call's `expected_error` names) — for a goal
+   without gold actions: the agent replied and has said the goal's communicate_info facts, if any —
+   or the agent asks whether there is anything else, or the user already sent
    `MAX_USER_TURNS_PER_GOAL` messages on this goal;
 2. identifying facts, when the agent asks for any;
 3. a confirmation, when the agent asks for one;
@@ -226,7 +228,7 @@ class _Conversation:
         tail = _since_last_user_message(messages)
         text = "\n".join(m.content for m in tail if m.role == "assistant" and m.content)
         replied = any(m.role == "assistant" for m in tail)
-        if (self._goal_done(tool_calls, replied) or asks_anything_else(text)
+        if (self._goal_done(messages, tool_calls, replied) or asks_anything_else(text)
                 or self.turns >= MAX_USER_TURNS_PER_GOAL):
             return self._advance()
         asked = asked_facts(text)
@@ -242,12 +244,19 @@ class _Conversation:
             return self._say(self._pick(self.persona.confirmations))
         return self._say(f"{self._pick(self.persona.nudges)} {self._request()}")
 
-    def _goal_done(self, tool_calls: list[ToolCallRecord], replied: bool) -> bool:
+    def _goal_done(self, messages: list[Message], tool_calls: list[ToolCallRecord], replied: bool) -> bool:
+        """Every gold action of the goal is met; for a goal without actions, the agent replied and has said
+        the goal's communicate_info facts (if it has any) since the goal began."""
         actions = self.task.action_sets_for(self.goal)
-        if not actions:
+        if actions:
+            done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error, c.error_kind) for c in tool_calls])
+            return {a.action_id for a in actions} <= done
+        facts = self.task.communicate_info_for(self.goal) if self.goal is not None else []
+        if not replied or not facts:
             return replied
-        done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error) for c in tool_calls])
-        return {a.action_id for a in actions} <= done
+        said = _plain(" ".join(m.content or "" for m in _since_goal_began(messages, self.goal)
+                                if m.role == "assistant"))
+        return all(_plain(fact) in said for fact in facts)
 
     def _advance(self) -> UserReply:
         if self.index + 1 < len(self.goals):
@@ -301,6 +310,22 @@ class _Conversation:
         self.sent += 1
         self.turns += 1
         return UserReply(content=content, goal=self.goal)
+
+
+def _since_goal_began(messages: list[Message], goal: str | None) -> list[Message]:
+    """The messages after the user message that raised the current goal."""
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            if messages[i].goal != goal:
+                break
+            start = i + 1
+    return messages[start:]
+
+
+def _plain(text: str) -> str:
+    """Lowercase, no currency signs or thousands separators (as TSR compares communicate_info)."""
+    return re.sub(r"(?<=\d),(?=\d{3})", "", re.sub(r"[$€£]", "", text.lower()))
 
 
 def _since_last_user_message(messages: list[Message]) -> list[Message]:

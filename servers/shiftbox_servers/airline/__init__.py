@@ -85,6 +85,12 @@ def _build(directory: Path):
     return build_native(directory)
 
 
+def _import_agentchangebench(source: Path, directory: Path):
+    from ._import_acb import import_agentchangebench
+
+    return import_agentchangebench(source, directory)
+
+
 DOMAIN = Domain(
     name="airline",
     tools=tools,
@@ -95,6 +101,7 @@ DOMAIN = Domain(
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=_build,
+    importers={"agentchangebench": _import_agentchangebench},
     missions=MISSIONS,
 )
 

@@ -1,4 +1,4 @@
-"""The retail domain: 15 tools over products, users, orders, payments (tau2's retail contract)."""
+"""The retail domain: 16 tools over products, users, orders, payments (tau2's retail contract)."""
 
 from pathlib import Path
 
@@ -14,14 +14,14 @@ GOAL_TOOLS: dict[str, tuple[str, ...]] = {
     "order_tracking": (*_AUTH, "get_user_details", "get_order_details"),
     "order_cancellation": (*_AUTH, "get_order_details", "cancel_pending_order"),
     "address_change": (*_AUTH, "get_order_details", "modify_pending_order_address"),
-    "item_modification": (*_AUTH, "get_order_details", "get_product_details", "calculate",
+    "item_modification": (*_AUTH, "get_order_details", "get_product_details", "get_item_details", "calculate",
                           "modify_pending_order_items"),
     "returns": (*_AUTH, "get_order_details", "calculate", "return_delivered_order_items"),
-    "exchange": (*_AUTH, "get_order_details", "get_product_details", "calculate",
+    "exchange": (*_AUTH, "get_order_details", "get_product_details", "get_item_details", "calculate",
                  "exchange_delivered_order_items"),
     "payment_change": (*_AUTH, "get_user_details", "get_order_details", "modify_pending_order_payment"),
     "account_update": (*_AUTH, "get_user_details", "modify_user_address"),
-    "product_inquiry": ("list_all_product_types", "get_product_details"),
+    "product_inquiry": ("list_all_product_types", "get_product_details", "get_item_details"),
 }
 """Goal label -> the tools relevant to it (read by the task generator, validator and GSRT)."""
 

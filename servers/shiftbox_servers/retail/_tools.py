@@ -1,4 +1,4 @@
-"""The 15 retail tools (tau2's public contract: same names and parameters), over one episode's database.
+"""The 16 retail tools (tau2's public contract: same names and parameters), over one episode's database.
 
 Where tau2's reference tools are wrong, these do the right thing (see docs in each tool and the module
 notes below); with a fresh tau2 order (one payment, nothing modified yet) they give the same result.
@@ -358,6 +358,23 @@ def get_product_details(ep: Episode, product_id: ProductId) -> Product:
     Takes a product id (from list_all_product_types or an order's items), not an item id.
     """
     return _product(ep, product_id)
+
+
+@tools.tool(read_only=True)
+def get_item_details(ep: Episode, item_id: ItemId) -> Variant:
+    """Get one variant item by its item id: options, availability and price.
+
+    Takes an item id (from an order's items or get_product_details), not a product id; the item's
+    product is not needed.
+    """
+    row = ep.query_one("SELECT * FROM variants WHERE item_id = ?", (item_id,))
+    if row is None:
+        hint = ""
+        if ep.query_one("SELECT 1 FROM products WHERE product_id = ?", (item_id,)):
+            hint = " (that is a product id; get_product_details lists its items)"
+        raise NotFound(f"no item with id {item_id!r}{hint}", field="item_id")
+    return Variant(item_id=row["item_id"], options=json.loads(row["options"]), available=bool(row["available"]),
+                   price=row["price"])
 
 
 @tools.tool(read_only=True)

@@ -146,6 +146,36 @@ def test_domain_is_taken_from_the_tasks_or_given(tmp_path):
     assert import_agentchangebench(path, "banking").domain == "banking"
 
 
+def _tau2_task(task_id: str, *names: str) -> dict:
+    """A task in tau2's own format: no goal_shifts (only AgentChangeBench adds them)."""
+    args = {"find_user_id_by_email": {"email": "a@example.com"}, "get_user_details": {"user_id": "a_1"},
+            "get_order_details": {"order_id": "#W1"}, "cancel_pending_order": {"order_id": "#W1",
+                                                                               "reason": "no longer needed"},
+            "transfer_to_human_agents": {"summary": "s"}, "modify_user_address": {"user_id": "a_1"}}
+    return {"id": task_id, "user_scenario": {"persona": None, "instructions": {"domain": "retail",
+                                                                              "reason_for_call": "r"}},
+            "evaluation_criteria": {"actions": [{"action_id": f"{task_id}_{i}", "name": n, "arguments": args[n]}
+                                                for i, n in enumerate(names)]}}
+
+
+def test_a_task_without_goal_shifts_is_a_single_goal_task(tmp_path):
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([
+        _tau2_task("0", "find_user_id_by_email", "get_order_details", "cancel_pending_order", "modify_user_address"),
+        _tau2_task("1", "find_user_id_by_email", "get_user_details", "get_order_details"),
+        _tau2_task("2", "find_user_id_by_email", "transfer_to_human_agents"),
+        _tau2_task("3"),
+    ]))
+    tf = import_agentchangebench(path)
+    for task in tf.tasks:
+        assert task.user_scenario.goal_shifts.required_shifts == 0 and len(task.goals) == 1
+        assert all(a.goal == task.goals[0] for a in task.evaluation_criteria.action_sets)
+    # the goal whose tools include the first state-changing gold call; with none, the goal whose tools
+    # include the most gold calls (the first such in the domain's table); with no gold call, "request"
+    assert [t.goals[0] for t in tf.tasks] == ["order_cancellation", "order_tracking", "order_tracking", "request"]
+    assert load_task_file(path) == tf
+
+
 def _native() -> TaskFile:
     scenario = UserScenario(instructions=Instructions(reason_for_call="r"),
                             goal_shifts=GoalShifts(required_shifts=0, goals=["cards"]))
@@ -165,7 +195,7 @@ def test_load_native_and_reference_files(tmp_path):
     ('"tasks"', "got a JSON string"),
     ('{"task": []}', 'got an object without "tasks"'),
     ('{"domain": "banking", "source": "s", "tasks": [{"id": "t1"}]}', "tasks[0].domain: Field required"),
-    ('[{"id": "x", "user_scenario": {"instructions": {}}}]', "[0].user_scenario.goal_shifts: Field required"),
+    ('[{"id": "x", "user_scenario": {}}]', "[0].user_scenario.instructions: Field required"),
 ])
 def test_load_errors_name_the_file_and_the_problem(tmp_path, content, expected):
     path = tmp_path / "bad.json"

@@ -60,7 +60,7 @@ async def test_rejected_with_field_named_and_state_unchanged(shop, case, tool, a
 
 async def test_published_schemas_are_closed(shop):
     listed = await shop.list_tools()
-    assert len(listed.tools) == 15
+    assert len(listed.tools) == 16
     for tool in listed.tools:
         assert tool.input_schema.get("additionalProperties") is False, tool.name
         assert tool.output_schema is not None, f"{tool.name} has no typed structured output"
@@ -71,7 +71,7 @@ async def test_published_schemas_are_closed(shop):
 async def test_annotations_match_behaviour(shop):
     listed = {t.name: t.annotations for t in (await shop.list_tools()).tools}
     reads = {"calculate", "find_user_id_by_email", "find_user_id_by_name_zip", "get_user_details",
-             "get_order_details", "get_product_details", "list_all_product_types"}
+             "get_order_details", "get_product_details", "get_item_details", "list_all_product_types"}
     assert {name for name, a in listed.items() if a.read_only_hint} == reads
     assert {name for name, a in listed.items() if a.destructive_hint} == {
         "cancel_pending_order", "modify_pending_order_items", "modify_pending_order_payment",
@@ -93,6 +93,7 @@ async def test_parameter_names_are_tau2s():
         "get_user_details": ["user_id"],
         "get_order_details": ["order_id"],
         "get_product_details": ["product_id"],
+        "get_item_details": ["item_id"],
         "list_all_product_types": [],
         "cancel_pending_order": ["order_id", "reason"],
         "modify_pending_order_address": ["order_id", "address1", "address2", "city", "state", "country", "zip"],

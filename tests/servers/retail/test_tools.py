@@ -142,6 +142,17 @@ async def test_get_product_details(shop):
     await fails(shop, "get_product_details", {"product_id": "lamp"}, "invalid_arguments")
 
 
+async def test_get_item_details(shop):
+    """tau2's 16th retail tool: one variant by item id, whatever its product (tau2 task 21 calls it)."""
+    assert await ok(shop, "get_item_details", {"item_id": "2000000003"}) == {
+        "item_id": "2000000003", "options": {"color": "green", "size": "M"}, "available": False, "price": 22.0}
+    err = await fails(shop, "get_item_details", {"item_id": "1000000002"}, "not_found")
+    assert "product id" in err["message"]  # a product id given for an item id is named as such
+    err = await fails(shop, "get_item_details", {"item_id": "9999999999"}, "not_found")
+    assert "9999999999" in err["message"]
+    await fails(shop, "get_item_details", {"item_id": "lamp"}, "invalid_arguments")
+
+
 async def test_list_all_product_types_sorted_by_name(shop):
     res = await ok(shop, "list_all_product_types")
     assert list(res["product_types"].items()) == [("Kettle", "1000000003"), ("Lamp", "1000000002"),
@@ -348,7 +359,7 @@ async def test_diff_lists_what_a_cancellation_wrote(shop):
 
 
 async def test_call_helper_reports_kind_for_unknown_tool(shop):
-    res = await call(shop, "get_item_details", {"item_id": "2000000001"})
+    res = await call(shop, "get_item_variants", {"item_id": "2000000001"})
     assert res.is_error and result_error(res)["kind"] == "unknown_tool"
 
 
@@ -361,4 +372,4 @@ async def test_every_tool_is_exercised_here():
     source = Path(__file__).read_text()
     untested = [s.name for s in tools if f'"{s.name}"' not in source]
     assert not untested, f"tools without behaviour tests: {untested}"
-    assert len(tools) == 15
+    assert len(tools) == 16
