@@ -12,11 +12,12 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
@@ -57,12 +58,35 @@ class RunDirError(Exception):
     """The run directory holds something that does not fit this run."""
 
 
+class RunFileError(ValueError):
+    """A file of a run directory does not parse; the message names the file and the line."""
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """A pydantic error in one line: where in the record, and what (JSON positions are within the line)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    what = re.sub(r" at line \d+ column (\d+)", r" at column \1", first.get("msg", "invalid"))
+    more = f"; {exc.error_count() - 1} more" if exc.error_count() > 1 else ""
+    return f"{where + ': ' if where else ''}{what}{more}"
+
+
+def read_run_metadata(run_dir: Path) -> RunMetadata:
+    """run.json, or a RunFileError naming it."""
+    run_file = run_dir / RUN_FILE
+    try:
+        return RunMetadata.model_validate_json(run_file.read_bytes())
+    except ValidationError as exc:
+        raise RunFileError(f"{run_file}: does not parse as a shiftbox run.json ({describe_invalid(exc)}); restore it or "
+                           "start a new run with another --out") from None
+
+
 def record_server(run_dir: Path, world: World) -> None:
     """Put the connected server's identity (version, snapshot, image id if a container) in run.json."""
     run_file = run_dir / RUN_FILE
     if not run_file.exists():
         return
-    metadata = RunMetadata.model_validate_json(run_file.read_text())
+    metadata = read_run_metadata(run_dir)
     metadata.server[world.domain.name] = world.info.model_dump(mode="json")
     write_run_metadata(run_dir, metadata)
 
@@ -80,16 +104,28 @@ def file_sha256(path: Path) -> str:
 
 
 def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory]:
-    """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off."""
+    """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off.
+
+    A complete line that is not a trajectory is a RunFileError naming the file and the line.
+    """
     path = run_dir / TRAJECTORIES_FILE
     if not path.exists():
         return []
     data = path.read_bytes()
     complete = data[: data.rfind(b"\n") + 1]
+    trajectories = []
+    for number, line in enumerate(complete.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            trajectories.append(Trajectory.model_validate_json(line))
+        except ValidationError as exc:
+            raise RunFileError(f"{path} line {number}: does not parse as a trajectory ({describe_invalid(exc)}); remove or "
+                               "restore that line") from None
     if repair and len(complete) != len(data):
         with path.open("r+b") as f:
             f.truncate(len(complete))
-    return [Trajectory.model_validate_json(line) for line in complete.splitlines() if line.strip()]
+    return trajectories
 
 
 def run_dirs(path: Path) -> list[Path]:
@@ -125,7 +161,7 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
     if run_file.exists():
         if not resume:
             raise RunDirError(f"{run_dir} already holds a run; add --resume to finish it, or choose another --out")
-        previous = RunMetadata.model_validate_json(run_file.read_text()).config
+        previous = read_run_metadata(run_dir).config
         if previous != metadata.config:
             changed = [k for k in RunConfig.model_fields
                        if getattr(previous, k) != getattr(metadata.config, k)]

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -75,6 +76,14 @@ class ExternalAgent:
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    def preflight(self) -> None:
+        """Before a live run: the program must exist (a missing one would fail every simulation). Not
+        called in replay, where the program is not run."""
+        program = self.argv[0]
+        if shutil.which(program) is None:
+            where = "is not an executable file" if os.sep in program else "is not on PATH"
+            raise ValueError(f"cmd: program {program!r} {where}; check the command of --agent cmd:\"…\"")
 
     async def start(self, context: AgentContext) -> None:
         if context.gateway is None:
