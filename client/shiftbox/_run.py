@@ -17,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
+from .redact import redact
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
 from .world import Episode, ServerMode, World, episode_id_for, open_run_gateway, open_world
@@ -45,6 +46,12 @@ class RunConfig(BaseModel):
     max_steps: int = 100
     max_tool_errors: int = 5
     one_tool_per_turn: bool = False
+
+    @field_validator("agent_args", "user_args")
+    @classmethod
+    def _without_credentials(cls, options: dict[str, str]) -> dict[str, str]:
+        """Recorded options never hold credentials (run.json, fixture.json); --resume compares them redacted."""
+        return redact(options)
 
 
 class RunMetadata(BaseModel):
