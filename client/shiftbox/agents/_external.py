@@ -26,6 +26,8 @@ from typing import Any
 import anyio
 from mcp_types import CallToolResult
 
+from shiftbox_servers.kit._spawn import die_with_parent
+
 from ..trajectory import Message, ToolCall, ToolCallRecord
 from ._protocol import AgentContext, AgentReply
 
@@ -94,7 +96,8 @@ class ExternalAgent:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in close()
         try:
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=self._stderr, env=env, start_new_session=True)
+                                          stderr=self._stderr, env=env, start_new_session=True,
+                                          preexec_fn=die_with_parent())  # dies with the run, even on kill -9
         except OSError as exc:
             raise ExternalAgentError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         assert self._proc.stdout is not None
