@@ -172,8 +172,8 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
         if previous != metadata.config:
             changed = [k for k in RunConfig.model_fields
                        if getattr(previous, k) != getattr(metadata.config, k)]
-            raise RunDirError(f"--resume with a different configuration ({', '.join(changed)} changed); "
-                              "use the original options or another --out")
+            raise RunDirError(f"{run_dir} holds a run with a different configuration ({', '.join(changed)} "
+                              "changed); use the original options or another --out")
         return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
     if resume and run_dir.exists() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
