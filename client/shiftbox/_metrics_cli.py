@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from ._registry import parse_options
 from ._run import TASKS_FILE, read_run
@@ -24,6 +26,15 @@ from .metrics import (
 METRICS_FILE = "metrics.json"
 COMPAT_MODES = ("agentchangebench",)
 err = Console(stderr=True, soft_wrap=True)
+
+
+def reason(exc: Exception) -> str:
+    """An exception's message for a one-line error (some carry no args; pydantic errors are many lines)."""
+    if isinstance(exc, ValidationError):
+        from ._run import describe_invalid
+
+        return f"a run file does not parse ({describe_invalid(exc)})"
+    return str(exc.args[0]) if exc.args else (str(exc) or type(exc).__name__)
 
 
 def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> str:
@@ -97,14 +108,14 @@ def metrics(
             return
         run_metrics, sims = score_run(run_dir, compat, the_judge, threshold)
     except (FileNotFoundError, KeyError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc.args[0]}")
+        err.print(f"[red]error:[/] {escape(reason(exc))}")
         raise typer.Exit(2) from None
     rows = None
     if clean is not None:
         try:
             clean_metrics, _ = score_run(clean, compat, None, threshold)
         except (FileNotFoundError, KeyError, ValueError) as exc:
-            err.print(f"[red]error:[/] --clean: {exc.args[0]}")
+            err.print(f"[red]error:[/] --clean: {escape(reason(exc))}")
             raise typer.Exit(2) from None
         rows = retention(run_metrics, clean_metrics)
     if compat is None and (run_dir / TASKS_FILE).exists():

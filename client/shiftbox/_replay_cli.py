@@ -12,15 +12,17 @@ from typing import Annotated
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ._metrics_cli import metrics_document, score_run
 from ._registry import make_agent, make_user
 from ._run import (
     RUN_FILE,
     RunDirError,
-    RunMetadata,
+    RunFileError,
     execute_run,
     prepare_run_dir,
+    read_run_metadata,
     read_trajectories,
 )
 from .llm import first_difference
@@ -73,16 +75,24 @@ def replay(
         raise typer.Exit(2)
     from .replay import ReplayHooks
 
-    metadata = RunMetadata.model_validate_json((fixture / RUN_FILE).read_text())
+    try:
+        metadata = read_run_metadata(fixture)
+        task_file = load_task_file(fixture / "tasks.json")
+        hooks = ReplayHooks(fixture, tools)  # type: ignore[arg-type]
+    except (RunFileError, ValueError, OSError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if hooks.problems:  # the transcripts are part of the recording: every result in them is checked
+        for p in hooks.problems:
+            err.print(f"[red]replay mismatch:[/] {escape(p)}")
+        raise typer.Exit(1)
     config = metadata.config
-    task_file = load_task_file(fixture / "tasks.json")
     selected = [t for t in task_file.tasks if not config.task_ids or t.id in config.task_ids]
     try:
         prepare_run_dir(out, metadata, task_file, resume=False)
-    except RunDirError as exc:
-        err.print(f"[red]error:[/] {exc}")
+    except (RunDirError, RunFileError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    hooks = ReplayHooks(fixture, tools)  # type: ignore[arg-type]
     from .llm import ReplayDivergence
 
     try:
@@ -91,12 +101,12 @@ def replay(
             make_user=lambda: make_user(config.user, config.user_args), concurrency=concurrency, finished=set(),
             hooks=hooks))
     except ReplayDivergence as exc:
-        err.print(f"[red]replay failed:[/] {exc}")
+        err.print(f"[red]replay failed:[/] {escape(str(exc))}")
         raise typer.Exit(1) from None
     problems = compare_runs(fixture, out)
     if problems:
         for p in problems:
-            err.print(f"[red]replay mismatch:[/] {p}")
+            err.print(f"[red]replay mismatch:[/] {escape(p)}")
         raise typer.Exit(1)
     n = len(read_trajectories(out))
     Console(soft_wrap=True).print(

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ._run import TASKS_FILE, TRAJECTORIES_FILE, run_dirs
+from ._run import TASKS_FILE, TRAJECTORIES_FILE, RunFileError, run_dirs
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -47,6 +47,8 @@ def report(
         raise _fail(f"{run_dir / TRAJECTORIES_FILE} (or {TASKS_FILE}) holds a record that does not parse "
                     f"({exc.error_count()} error(s), first: {exc.errors()[0]['msg']}); re-create the run with "
                     "`shiftbox run`") from None
+    except RunFileError as exc:
+        raise _fail(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise _fail(f"a file in {run_dir} is not valid JSON ({exc.msg}, line {exc.lineno}); re-create the run "
                     "with `shiftbox run`") from None

@@ -12,15 +12,17 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ._jsonl import dump_json, load_json
 from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
+from .redact import redact
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
 from .world import Episode, ServerMode, World, episode_id_for, open_run_gateway, open_world
@@ -48,6 +50,12 @@ class RunConfig(BaseModel):
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="the servers' tool profile (`--toolset`); absent when the default")
 
+    @field_validator("agent_args", "user_args")
+    @classmethod
+    def _without_credentials(cls, options: dict[str, str]) -> dict[str, str]:
+        """Recorded options never hold credentials (run.json, fixture.json); --resume compares them redacted."""
+        return redact(options)
+
 
 class RunMetadata(BaseModel):
     config: RunConfig
@@ -60,12 +68,35 @@ class RunDirError(Exception):
     """The run directory holds something that does not fit this run."""
 
 
+class RunFileError(ValueError):
+    """A file of a run directory does not parse; the message names the file and the line."""
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """A pydantic error in one line: where in the record, and what (JSON positions are within the line)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    what = re.sub(r" at line \d+ column (\d+)", r" at column \1", first.get("msg", "invalid"))
+    more = f"; {exc.error_count() - 1} more" if exc.error_count() > 1 else ""
+    return f"{where + ': ' if where else ''}{what}{more}"
+
+
+def read_run_metadata(run_dir: Path) -> RunMetadata:
+    """run.json, or a RunFileError naming it."""
+    run_file = run_dir / RUN_FILE
+    try:
+        return RunMetadata.model_validate_json(run_file.read_bytes())
+    except ValidationError as exc:
+        raise RunFileError(f"{run_file}: does not parse as a shiftbox run.json ({describe_invalid(exc)}); restore it or "
+                           "start a new run with another --out") from None
+
+
 def record_server(run_dir: Path, world: World) -> None:
     """Put the connected server's identity (version, snapshot, image id if a container) in run.json."""
     run_file = run_dir / RUN_FILE
     if not run_file.exists():
         return
-    metadata = RunMetadata.model_validate_json(run_file.read_text())
+    metadata = read_run_metadata(run_dir)
     metadata.server[world.domain.name] = world.info.model_dump(mode="json")
     write_run_metadata(run_dir, metadata)
 
@@ -83,16 +114,28 @@ def file_sha256(path: Path) -> str:
 
 
 def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory]:
-    """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off."""
+    """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off.
+
+    A complete line that is not a trajectory is a RunFileError naming the file and the line.
+    """
     path = run_dir / TRAJECTORIES_FILE
     if not path.exists():
         return []
     data = path.read_bytes()
     complete = data[: data.rfind(b"\n") + 1]
+    trajectories = []
+    for number, line in enumerate(complete.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            trajectories.append(load_json(Trajectory, line))
+        except ValidationError as exc:
+            raise RunFileError(f"{path} line {number}: does not parse as a trajectory ({describe_invalid(exc)}); remove or "
+                               "restore that line") from None
     if repair and len(complete) != len(data):
         with path.open("r+b") as f:
             f.truncate(len(complete))
-    return [load_json(Trajectory, line) for line in complete.splitlines() if line.strip()]
+    return trajectories
 
 
 def run_dirs(path: Path) -> list[Path]:
@@ -128,12 +171,12 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
     if run_file.exists():
         if not resume:
             raise RunDirError(f"{run_dir} already holds a run; add --resume to finish it, or choose another --out")
-        previous = RunMetadata.model_validate_json(run_file.read_text()).config
+        previous = read_run_metadata(run_dir).config
         if previous != metadata.config:
             changed = [k for k in RunConfig.model_fields
                        if getattr(previous, k) != getattr(metadata.config, k)]
-            raise RunDirError(f"--resume with a different configuration ({', '.join(changed)} changed); "
-                              "use the original options or another --out")
+            raise RunDirError(f"{run_dir} holds a run with a different configuration ({', '.join(changed)} "
+                              "changed); use the original options or another --out")
         return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
     if resume and run_dir.exists() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")

@@ -10,6 +10,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -27,6 +28,7 @@ from ._registry import (
 from ._run import (
     RunConfig,
     RunDirError,
+    RunFileError,
     RunMetadata,
     execute_run,
     prepare_run_dir,
@@ -41,7 +43,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/] {message}")
+    err.print(f"[red]error:[/] {escape(message)}")
     return typer.Exit(code)
 
 
@@ -126,9 +128,11 @@ def run(
             for spec, options in ((agent, agent_options), (user, user_options)):
                 if spec.startswith("litellm:"):
                     options.setdefault("max_retries", str(max_retries))
-        make_agent(agent, agent_options)  # fail on bad options now, not in every simulation
-        make_user(user, user_options)
-    except (KeyError, SpecError) as exc:
+        for made in (make_agent(agent, agent_options), make_user(user, user_options)):  # fail on bad options now,
+            preflight = getattr(made, "preflight", None)                          # not in every simulation
+            if preflight is not None:
+                preflight()
+    except (KeyError, SpecError, ValueError) as exc:
         raise fail(str(exc.args[0])) from None
     if not tasks.is_file():
         raise fail(f"task file {tasks} does not exist")
@@ -163,7 +167,7 @@ def run(
                            simulations=len(selected) * trials)
     try:
         finished = prepare_run_dir(out, metadata, task_file, resume)
-    except RunDirError as exc:
+    except (RunDirError, RunFileError) as exc:
         raise fail(str(exc)) from None
     if finished:
         err.print(f"resuming: {len(finished)} simulations already finished in {out}")
@@ -198,6 +202,21 @@ def run(
         err.print(f"fixture written to {record}")
     every = read_trajectories(out)
     Console(width=None if sys.stdout.isatty() else 160).print(summary_table(every, {t.id: t for t in task_file.tasks}))
-    blamed = sum(t.termination.blame in ("user", "infrastructure") for t in every)
+    blamed = [t for t in every if t.termination.blame in ("user", "infrastructure")]
     err.print(f"{len(every)} simulations in {out}/trajectories.jsonl"
-              + (f"; {blamed} ended for reasons not the agent's (user simulator or infrastructure)" if blamed else ""))
+              + (f"; {len(blamed)} ended for reasons not the agent's (user simulator or infrastructure)"
+                 if blamed else ""))
+    if every and len(blamed) == len(every):
+        raise fail(nothing_scored(blamed), code=1)
+
+
+def nothing_scored(blamed: list[Trajectory]) -> str:
+    """One line: every simulation failed for a reason not the agent's, and the most frequent reason."""
+    reasons: dict[str, int] = {}
+    for t in blamed:
+        detail = (t.termination.detail.strip().splitlines() or [""])[0][:240]
+        key = f"{t.termination.blame}: {t.termination.reason}" + (f": {detail}" if detail else "")
+        reasons[key] = reasons.get(key, 0) + 1
+    top = max(reasons, key=lambda k: reasons[k])
+    return (f"all {len(blamed)} simulations ended for reasons not the agent's, nothing to score; "
+            f"{reasons[top]} ended with {top}")

@@ -98,19 +98,28 @@ class Cassette:
             raise CassetteMiss(f"cassette miss for {self.simulation_id}/call {n}: the recording has only "
                                f"{len(self.interactions)} calls ({request.role} asked for one more)")
         recorded = self.interactions[n]
-        diff = first_difference(recorded.request.model_dump(mode="json"), request.model_dump(mode="json"))
+        diff = first_difference(recorded.request.model_dump(mode="json"),
+                                without_credentials(request).model_dump(mode="json"))
         if diff:
             raise CassetteMiss(f"cassette miss for {self.simulation_id}/call {n}: request differs in {diff}")
         self.position += 1
         return recorded.response
 
     def record(self, request: LLMRequest, response: dict[str, Any]) -> None:
-        self.interactions.append(Interaction(index=len(self.interactions), request=request, response=response))
+        self.interactions.append(Interaction(index=len(self.interactions), request=without_credentials(request),
+                                             response=response))
 
     def save(self) -> None:
         if self.mode == "record":
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("".join(dump_json(i) + "\n" for i in self.interactions))
+
+
+def without_credentials(request: LLMRequest) -> LLMRequest:
+    """The request as recorded: parameters passed through options (`extra.extra_headers`, …) redacted."""
+    from .redact import redact
+
+    return request.model_copy(update={"params": redact(request.params)})
 
 
 current_cassette: ContextVar[Cassette | None] = ContextVar("shiftbox_cassette", default=None)

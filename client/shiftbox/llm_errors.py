@@ -112,7 +112,9 @@ def retry_delay(exc: BaseException, attempt: int, backoff_s: float) -> float:
 
 
 def _brief(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
+    from .redact import redact_text
+
+    text = redact_text(" ".join(str(exc).split()))  # a provider's message may quote the api_base
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -24,6 +25,8 @@ from typing import Any
 
 import anyio
 from mcp_types import CallToolResult
+
+from shiftbox_servers.kit._spawn import die_with_parent
 
 from ..trajectory import Message, ToolCall, ToolCallRecord
 from ._protocol import AgentContext, AgentReply
@@ -76,6 +79,14 @@ class ExternalAgent:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    def preflight(self) -> None:
+        """Before a live run: the program must exist (a missing one would fail every simulation). Not
+        called in replay, where the program is not run."""
+        program = self.argv[0]
+        if shutil.which(program) is None:
+            where = "is not an executable file" if os.sep in program else "is not on PATH"
+            raise ValueError(f"cmd: program {program!r} {where}; check the command of --agent cmd:\"…\"")
+
     async def start(self, context: AgentContext) -> None:
         if context.gateway is None:
             raise ExternalAgentError("external agents need the run's recording gateway (none was started)")
@@ -85,7 +96,8 @@ class ExternalAgent:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in close()
         try:
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=self._stderr, env=env, start_new_session=True)
+                                          stderr=self._stderr, env=env, start_new_session=True,
+                                          preexec_fn=die_with_parent())  # dies with the run, even on kill -9
         except OSError as exc:
             raise ExternalAgentError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         assert self._proc.stdout is not None

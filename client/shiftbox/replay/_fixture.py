@@ -33,7 +33,7 @@ from .._run import (
     RunMetadata,
     read_trajectories,
 )
-from ..llm import Cassette
+from ..llm import Cassette, first_difference
 from ..tasks import Task
 from ..trajectory import ServerInfo, Trajectory
 from ..world import Episode, World
@@ -64,14 +64,94 @@ class FixtureInfo(BaseModel):
     servers: dict[str, ServerInfo]
 
 
+def transcript_calls(trajectory: Trajectory) -> list[dict]:
+    """The tools/call lines of a trajectory's transcript: setup calls first, then the agent's (call 0, 1, …)."""
+    return [{"method": "tools/call", "setup": setup, "name": c.name, "arguments": c.arguments, "result": c.result,
+             "is_error": c.is_error, "error_kind": c.error_kind, "latency_ms": c.timing.get("latency_ms")}
+            for setup, calls in ((True, trajectory.setup_calls), (False, trajectory.tool_calls)) for c in calls]
+
+
 def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
-    lines = [{"method": "tools/list", "tools": tools}]
-    for setup, calls in ((True, trajectory.setup_calls), (False, trajectory.tool_calls)):
-        for c in calls:
-            lines.append({"method": "tools/call", "setup": setup, "name": c.name, "arguments": c.arguments,
-                          "result": c.result, "is_error": c.is_error, "error_kind": c.error_kind,
-                          "latency_ms": c.timing.get("latency_ms")})
+    lines = [{"method": "tools/list", "tools": tools}, *transcript_calls(trajectory)]
     return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+
+
+class TranscriptError(ValueError):
+    """A transcript that is not JSON lines of the transcript format."""
+
+
+def read_transcript(path: Path) -> tuple[list[dict], list[dict]]:
+    """(tools list, tools/call lines) of one transcript file."""
+    rel = f"{TRANSCRIPTS}/{path.name}"
+    lines = []
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except ValueError as exc:
+            raise TranscriptError(f"{rel} line {number}: not JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(line, dict) or line.get("method") not in ("tools/list", "tools/call"):
+            raise TranscriptError(f"{rel} line {number}: not a tools/list or tools/call line")
+        lines.append(line)
+    if not lines or lines[0]["method"] != "tools/list" or any(x["method"] != "tools/call" for x in lines[1:]):
+        raise TranscriptError(f"{rel}: expected a tools/list line, then tools/call lines")
+    return lines[0].get("tools") or [], lines[1:]
+
+
+def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[str]:
+    """Every way the fixture's transcripts differ from its recorded trajectories, named by simulation, call
+    (numbered like tool drift: setup calls first) and field; latencies are not compared. The tools list
+    must be the same in every transcript (one that differs from the others is named)."""
+    problems: list[str] = []
+    folder = fixture_dir / TRANSCRIPTS
+    expected_files = {file_name(sim) for sim in recorded}
+    for name in sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []:
+        if name not in expected_files:
+            problems.append(f"{TRANSCRIPTS}/{name} belongs to no recorded simulation")
+    tools_of: dict[str, list[dict]] = {}
+    for sim in sorted(recorded):
+        path = folder / file_name(sim)
+        rel = f"{TRANSCRIPTS}/{path.name}"
+        if not path.is_file():
+            problems.append(f"transcript missing for {sim}: {rel} does not exist")
+            continue
+        try:
+            tools_of[sim], calls = read_transcript(path)
+        except TranscriptError as exc:
+            problems.append(f"{sim}: {exc}")
+            continue
+        expected = transcript_calls(recorded[sim])
+        for n in range(max(len(expected), len(calls))):
+            if n >= len(calls):
+                problems.append(f"{sim}/call {n} ({expected[n]['name']}): in the recorded trajectory but missing "
+                                f"from {rel}")
+            elif n >= len(expected):
+                problems.append(f"{sim}/call {n} ({calls[n].get('name')}): {rel} line {n + 2} has a call the "
+                                "recorded trajectory does not")
+            else:
+                got = {k: v for k, v in calls[n].items() if k != "latency_ms"}
+                want = {k: v for k, v in expected[n].items() if k != "latency_ms"}
+                diff = first_difference(want, got)
+                if diff is not None:
+                    problems.append(f"{sim}/call {n} ({expected[n]['name']}): {rel} line {n + 2} differs from the "
+                                    f"recorded trajectory in {diff}")
+    if tools_of:
+        dumps = {sim: json.dumps(tools, sort_keys=True) for sim, tools in tools_of.items()}
+        common = max(set(dumps.values()), key=list(dumps.values()).count)
+        reference = json.loads(common)
+        for sim, tools in tools_of.items():
+            if dumps[sim] != common:
+                problems.append(f"{sim}: the tools/list of {TRANSCRIPTS}/{file_name(sim)} differs from the other "
+                                f"transcripts' in {first_difference(reference, tools)}")
+    return problems
+
+
+def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[dict]:
+    """The tools list the fixture was recorded with (the same in every transcript: `check_transcripts`)."""
+    for sim in sorted(recorded):
+        return read_transcript(fixture_dir / TRANSCRIPTS / file_name(sim))[0]
+    return []
 
 
 class RecordHooks(RunHooks):
@@ -108,8 +188,11 @@ class ReplayHooks(RunHooks):
     """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
 
     def __init__(self, fixture_dir: Path, tools: ToolsMode):
+        """Raises ReplayMismatch when the transcripts differ from the recorded trajectories (each difference
+        named): tool results are then served from, or compared with, a recording checked whole."""
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
+        self.problems = check_transcripts(fixture_dir, self.recorded)
 
     def cassette(self, simulation_id: str) -> Cassette:
         return Cassette(simulation_id, self.dir / CASSETTES / file_name(simulation_id), "replay")
@@ -145,6 +228,9 @@ class ReplayHooks(RunHooks):
         snapshot_dir = resolve_recorded_snapshot(self.dir, config)
         async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir,
                               toolset=config.toolset) as world:
+            diff = first_difference(recorded_tools(self.dir, self.recorded), world.tools) if self.recorded else None
+            if diff is not None:
+                raise ReplayMismatch(f"tool drift in tools/list: the server's tools differ from the recording in {diff}")
             yield world
 
     @contextlib.asynccontextmanager
@@ -152,10 +238,7 @@ class ReplayHooks(RunHooks):
         any_recorded = next(iter(self.recorded.values()), None)
         info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
             name="transcript", version="", snapshot="", snapshot_sha256="")
-        tools: list[dict] = []
-        if any_recorded:
-            first = (self.dir / TRANSCRIPTS / file_name(any_recorded.simulation_id)).read_text().splitlines()[0]
-            tools = json.loads(first)["tools"]
+        tools = recorded_tools(self.dir, self.recorded)
         yield World(get_domain(config.domain), "inproc", None, info, tools)  # type: ignore[arg-type]
 
 

@@ -1,17 +1,30 @@
 """Sessions of a standalone gateway (`shiftbox serve`): any MCP client, each episode a scored trajectory.
 
 Every episode a client opens on the gateway gets a fresh database (the task's initial state applied
-first, when a task is given). Each call is appended and fsynced to `calls.jsonl` as it happens, so a
-crash loses nothing; when the session ends (`DELETE /episodes/<id>`, end of stdio, or shutdown) its
-trajectory is appended to `trajectories.jsonl`, which `shiftbox metrics` scores like any run.
+first, when a task is given) and a session number unique in the run directory: one more than any
+session already there, whichever process made it, so any number of `shiftbox serve` processes (one
+per desktop-client launch) share one directory. `calls.jsonl` gets a line when a session opens and one
+per call as it happens, each fsynced; when the session ends (MCP session close, `DELETE
+/episodes/<id>`, end of stdio, a signal, shutdown) its trajectory is appended to `trajectories.jsonl`,
+which `shiftbox metrics` scores like any run. A session cut short by a crash (kill -9) is rebuilt from
+`calls.jsonl` by the next `shiftbox serve` on the directory.
+
+Processes coordinate through `.serve/` in the run directory: `lock` (flock, held while numbering a
+session or appending) and `owners/<token>` (flock held for the life of each process, so a session whose
+owner holds no lock any more was cut short).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from mcp_types import CallToolResult
@@ -28,17 +41,207 @@ from ._world import (
     tool_message_content,
 )
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: one serve process per directory
+    fcntl = None  # type: ignore[assignment]
+
 CALLS_FILE = "calls.jsonl"
+SERVE_DIR = ".serve"
 GATEWAY_AGENT, GATEWAY_USER = "mcp-client", "none"
+CUT_SHORT = ("cut short: the gateway stopped before the session ended (crash or kill -9); rebuilt from "
+             f"{CALLS_FILE}, final state unknown")
+_TOKEN = re.compile(r"^[0-9]+-[0-9a-f]{8}$")
+
+
+def _flock(f: IO[bytes], flags: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(f.fileno(), flags)
+
+
+@contextlib.contextmanager
+def run_dir_lock(out: Path) -> Iterator[None]:
+    """Hold the run directory's serve lock (other `shiftbox serve` processes wait)."""
+    (out / SERVE_DIR).mkdir(parents=True, exist_ok=True)
+    with (out / SERVE_DIR / "lock").open("a+b") as f:
+        _flock(f, fcntl.LOCK_EX if fcntl else 0)
+        yield
+
+
+def _repair_tail(f: IO[bytes]) -> None:
+    """Cut a torn last line (a writer killed mid-line) so the next line starts on its own."""
+    size = os.fstat(f.fileno()).st_size
+    if size == 0:
+        return
+    f.seek(size - 1)
+    if f.read(1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        f.seek(start)
+        cut = f.read(end - start).rfind(b"\n")
+        if cut >= 0:
+            f.truncate(start + cut + 1)
+            return
+        end = start
+    f.truncate(0)
+
+
+def session_messages(calls: list[ToolCallRecord]) -> list[Message]:
+    """The messages of a gateway session: each call an agent turn (assistant message, then its result)."""
+    messages: list[Message] = []
+    for turn, record in enumerate(calls):
+        call = ToolCall(id=record.call_id, name=record.name, arguments=record.arguments)
+        messages.append(Message(index=len(messages), role="assistant", tool_calls=[call], agent_turn=turn))
+        messages.append(Message(index=len(messages), role="tool", content=tool_message_content(record),
+                                tool_call_id=call.id, is_error=record.is_error))
+    return messages
+
+
+class SessionLog:
+    """One process's view of a gateway run directory: session numbers, calls.jsonl, trajectories.jsonl."""
+
+    def __init__(self, out: Path):
+        from .._run import TRAJECTORIES_FILE
+
+        self.out = out
+        owners = out / SERVE_DIR / "owners"
+        owners.mkdir(parents=True, exist_ok=True)
+        self.token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._owner_path = owners / self.token
+        self._owner = self._owner_path.open("wb")
+        _flock(self._owner, fcntl.LOCK_EX if fcntl else 0)  # held until close(): this process is alive
+        self._lock = (out / SERVE_DIR / "lock").open("a+b")
+        self._calls = (out / CALLS_FILE).open("a+b")
+        self._trajectories_path = out / TRAJECTORIES_FILE
+        self._trajectories = self._trajectories_path.open("a+b")
+        self._offset, self._lines, self._highest = 0, 0, -1
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        _flock(self._lock, fcntl.LOCK_EX if fcntl else 0)
+        try:
+            yield
+        finally:
+            _flock(self._lock, fcntl.LOCK_UN if fcntl else 0)
+
+    def _append(self, f: IO[bytes], line: dict[str, Any] | str) -> None:
+        """Append one line and fsync it (caller holds the lock)."""
+        _repair_tail(f)
+        f.seek(0, os.SEEK_END)
+        f.write((line if isinstance(line, str) else json.dumps(line, sort_keys=True)).encode() + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+    def _scan(self) -> list[tuple[int, dict[str, Any]]]:
+        """calls.jsonl lines written since the last scan (by any process), with their line numbers."""
+        from .._run import RunFileError
+
+        self._calls.seek(self._offset)
+        data = self._calls.read()
+        data = data[: data.rfind(b"\n") + 1]
+        self._offset += len(data)
+        entries = []
+        for text in data.splitlines():
+            self._lines += 1
+            if not text.strip():
+                continue
+            try:
+                entry = json.loads(text)
+                number = int(entry["session"])
+            except (ValueError, KeyError, TypeError):
+                raise RunFileError(f"{self.out / CALLS_FILE} line {self._lines}: not a session log line "
+                                   "(JSON with \"session\"); remove or restore that line") from None
+            self._highest = max(self._highest, number)
+            entries.append((self._lines, entry))
+        return entries
+
+    def recover(self, rebuild: Any) -> int:
+        """Rebuild (with `rebuild(number, episode_id, setup_records, records)`) the trajectory of
+        every session cut short: opened in calls.jsonl, no trajectory, its process gone. Returns how many."""
+        from .._run import read_trajectories
+
+        with self._locked():
+            _repair_tail(self._calls)
+            entries = self._scan()
+            written = read_trajectories(self.out)
+            self._highest = max([self._highest, *(t.trial for t in written)])
+            done = {t.simulation_id for t in written}
+            opened: dict[int, dict[str, Any]] = {}
+            calls: dict[int, list[dict[str, Any]]] = {}
+            for _, entry in entries:
+                number = int(entry["session"])
+                if "opened" in entry:
+                    opened[number] = entry
+                    calls[number] = []
+                elif "record" in entry and number in calls:
+                    calls[number].append(entry)
+            alive = {token: self._alive(token) for token in {e.get("owner", "") for e in opened.values()}}
+            rebuilt = 0
+            for number, entry in sorted(opened.items()):
+                if f"{entry.get('task')}#{number}" in done or alive.get(entry.get("owner", "")):
+                    continue
+                setup = [ToolCallRecord.model_validate(c["record"]) for c in calls[number] if c.get("setup")]
+                made = [ToolCallRecord.model_validate(c["record"]) for c in calls[number] if not c.get("setup")]
+                trajectory = rebuild(number, str(entry["opened"]), setup, made)
+                if trajectory is not None:
+                    self._append(self._trajectories, trajectory.model_dump_json())
+                    rebuilt += 1
+            for token, is_alive in alive.items():
+                if not is_alive and _TOKEN.match(token):
+                    with contextlib.suppress(OSError):
+                        (self.out / SERVE_DIR / "owners" / token).unlink()
+        return rebuilt
+
+    def _alive(self, token: str) -> bool:
+        if token == self.token:
+            return True
+        if fcntl is None or not _TOKEN.match(token):
+            return False
+        try:
+            with (self.out / SERVE_DIR / "owners" / token).open("rb") as f:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True  # its process holds the lock: alive
+        except OSError:
+            return False
+        return False
+
+    def open_session(self, episode_id: str, task_id: str) -> int:
+        """A new session number, one more than any session in the directory (every process's)."""
+        with self._locked():
+            self._scan()
+            number = self._highest + 1
+            self._append(self._calls, {"session": number, "opened": episode_id, "task": task_id,
+                                       "owner": self.token})
+            self._scan()  # past our own line
+        return number
+
+    def record(self, number: int, episode_id: str, record: ToolCallRecord, *, setup: bool) -> None:
+        with self._locked():
+            self._append(self._calls, {"session": number, "episode": episode_id, "setup": setup,
+                                       "record": record.model_dump(mode="json")})
+
+    def append_trajectory(self, trajectory: Trajectory) -> None:
+        with self._locked():
+            self._append(self._trajectories, trajectory.model_dump_json())
+
+    def close(self) -> None:
+        for f in (self._calls, self._trajectories, self._lock):
+            f.close()
+        with contextlib.suppress(OSError):
+            self._owner_path.unlink()
+        self._owner.close()
 
 
 @dataclass
 class GatewaySession:
-    """One client episode: the calls it made, as the messages and records of a trajectory."""
+    """One client episode: the calls it made."""
 
     number: int
+    episode_id: str
     episode: Episode
-    messages: list[Message] = field(default_factory=list)
     calls: list[ToolCallRecord] = field(default_factory=list)
     setup_calls: list[ToolCallRecord] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -47,11 +250,22 @@ class GatewaySession:
 class GatewaySessions:
     """Routes each gateway episode to its session, recording every call; writes trajectories as sessions end."""
 
-    def __init__(self, world: World, task: Task, out: Path, writer: Any):
-        self.world, self.task, self.out, self.writer = world, task, out, writer
+    def __init__(self, world: World, task: Task, out: Path):
+        self.world, self.task, self.out = world, task, out
+        self.log = SessionLog(out)
         self._sessions: dict[str, GatewaySession] = {}
-        self._opened = 0
-        self._calls_log = (out / CALLS_FILE).open("ab")
+        self._clients: dict[str, set[str]] = {}
+        self._closed = False
+
+    def recover(self) -> int:
+        """Write the trajectories of sessions a crashed gateway left open (from calls.jsonl); how many."""
+        def rebuild(number: int, episode_id: str, setup: list[ToolCallRecord],
+                    calls: list[ToolCallRecord]) -> Trajectory:
+            return self._trajectory(number, episode_id, setup, calls,
+                                    Termination(reason="session_closed", detail=CUT_SHORT), {},
+                                    {"gateway_episode": episode_id, "rebuilt_from": CALLS_FILE})
+
+        return self.log.recover(rebuild)
 
     def route(self, episode_id: str) -> CallRoute:
         async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -64,36 +278,68 @@ class GatewaySessions:
     async def _session(self, episode_id: str) -> GatewaySession:
         session = self._sessions.get(episode_id)
         if session is None:
-            session = GatewaySession(self._opened, self.world.episode(f"gw{self._opened}-{episode_id}"))
-            self._opened += 1
+            if self._closed:
+                raise InfrastructureError("the gateway is shutting down")
+            number = self.log.open_session(episode_id, self.task.id)
+            session = GatewaySession(number, episode_id, self.world.episode(f"gw{number}-{episode_id}"))
             self._sessions[episode_id] = session
             async with session.lock:
                 try:
                     await apply_initial_state(session.episode, self.task.initial_state.tool_calls,
                                               session.setup_calls)
-                except InfrastructureError:  # never serve a session from the wrong state; the next call starts anew
-                    self._sessions.pop(episode_id, None)
+                except InfrastructureError as exc:  # never serve a session from the wrong state; the next call
+                    self._sessions.pop(episode_id, None)  # starts anew; this one is written as what it was
+                    self._log_setup(session)
+                    self.log.append_trajectory(self._trajectory(
+                        number, episode_id, session.setup_calls, [],
+                        Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure"), {}))
                     raise
+                self._log_setup(session)
         return session
+
+    def _log_setup(self, session: GatewaySession) -> None:
+        for record in session.setup_calls:
+            self.log.record(session.number, session.episode_id, record, setup=True)
 
     async def _call(self, session: GatewaySession, name: str, arguments: dict[str, Any]) -> CallToolResult:
         turn = len(session.calls)
-        call = ToolCall(id=f"call_{turn}", name=name, arguments=arguments)
-        message = Message(index=len(session.messages), role="assistant", tool_calls=[call], agent_turn=turn)
-        record = await session.episode.call(name, arguments, call_id=call.id, message_index=message.index,
+        record = await session.episode.call(name, arguments, call_id=f"call_{turn}", message_index=2 * turn,
                                             agent_turn=turn)
-        session.messages.append(message)
         session.calls.append(record)
-        session.messages.append(Message(index=len(session.messages), role="tool", content=tool_message_content(record),
-                                        tool_call_id=call.id, is_error=record.is_error))
-        line = json.dumps({"session": session.number, "record": record.model_dump(mode="json")}, sort_keys=True)
-        self._calls_log.write(line.encode() + b"\n")
-        self._calls_log.flush()
+        self.log.record(session.number, session.episode_id, record, setup=False)
         return client_result(record)
+
+    def _trajectory(self, number: int, episode_id: str, setup: list[ToolCallRecord], calls: list[ToolCallRecord],
+                    termination: Termination, final_state: dict[str, str],
+                    source_data: dict[str, Any] | None = None) -> Trajectory:
+        return Trajectory(
+            simulation_id=f"{self.task.id}#{number}", task_id=self.task.id, trial=number,
+            domain=self.world.domain.name, seed=0, agent=GATEWAY_AGENT, user=GATEWAY_USER,
+            persona=self.task.user_scenario.persona, goals=self.task.goals,
+            servers={self.world.domain.name: self.world.info}, messages=session_messages(calls),
+            tool_calls=calls, setup_calls=setup, shifts=[], termination=termination, final_state=final_state,
+            source_data=source_data or {"gateway_episode": episode_id},
+        )
+
+    def client_seen(self, episode_id: str, client_session: str) -> None:
+        """An MCP session (`Mcp-Session-Id`) sent a request to this episode."""
+        self._clients.setdefault(episode_id, set()).add(client_session)
+
+    async def client_left(self, episode_id: str, client_session: str) -> bool:
+        """An MCP session closed (HTTP DELETE): the episode's session ends when its last client has left."""
+        clients = self._clients.get(episode_id)
+        if clients is None or client_session not in clients:
+            return False
+        clients.discard(client_session)
+        if clients:
+            return False
+        del self._clients[episode_id]
+        return await self.end(episode_id)
 
     async def end(self, episode_id: str) -> bool:
         """Close one session: its final state is read, its trajectory appended. False if it was not open."""
         session = self._sessions.pop(episode_id, None)
+        self._clients.pop(episode_id, None)
         if session is None:
             return False
         async with session.lock:
@@ -103,19 +349,16 @@ class GatewaySessions:
                 final_state[self.world.domain.name] = await session.episode.close()
             except InfrastructureError as exc:
                 termination = Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
-            await self.writer.append(Trajectory(
-                simulation_id=f"{self.task.id}#{session.number}", task_id=self.task.id, trial=session.number,
-                domain=self.world.domain.name, seed=0, agent=GATEWAY_AGENT, user=GATEWAY_USER,
-                persona=self.task.user_scenario.persona, goals=self.task.goals,
-                servers={self.world.domain.name: self.world.info}, messages=session.messages,
-                tool_calls=session.calls, setup_calls=session.setup_calls, shifts=[], termination=termination,
-                final_state=final_state, source_data={"gateway_episode": episode_id},
-            ))
+            self.log.append_trajectory(self._trajectory(session.number, episode_id, session.setup_calls,
+                                                        session.calls, termination, final_state))
         return True
 
     async def end_all(self) -> int:
+        """End every open session (shutdown); idempotent."""
         ids = sorted(self._sessions, key=lambda e: self._sessions[e].number)
         for episode_id in ids:
             await self.end(episode_id)
-        self._calls_log.close()
+        if not self._closed:
+            self._closed = True
+            self.log.close()
         return len(ids)

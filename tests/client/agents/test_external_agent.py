@@ -77,11 +77,10 @@ def test_a_hanging_agent_times_out_and_the_run_goes_on(tmp_path):
     assert time.monotonic() - start < 30  # the hung processes were killed, not waited for
 
 
-def test_a_missing_program_is_an_agent_error_not_a_crash(tmp_path):
+def test_a_missing_program_is_a_usage_error_before_the_run(tmp_path):
     res = run_external(tmp_path / "m", "cmd:/nonexistent/agent-program")
-    assert res.exit_code == 0, res.output
-    [t] = read_trajectories(tmp_path / "m")
-    assert t.termination.reason == "agent_error" and "cannot start" in t.termination.detail
+    assert res.exit_code == 2, res.output
+    assert "/nonexistent/agent-program" in res.output and not (tmp_path / "m").exists()
 
 
 def test_bad_cmd_specs_are_usage_errors(tmp_path):
