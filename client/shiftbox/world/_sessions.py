@@ -9,12 +9,15 @@ trajectory is appended to `trajectories.jsonl`, which `shiftbox metrics` scores 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp_types import CallToolResult
+
+from shiftbox_servers.kit import ErrorKind, error_result
 
 from ..tasks import Task
 from ..trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
@@ -29,6 +32,8 @@ from ._world import (
 )
 
 CALLS_FILE = "calls.jsonl"
+ENDED_NAMES_KEPT = 10_000
+"""Names of ended sessions remembered, so a call under one is refused instead of opening a new session."""
 GATEWAY_AGENT, GATEWAY_USER = "mcp-client", "none"
 
 
@@ -50,11 +55,15 @@ class GatewaySessions:
     def __init__(self, world: World, task: Task, out: Path, writer: Any):
         self.world, self.task, self.out, self.writer = world, task, out, writer
         self._sessions: dict[str, GatewaySession] = {}
+        self._ended: OrderedDict[str, None] = OrderedDict()
         self._opened = 0
         self._calls_log = (out / CALLS_FILE).open("ab")
 
     def route(self, episode_id: str) -> CallRoute:
         async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+            if episode_id in self._ended:  # never reopened empty under the same name
+                return error_result(ErrorKind.NOT_FOUND, f"session {episode_id!r} has ended (its trajectory is "
+                                    "written); connect under a new name for a new session")
             session = await self._session(episode_id)
             async with session.lock:  # one call at a time per episode: the recorded order is the real one
                 return await self._call(session, name, arguments)
@@ -96,6 +105,9 @@ class GatewaySessions:
         session = self._sessions.pop(episode_id, None)
         if session is None:
             return False
+        self._ended[episode_id] = None
+        while len(self._ended) > ENDED_NAMES_KEPT:
+            self._ended.popitem(last=False)
         async with session.lock:
             termination = Termination(reason="session_closed", detail=f"gateway episode {episode_id}")
             final_state: dict[str, str] = {}
