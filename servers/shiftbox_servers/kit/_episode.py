@@ -20,6 +20,7 @@ from typing import Any
 
 from ._clock import EpisodeClock, IdCounters
 from ._errors import DomainError, ErrorKind
+from ._shared_pages import trim_heap
 from ._snapshot import Snapshot, state_diff, state_digest
 
 EPISODE_META_KEY = "shiftbox/episode"
@@ -141,7 +142,7 @@ class EpisodeStore:
         return episode
 
     def drop(self, episode_id: str, reason: str = "dropped") -> bool:
-        """Close an open episode; False if it was not open."""
+        """Close an open episode and free its memory; False if it was not open."""
         episode = self._episodes.pop(episode_id, None)
         if episode is None:
             return False
@@ -149,6 +150,7 @@ class EpisodeStore:
         self.closed_ids[episode_id] = reason
         while len(self.closed_ids) > self.closed_ids_kept:
             self.closed_ids.popitem(last=False)
+        trim_heap()
         return True
 
     def evict_idle(self) -> int:
