@@ -152,6 +152,65 @@ def bench_fresh_episode(n: int) -> list[dict]:
     return rows
 
 
+def memory_figures() -> dict[str, int]:
+    """This process's resident and private (not shared with anything) memory in bytes (Linux)."""
+    figures = {}
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Rss", "Private_Clean", "Private_Dirty"):
+                figures[key] = int(value.split()[0]) * 1024
+    return {"rss": figures["Rss"], "private": figures["Private_Clean"] + figures["Private_Dirty"]}
+
+
+def episode_memory_child(n: int) -> dict:
+    """In a fresh process: memory before, with `n` banking episodes open (one get_account call each,
+    through the server's tool path) and after dropping them all."""
+    import gc
+
+    from shiftbox_servers.kit import open_server
+
+    server = open_server("banking", max_episodes=n + 10)
+    spec = server.domain.tools.get("get_account")
+    account = server.snapshot.open_copy().execute("SELECT account_id FROM accounts LIMIT 1").fetchone()[0]
+    server.run_tool(spec, "warmup", {"account_id": account})
+    server.episodes.drop("warmup")
+    gc.collect()
+    before = memory_figures()
+    for i in range(n):
+        result = server.run_tool(spec, f"e{i}", {"account_id": account})
+        assert not getattr(result, "is_error", False), result
+    gc.collect()
+    held = memory_figures()
+    for i in range(n):
+        server.episodes.drop(f"e{i}")
+    gc.collect()
+    dropped = memory_figures()
+    return {"before": before, "held": held, "dropped": dropped}
+
+
+def bench_episode_memory(n: int = 1000) -> list[dict]:
+    """Memory per banking episode with `n` open, and what stays after dropping them: the shared
+    copy-on-write pages next to a private copy per episode (SHIFTBOX_EPISODE_MEMORY=copy), each
+    measured in a fresh process."""
+    import os
+    import subprocess
+
+    rows = []
+    for mode, label in (("copy", "private copy per episode (deserialize)"),
+                        ("shared", "shared snapshot pages, copy-on-write")):
+        env = dict(os.environ, SHIFTBOX_EPISODE_MEMORY=mode)
+        out = subprocess.run([sys.executable, __file__, "--memory-child", str(n)], env=env, capture_output=True,
+                             text=True, check=True, timeout=600).stdout
+        m = json.loads(out)
+        per = {k: {f: (m[k][f] - m["before"][f]) / n / 1024 for f in ("rss", "private")} for k in ("held", "dropped")}
+        rows.append({"bench": f"memory per banking episode, {n} open then dropped: {label}",
+                     "rss_kb_open": round(per["held"]["rss"]), "rss_kb_after_drop": round(per["dropped"]["rss"]),
+                     "private_kb_open": round(per["held"]["private"]),
+                     "private_kb_after_drop": round(per["dropped"]["private"]), "n": n})
+    return rows
+
+
 async def bench_simulations(concurrencies: tuple[int, ...] = (1, 8, 64), n: int = 150) -> list[dict]:
     """Scripted oracle + scripted user on the generated banking tasks, in-process server: sims/s."""
     from shiftbox.agents._scripted import scripted_agent
@@ -349,12 +408,16 @@ def main() -> int:
     parser.add_argument("--only", choices=["llm", "containers"],
                         help="one section: the LLM throughput (llm_throughput.py) or the container figures (needs a "
                              "Docker engine and `make images`); never published")
+    parser.add_argument("--memory-child", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_child:  # bench_episode_memory's fresh process
+        print(json.dumps(episode_memory_child(args.memory_child)))
+        return 0
     if args.only:
         args.publish = False
     rows = []
     if not args.only:
-        rows += anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes)
+        rows += anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes) + bench_episode_memory()
         rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
     if args.only in (None, "llm"):
         rows += bench_llm()
@@ -376,7 +439,11 @@ def main() -> int:
                  "\nLLM rows (bench/llm_throughput.py): `*_pct` split the summed per-simulation time (wall time plus "
                  "appending the result) into litellm (inside `shiftbox.llm.complete`), MCP (tool calls and state "
                  "reads), the harness (the rest) and writing; `ms_per_sim` is that sum per simulation, so it grows "
-                 "with concurrency while simulations wait on each other.\n")
+                 "with concurrency while simulations wait on each other.\n"
+                 "\nMemory rows (bench_episode_memory): each mode in a fresh process, 1,000 banking episodes opened "
+                 "with one get_account call each, then all dropped; figures per episode, from /proc/self/smaps_rollup: "
+                 "`rss_*` is Rss (it counts the shared snapshot pages in every episode that touched them), `private_*` "
+                 "is Private_Clean + Private_Dirty; `*_after_drop` is what is still held once all are dropped.\n")
     print(md)
     return 0
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -251,7 +252,8 @@ async def execute_run(
     limits = SimulationLimits(config.max_steps, config.max_tool_errors, config.one_tool_per_turn)
     writer = ResultWriter(run_dir / TRAJECTORIES_FILE)
     limiter = anyio.CapacityLimiter(max(1, concurrency))
-    run_tag = "r" + hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    # random, so no other program can name this run's episodes on a server it reaches (docs/servers.md)
+    run_tag = "r" + secrets.token_hex(8)
     needs_gateway = bool(work) and getattr(hooks.agent(*work[0], make_agent), "uses_gateway", False)
     try:
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:

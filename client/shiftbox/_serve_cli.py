@@ -183,7 +183,7 @@ class _ClientSessions:
 
 async def _serve_http(gateway: Gateway, sessions: GatewaySessions, port: int) -> None:
     async def end_session(request: Request) -> Response:
-        ended = await sessions.end(request.path_params["episode_id"])
+        ended = await sessions.end(request.path_params["episode_id"], dropped=True)
         return JSONResponse({"ended": ended}, status_code=200 if ended else 404)
 
     app = gateway.http_app()

@@ -10,6 +10,7 @@ messages, or `max_tool_errors` consecutive failed tool calls. Failures that are 
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -72,7 +73,8 @@ class Simulation:
         self.gateway = gateway
         self.seed = derive_seed(run_seed, task.id, trial)
         self.sim_id = simulation_id(task.id, trial)
-        self.episode = episode or world.episode(episode_id_for(run_tag, task.id, str(trial)))
+        # a closed episode id stays closed on the server, so every simulation gets an id of its own
+        self.episode = episode or world.episode(episode_id_for(run_tag, task.id, str(trial), secrets.token_hex(4)))
         self.messages: list[Message] = []
         self.calls: list[ToolCallRecord] = []
         self.setup_calls: list[ToolCallRecord] = []

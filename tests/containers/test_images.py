@@ -21,7 +21,13 @@ from shiftbox_servers.kit import SERVER_VERSION, Snapshot, get_domain, open_serv
 from shiftbox_servers.kit._spawn import _free_port
 from tests.conftest import REPO
 from tests.containers.conftest import DOMAINS, build_cli, locked_version
-from tests.servers.helpers import digest, fails, ok
+from tests.servers.helpers import (
+    assert_custom_routes_refuse_foreign_pages,
+    digest,
+    fails,
+    http_request,
+    ok,
+)
 
 LOOKUPS = {  # domain -> a real DB-backed lookup tool, and the table and column its argument comes from
     "banking": ("get_account", "accounts", "account_id"),
@@ -115,8 +121,12 @@ async def test_http_container_as_compose_runs_it_keeps_episodes_apart(docker, im
             assert await digest(one) != await digest(two)
             await ok(local, "lock_card", {"card_id": card})
             assert await digest(one) == await digest(local)      # same call, same state, either side
+            assert_custom_routes_refuse_foreign_pages(base, "/episodes/one")  # DNS rebinding: nothing dropped
+            assert http_request(f"{base}/episodes/one", "DELETE")[0] == 200
+            closed = await fails(one, "lock_card", {"card_id": card}, "not_found")
+            assert "'one'" in closed["message"]  # not silently reopened empty
         health = json.loads(urllib.request.urlopen(base + "/healthz", timeout=5).read())
-        assert health["episodes"] == 2
+        assert health["episodes"] == 1
     finally:
         subprocess.run([docker, "rm", "-f", name], capture_output=True, timeout=60)
 

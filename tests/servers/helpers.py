@@ -68,3 +68,30 @@ def fixture_snapshot(db, directory, *, domain: str, clock_start, tables=()):
     write_snapshot(db, directory, domain=domain, snapshot_version="test", schema_version=1,
                    server_version="test", source="tests", clock_start=clock_start)
     return Snapshot.load(directory)
+
+
+FOREIGN_HOST = "evil.example:80"
+FOREIGN_ORIGIN = "http://evil.example"
+
+
+def http_request(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """(status, body) of one plain HTTP request; error statuses are returned, not raised."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def assert_custom_routes_refuse_foreign_pages(base: str, episode_path: str) -> None:
+    """DNS rebinding: `DELETE <episode_path>` and `GET /healthz` refuse a foreign Host (421) or Origin (403)
+    the way the MCP endpoint does, and change nothing."""
+    for method, path in (("DELETE", episode_path), ("GET", "/healthz")):
+        status, body = http_request(base + path, method, {"Host": FOREIGN_HOST})
+        assert status == 421, f"{method} {path} with Host {FOREIGN_HOST}: {status} {body!r}"
+        status, body = http_request(base + path, method, {"Origin": FOREIGN_ORIGIN})
+        assert status == 403, f"{method} {path} with Origin {FOREIGN_ORIGIN}: {status} {body!r}"

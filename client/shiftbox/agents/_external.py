@@ -106,7 +106,8 @@ class ExternalAgent:
     async def close(self) -> None:
         """End the program: EOF on stdin, a moment to exit, then SIGKILL to its whole process group."""
         self._closed = True
-        for call in self._pending.values():
+        queued = [e for e in self._events if isinstance(e, _Call)]  # sent but never handed to the harness
+        for call in [*self._pending.values(), *queued]:
             call.answered.set()
         proc = self._proc
         if proc is None:

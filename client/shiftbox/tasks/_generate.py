@@ -210,8 +210,9 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> Ta
         for i, goals in enumerate(plans):
             task_id = f"gen_{domain.name}_{i + 1:03d}"
             persona = persona_for(i, personas)
-            for _ in range(MAX_ATTEMPTS):
-                task = await _build_task(client, server, task_id, persona, goals, rng.choice(subjects), rng, seed)
+            for attempt in range(MAX_ATTEMPTS):  # each attempt on an episode of its own (a closed id stays closed)
+                task = await _build_task(client, server, task_id, f"{task_id}.{attempt}", persona, goals,
+                                         rng.choice(subjects), rng, seed)
                 if task is not None:
                     tasks.append(task)
                     break
@@ -222,12 +223,11 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> Ta
                     source=f"generator v{GENERATOR_VERSION} seed={seed}", tasks=tasks)
 
 
-async def _build_task(client: Client, server: DomainServer, task_id: str, persona: str, goals: list[str],
-                      subject: dict[str, Any], rng: random.Random, seed: int) -> Task | None:
+async def _build_task(client: Client, server: DomainServer, task_id: str, episode: str, persona: str,
+                      goals: list[str], subject: dict[str, Any], rng: random.Random, seed: int) -> Task | None:
     """One attempt: build and run every goal's mission on a fresh episode; None if anything doesn't fit."""
-    server.episodes.drop(task_id)
-    meta = {EPISODE_META_KEY: task_id}
-    db: sqlite3.Connection = server.episodes.get(task_id).db
+    meta = {EPISODE_META_KEY: episode}
+    db: sqlite3.Connection = server.episodes.get(episode).db
     missions: list[dict[str, Any]] = []
     action_sets: list[ActionSet] = []
     outputs: dict[str, dict[str, Any]] = {}
@@ -236,7 +236,7 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
         builder = server.domain.missions[goal]
         mission = builder(db, rng, subject)
         if mission is None:
-            server.episodes.drop(task_id)
+            server.episodes.drop(episode)
             return None
         if mission["goal"] != goal or mission["action_type"] not in ACTION_TYPES:
             raise GenerationError(f"the {goal!r} builder returned goal {mission['goal']!r} / action type "
@@ -251,7 +251,7 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, person
             params = _resolve(call["params"], mine)
             result = await client.call_tool(call["tool"], params, meta=meta)
             if result.is_error:
-                server.episodes.drop(task_id)
+                server.episodes.drop(episode)
                 return None
             mine[call["key"]] = result.structured_content
             deps = [f"{goal}.{k}" for k in call["after"]] or list(opened)

@@ -1,16 +1,19 @@
 """The recording gateway: a domain's tools as one MCP endpoint for any MCP client, every call recorded.
 
 External agents and desktop MCP clients connect to the gateway, never to the domain server. The
-gateway names each request's episode the way domain servers do (HTTP path `/episodes/<id>/mcp`,
-legacy `Mcp-Session-Id`, else the default episode) and hands the call to the route registered for
-that episode, which executes it through the harness's one recorder (`Episode.call`). Clients see the
-tools and the policy; the state resources (digest, diff) stay with the harness.
+gateway names each request's episode by its connection alone (HTTP path `/episodes/<key>/mcp`, legacy
+`Mcp-Session-Id`, else the default episode; `_meta["shiftbox/episode"]` never selects one and is
+refused when it names another) and hands the call to the route registered for that key, which
+executes it through the harness's one recorder (`Episode.call`). A run's gateway keys its routes by
+per-episode random tokens, so an agent can reach no episode but the one whose URL it was given.
+Clients see the tools and the policy; the state resources (digest, diff) stay with the harness.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -22,12 +25,15 @@ import uvicorn
 from mcp.server.lowlevel import Server
 
 from shiftbox_servers.kit import (
+    DEFAULT_EPISODE,
+    EPISODE_META_KEY,
     POLICY_URI,
     SERVER_VERSION,
     EpisodePathRouter,
     ErrorKind,
+    connection_episode_id,
     error_result,
-    request_episode_id,
+    meta_episode_id,
 )
 
 from ._world import World, unwrapped_errors
@@ -66,7 +72,11 @@ class Gateway:
         return types.ListToolsResult(tools=self._tools)
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        episode_id = request_episode_id(ctx)
+        episode_id = connection_episode_id(ctx) or DEFAULT_EPISODE
+        named = meta_episode_id(ctx)
+        if named is not None and named != episode_id:
+            return error_result(ErrorKind.INVALID_ARGUMENTS, f"_meta[{EPISODE_META_KEY!r}] cannot select an "
+                                "episode on the gateway: each connection serves the episode of its URL only")
         route = self._routes(episode_id)
         if route is None:
             return error_result(ErrorKind.NOT_FOUND, f"episode {episode_id!r} is not open on this gateway; "
@@ -151,24 +161,30 @@ class GatewayLink:
 
 
 class RunGateway:
-    """The gateway of one run: simulations attach their episode's route and hand the URL to their agent."""
+    """The gateway of one run: simulations attach their episode's route and hand the URL to their agent.
+
+    The URL holds a random token, not the episode id: it cannot be guessed from another simulation's
+    URL, the task or the run, and it is the only way to that simulation's route."""
 
     def __init__(self, world: World):
         self._routes: dict[str, CallRoute] = {}
+        self._tokens: dict[str, str] = {}
         self.gateway = Gateway(world, self._routes.get)
         self.base_url = ""
 
-    def url(self, episode_id: str) -> str:
-        return f"{self.base_url}/episodes/{episode_id}/mcp"
-
     def link(self, episode_id: str) -> GatewayLink:
-        return GatewayLink(self.url(episode_id), functools.partial(self.attach, episode_id))
+        """A fresh URL for the episode's agent; calls to it go to the route attached through the link."""
+        self.detach(episode_id)
+        token = self._tokens[episode_id] = secrets.token_urlsafe(24)
+        return GatewayLink(f"{self.base_url}/episodes/{token}/mcp", functools.partial(self._attach, token))
 
-    def attach(self, episode_id: str, route: CallRoute) -> None:
-        self._routes[episode_id] = route
+    def _attach(self, token: str, route: CallRoute) -> None:
+        self._routes[token] = route
 
     def detach(self, episode_id: str) -> None:
-        self._routes.pop(episode_id, None)
+        token = self._tokens.pop(episode_id, None)
+        if token is not None:
+            self._routes.pop(token, None)
 
 
 @contextlib.asynccontextmanager

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ from typing import IO, Any
 
 import anyio
 from mcp_types import CallToolResult
+
+from shiftbox_servers.kit import ErrorKind, error_result
 
 from ..tasks import Task
 from ..trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
@@ -48,6 +51,8 @@ except ImportError:  # pragma: no cover - not POSIX: one serve process per direc
 
 CALLS_FILE = "calls.jsonl"
 SERVE_DIR = ".serve"
+ENDED_NAMES_KEPT = 10_000
+"""Names of ended sessions remembered, so a call under one is refused instead of opening a new session."""
 GATEWAY_AGENT, GATEWAY_USER = "mcp-client", "none"
 CUT_SHORT = ("cut short: the gateway stopped before the session ended (crash or kill -9); rebuilt from "
              f"{CALLS_FILE}, final state unknown")
@@ -255,6 +260,7 @@ class GatewaySessions:
         self.log = SessionLog(out)
         self._sessions: dict[str, GatewaySession] = {}
         self._clients: dict[str, set[str]] = {}
+        self._ended: OrderedDict[str, None] = OrderedDict()
         self._closed = False
 
     def recover(self) -> int:
@@ -269,6 +275,9 @@ class GatewaySessions:
 
     def route(self, episode_id: str) -> CallRoute:
         async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+            if episode_id in self._ended:  # never reopened empty under the same name
+                return error_result(ErrorKind.NOT_FOUND, f"session {episode_id!r} has ended (its trajectory is "
+                                    "written); connect under a new name for a new session")
             session = await self._session(episode_id)
             async with session.lock:  # one call at a time per episode: the recorded order is the real one
                 return await self._call(session, name, arguments)
@@ -336,12 +345,20 @@ class GatewaySessions:
         del self._clients[episode_id]
         return await self.end(episode_id)
 
-    async def end(self, episode_id: str) -> bool:
-        """Close one session: its final state is read, its trajectory appended. False if it was not open."""
+    async def end(self, episode_id: str, *, dropped: bool = False) -> bool:
+        """Close one session: its final state is read, its trajectory appended. False if it was not open.
+
+        `dropped` (DELETE /episodes/<name>): the name is remembered and a later call under it is refused,
+        never silently reopened empty. A session its clients closed (MCP session close, end of stdio,
+        shutdown) leaves the name free: the next client to connect under it starts a new session."""
         session = self._sessions.pop(episode_id, None)
         self._clients.pop(episode_id, None)
         if session is None:
             return False
+        if dropped:
+            self._ended[episode_id] = None
+            while len(self._ended) > ENDED_NAMES_KEPT:
+                self._ended.popitem(last=False)
         async with session.lock:
             termination = Termination(reason="session_closed", detail=f"gateway episode {episode_id}")
             final_state: dict[str, str] = {}

@@ -8,6 +8,7 @@ serves every simulation. Every tool call goes through `Episode.call`, the one re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import sys
@@ -100,8 +101,12 @@ async def apply_initial_state(episode: Any, calls: Sequence[Any], records: list[
 
 
 def episode_id_for(*parts: str) -> str:
-    """A valid episode id from arbitrary parts (task ids may hold any character)."""
-    return re.sub(r"[^A-Za-z0-9_.:-]", "-", ".".join(parts))[:128]
+    """A valid episode id from arbitrary parts (task ids may hold any character); over-long ones keep
+    a hash of the whole, so different parts never collapse into one id."""
+    joined = re.sub(r"[^A-Za-z0-9_.:-]", "-", ".".join(parts))
+    if len(joined) > 128:
+        joined = joined[:111] + "." + hashlib.sha256(joined.encode()).hexdigest()[:16]
+    return joined
 
 
 @dataclass

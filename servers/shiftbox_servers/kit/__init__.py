@@ -38,7 +38,10 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
+    EpisodeAccessError,
     EpisodePathRouter,
+    connection_episode_id,
+    meta_episode_id,
     request_episode_id,
 )
 from ._snapshot import (
@@ -66,8 +69,8 @@ from .cli import open_server
 __all__ = [
     "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
-    "Episode", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
+    "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "new_database", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
 ]

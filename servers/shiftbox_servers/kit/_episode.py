@@ -1,9 +1,10 @@
 """Episodes: one simulation's private copy of a snapshot, with its own clock and id counters.
 
-MCP 2026-07-28 has no protocol sessions, so the episode is shiftbox's unit of state. A request names
-its episode by `_meta["shiftbox/episode"]`, the HTTP path `/episodes/<id>/mcp`, or the legacy
-`Mcp-Session-Id` header; anything else uses the process's default episode (stdio: one process, one
-episode).
+MCP 2026-07-28 has no protocol sessions, so the episode is shiftbox's unit of state. A request
+belongs to the episode its connection names (the HTTP path `/episodes/<id>/mcp`, the legacy
+`Mcp-Session-Id` header); only a connection that names none (plain `/mcp`, stdio, in-process) selects
+episodes with `_meta["shiftbox/episode"]`; anything else uses the process's default episode (stdio: one
+process, one episode). See `request_episode_id` and docs/servers.md.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +20,7 @@ from typing import Any
 
 from ._clock import EpisodeClock, IdCounters
 from ._errors import DomainError, ErrorKind
+from ._shared_pages import trim_heap
 from ._snapshot import Snapshot, state_diff, state_digest
 
 EPISODE_META_KEY = "shiftbox/episode"
@@ -90,13 +93,23 @@ class Episode:
 
 
 class EpisodeStore:
-    """Creates episodes on first use, drops them on request or when idle, and bounds their number."""
+    """Creates episodes on first use, drops them on request or when idle, and bounds their number.
 
-    def __init__(self, snapshot: Snapshot, *, max_episodes: int = 1000, idle_timeout_s: float = 3600.0):
+    An id once dropped or evicted stays closed: using it again is a `not_found` error naming the
+    episode and why it closed, never a silently recreated empty database. The last `closed_ids_kept`
+    closed ids are remembered (older ones are forgotten, and could be opened anew). The default
+    episode (stdio: the process's one episode) is never evicted for being idle.
+    """
+
+    def __init__(self, snapshot: Snapshot, *, max_episodes: int = 1000, idle_timeout_s: float = 3600.0,
+                 closed_ids_kept: int = 10_000):
         self.snapshot = snapshot
         self.max_episodes = max_episodes
         self.idle_timeout_s = idle_timeout_s
+        self.closed_ids_kept = closed_ids_kept
         self._episodes: dict[str, Episode] = {}
+        self.closed_ids: OrderedDict[str, str] = OrderedDict()
+        """Recently closed episode ids -> why they closed."""
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -105,7 +118,7 @@ class EpisodeStore:
         return episode_id in self._episodes
 
     def get(self, episode_id: str) -> Episode:
-        """The named episode, created fresh from the snapshot if it does not exist yet."""
+        """The named episode, created fresh from the snapshot if it was never opened."""
         episode = self._episodes.get(episode_id)
         if episode is None:
             if not EPISODE_ID_PATTERN.match(episode_id):
@@ -113,7 +126,11 @@ class EpisodeStore:
                     f"invalid episode id {episode_id!r}: use 1-128 letters, digits, '_', '.', ':' or '-'",
                     kind=ErrorKind.INVALID_ARGUMENTS,
                 )
-            self._evict_idle()
+            why = self.closed_ids.get(episode_id)
+            if why is not None:
+                raise DomainError(f"episode {episode_id!r} is closed ({why}); its state is gone. "
+                                  "Start a new episode under a new id", kind=ErrorKind.NOT_FOUND)
+            self.evict_idle()
             if len(self._episodes) >= self.max_episodes:
                 raise DomainError(
                     f"this server already holds {self.max_episodes} episodes; close finished ones "
@@ -124,17 +141,25 @@ class EpisodeStore:
         episode.last_used = time.monotonic()
         return episode
 
-    def drop(self, episode_id: str) -> bool:
+    def drop(self, episode_id: str, reason: str = "dropped") -> bool:
+        """Close an open episode and free its memory; False if it was not open."""
         episode = self._episodes.pop(episode_id, None)
         if episode is None:
             return False
         episode.close()
+        self.closed_ids[episode_id] = reason
+        while len(self.closed_ids) > self.closed_ids_kept:
+            self.closed_ids.popitem(last=False)
+        trim_heap()
         return True
 
-    def _evict_idle(self) -> None:
+    def evict_idle(self) -> int:
+        """Drop every episode unused for longer than the idle timeout; returns how many."""
         cutoff = time.monotonic() - self.idle_timeout_s
-        for episode_id in [e.id for e in self._episodes.values() if e.last_used < cutoff]:
-            self.drop(episode_id)
+        idle = [e.id for e in self._episodes.values() if e.last_used < cutoff and e.id != DEFAULT_EPISODE]
+        for episode_id in idle:
+            self.drop(episode_id, f"evicted after more than {self.idle_timeout_s:g} s idle")
+        return len(idle)
 
 
 current_episode_id: ContextVar[str] = ContextVar("shiftbox_episode", default=DEFAULT_EPISODE)

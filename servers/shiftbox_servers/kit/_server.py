@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import os
 import re
+from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version
 from typing import Any
 
+import anyio
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -41,20 +48,42 @@ EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
 EPISODE_SCOPE_KEY = "shiftbox.episode"
 
 
-def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
-    """Which episode a request belongs to: `_meta` key, then HTTP path, then legacy session header."""
+class EpisodeAccessError(Exception):
+    """A request names an episode its connection may not select."""
+
+
+def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """`_meta["shiftbox/episode"]` of the request, if it names one."""
     meta = (ctx.params or {}).get("_meta") or {}
-    if isinstance(meta, dict) and isinstance(meta.get(EPISODE_META_KEY), str):
-        return meta[EPISODE_META_KEY]
+    value = meta.get(EPISODE_META_KEY) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The episode the connection itself names: the HTTP path `/episodes/<id>/mcp`, else the legacy
+    `Mcp-Session-Id` header; None on the plain endpoint, stdio and in-process connections."""
     request = ctx.request
     if isinstance(request, Request):
-        from_path = request.scope.get(EPISODE_SCOPE_KEY)
-        if from_path:
-            return from_path
-        legacy = request.headers.get("mcp-session-id")
-        if legacy:
-            return legacy
-    return DEFAULT_EPISODE
+        return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
+    return None
+
+
+def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Which episode a request belongs to.
+
+    A connection that names an episode (an episode URL; the legacy session header) is bound to it:
+    `_meta["shiftbox/episode"]` naming another episode is refused (`EpisodeAccessError`). Only a
+    connection that names none (the plain `/mcp` endpoint, stdio, in-process: what shiftbox's own
+    harness holds) selects episodes with `_meta`; without it, the process's default episode.
+    """
+    bound, named = connection_episode_id(ctx), meta_episode_id(ctx)
+    if bound is not None:
+        if named is not None and named != bound:
+            raise EpisodeAccessError(
+                f"this connection serves episode {bound!r} only; _meta[{EPISODE_META_KEY!r}] cannot select "
+                f"episode {named!r} (only the plain /mcp endpoint selects episodes by _meta)")
+        return bound
+    return named if named is not None else DEFAULT_EPISODE
 
 
 class DomainServer:
@@ -90,10 +119,27 @@ class DomainServer:
             instructions=instructions,
             log_level="WARNING",
             middleware=[self._episode_middleware],
+            lifespan=self._lifespan,
         )
         for spec in self.tools:
             self._register_tool(spec)
         self._register_resources()
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
+        """While the server runs (each transport enters this once), idle episodes are evicted on a timer."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._evict_idle_forever)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _evict_idle_forever(self) -> None:
+        interval = min(60.0, max(0.05, self.episodes.idle_timeout_s / 4))
+        while True:
+            await anyio.sleep(interval)
+            self.episodes.evict_idle()
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -130,7 +176,12 @@ class DomainServer:
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         if ctx.method not in ("tools/call", "resources/read"):
             return await call_next(ctx)
-        episode_id = request_episode_id(ctx)
+        try:
+            episode_id = request_episode_id(ctx)
+        except EpisodeAccessError as exc:
+            if ctx.method == "tools/call":
+                return error_result(ErrorKind.INVALID_ARGUMENTS, str(exc))
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
@@ -142,7 +193,7 @@ class DomainServer:
             current_episode_id.reset(token)
         meta = (ctx.params or {}).get("_meta") or {}
         if ctx.method == "resources/read" and isinstance(meta, dict) and meta.get(CLOSE_META_KEY) is True:
-            self.episodes.drop(episode_id)  # the harness's last read of an episode ends it
+            self.episodes.drop(episode_id, "ended by its final digest read")  # the harness's last read
         return result
 
     def _reject_arguments(self, params: dict[str, Any]) -> Any:
@@ -170,13 +221,19 @@ class DomainServer:
     # -- resources and prompts -----------------------------------------------------------------
 
     def episode(self) -> Episode:
-        return self.episodes.get(current_episode_id.get())
+        """The request's episode, for the resources (a closed or invalid one: an error naming it)."""
+        try:
+            return self.episodes.get(current_episode_id.get())
+        except DomainError as exc:
+            raise ResourceError(str(exc)) from None
 
     def _register_resources(self) -> None:
         mcp = self.mcp
 
+        # async: episode state is only ever touched on the event loop (the SDK runs plain functions in
+        # worker threads, where a read could race a DELETE or the eviction timer closing the database)
         @mcp.resource(STATE_DIGEST_URI, mime_type="application/json")
-        def state_digest() -> str:
+        async def state_digest() -> str:
             """The episode's state digest (for the harness, not the agent)."""
             ep = self.episode()
             return json.dumps(
@@ -184,7 +241,7 @@ class DomainServer:
             )
 
         @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
-        def state_diff() -> str:
+        async def state_diff() -> str:
             """Rows the episode added, removed or changed relative to the snapshot."""
             return json.dumps(self.episode().diff(), sort_keys=True)
 
@@ -210,7 +267,8 @@ class DomainServer:
 
         @self.mcp.custom_route("/episodes/{episode_id}", methods=["DELETE"])
         async def drop_episode(request: Request) -> Response:
-            dropped = store.drop(request.path_params["episode_id"])
+            episode_id = request.path_params["episode_id"]
+            dropped = store.drop(episode_id, f"dropped by DELETE /episodes/{episode_id}")
             return JSONResponse({"dropped": dropped}, status_code=200 if dropped else 404)
 
         @self.mcp.custom_route("/healthz", methods=["GET"])
@@ -222,7 +280,7 @@ class DomainServer:
             )
 
         inner = self.mcp.streamable_http_app(json_response=True, host=host)
-        return EpisodePathRouter(inner)
+        return EpisodePathRouter(inner, host)
 
 
 def resident_bytes() -> int | None:
@@ -234,14 +292,37 @@ def resident_bytes() -> int | None:
         return None
 
 
-class EpisodePathRouter:
-    """ASGI wrapper: serves `/episodes/<id>/mcp` by the `/mcp` endpoint, remembering the episode id."""
+def transport_security(host: str) -> TransportSecuritySettings | None:
+    """The Host/Origin checks the SDK gives the MCP endpoint of a server bound to `host` (None: none)."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
 
-    def __init__(self, app: ASGIApp):
+
+class EpisodePathRouter:
+    """ASGI wrapper: serves `/episodes/<id>/mcp` by the `/mcp` endpoint, remembering the episode id.
+
+    Every HTTP request, custom routes (`DELETE /episodes/<id>`, `/healthz`) included, first passes the
+    Host/Origin checks the SDK applies to the MCP endpoint, so a web page reached through DNS
+    rebinding can neither call tools nor drop episodes.
+    """
+
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1"):
         self.app = app
+        settings = transport_security(host)
+        self._security = TransportSecurityMiddleware(settings) if settings is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            if self._security is not None:
+                refused = await self._security.validate_request(Request(scope, receive))
+                if refused is not None:
+                    await refused(scope, receive, send)
+                    return
             match = EPISODE_PATH.match(scope["path"])
             if match:
                 scope = dict(scope, path="/mcp", raw_path=b"/mcp")

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._shared_pages import SharedPages
+
 DB_FILENAME = "db.sqlite"
 MANIFEST_FILENAME = "manifest.json"
 INTERNAL_TABLE_PREFIXES = ("sqlite_", "_shiftbox")
@@ -151,6 +153,7 @@ class Snapshot:
         self.manifest = manifest
         self.data = data
         self._base: sqlite3.Connection | None = None
+        self._pages: SharedPages | None = None
 
     @classmethod
     def load(cls, directory: str | Path) -> Snapshot:
@@ -175,9 +178,16 @@ class Snapshot:
         return cls(directory, manifest, data)
 
     def open_copy(self) -> sqlite3.Connection:
-        """A private in-memory copy of the snapshot (what one episode works on)."""
-        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        db.deserialize(self.data)
+        """A private in-memory copy of the snapshot (what one episode works on).
+
+        Copy-on-write over pages every episode shares (`_shared_pages.py`) where the platform allows,
+        else a full copy; either way writes stay private to the connection."""
+        if self._pages is None:
+            self._pages = SharedPages(self.data)
+        db = self._pages.open()
+        if db is None:
+            db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            db.deserialize(self.data)
         db.execute("PRAGMA foreign_keys = ON")
         return db
 

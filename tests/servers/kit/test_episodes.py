@@ -77,11 +77,13 @@ async def test_episode_capacity_is_a_clear_kinded_error(echo):
     await ok(client, "echo", {"text": "hi"}, episode="c4")
 
 
-async def test_dropped_episode_starts_fresh(echo):
+async def test_dropped_episode_is_never_silently_reopened(echo):
     server, client = echo
     await ok(client, "put_marker", {"value": "gone"}, episode="z")
     server.episodes.drop("z")
-    await fails(client, "get_marker", {"marker_id": "mark_000001"}, "not_found", episode="z")
+    err = await fails(client, "echo", {"text": "hi"}, "not_found", episode="z")
+    assert "episode 'z' is closed" in err["message"]
+    await fails(client, "get_marker", {"marker_id": "mark_000001"}, "not_found", episode="z2")  # a new id starts fresh
 
 
 async def test_invalid_episode_id_is_rejected(echo):

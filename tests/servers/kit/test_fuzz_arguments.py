@@ -6,6 +6,7 @@ Whatever JSON an agent sends: the server never crashes, every error carries a kn
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import anyio
@@ -74,16 +75,18 @@ def domain_server(request):
 
 def test_fuzzed_arguments_never_crash_and_errors_are_kinded(domain_server):
     specs = list(domain_server.domain.tools)
+    examples = itertools.count()  # a dropped episode id stays closed: each example opens its own
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(data=st.data())
     def check(data):
         spec = data.draw(st.sampled_from(specs), label="tool")
         arguments = data.draw(arguments_for(spec), label="arguments")
+        name = f"fuzz-{next(examples)}"
 
         async def call():
             async with Client(domain_server.mcp) as client:
-                episode = {"shiftbox/episode": "fuzz"}
+                episode = {"shiftbox/episode": name}
                 before = json.loads((await client.read_resource("shiftbox://episode/digest", meta=episode))
                                     .contents[0].text)["digest"]
                 result = await client.call_tool(spec.name, arguments, meta=episode)
@@ -96,6 +99,6 @@ def test_fuzzed_arguments_never_crash_and_errors_are_kinded(domain_server):
             error = result_error(result) or {}
             assert error.get("kind") in KINDS, (spec.name, arguments, result.content)
             assert before == after, f"{spec.name} changed state although it failed: {arguments}"
-        domain_server.episodes.drop("fuzz")
+        domain_server.episodes.drop(name)
 
     check()

@@ -1,0 +1,56 @@
+"""Isolation against a hostile `cmd:` agent: it tries every way it can think of to act inside the
+other simulations of its run (hostile_agent.py); none of its calls may land anywhere but its own episode."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from shiftbox._run import read_trajectories
+from shiftbox.cli import app
+from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
+from tests.client.harness import HANDWRITTEN
+
+AGENT = Path(__file__).with_name("hostile_agent.py")
+TASK = "hw_banking_003"
+TRIALS = 5
+
+
+def replayed_digest(server: DomainServer, episode: str, trajectory) -> str:
+    """The state the trajectory's recorded calls produce on a fresh episode (what it should have ended in)."""
+    for record in [*trajectory.setup_calls, *trajectory.tool_calls]:
+        server.run_tool(server.domain.tools.get(record.name), episode, dict(record.arguments))
+    return server.episodes.get(episode).digest()
+
+
+@pytest.mark.parametrize("servers", ["inproc", "http"])
+def test_a_hostile_agent_cannot_act_inside_other_simulations(tmp_path, servers):
+    out = tmp_path / "run"
+    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    env = {"HOSTILE_RUN_DIR": str(out), "HOSTILE_TASK": TASK}
+    res = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--task-id", TASK,
+                                   "--out", str(out), "--agent", agent, "--user", "scripted", "--servers", servers,
+                                   "--trials", str(TRIALS), "--concurrency", str(TRIALS), "--max-steps", "6"], env=env)
+    assert res.exit_code == 0, res.output
+    trajectories = read_trajectories(out)
+    assert len(trajectories) == TRIALS
+    intrusions = []
+    for t in trajectories:
+        mine = {f"own-{t.seed}", f"probe-{t.seed}"}
+        foreign = [c.arguments.get("current_task_id") for c in t.tool_calls
+                   if c.arguments.get("current_task_id") not in mine]
+        if foreign:
+            intrusions.append(f"{t.simulation_id} (seed {t.seed}) recorded calls of others: {foreign}")
+        assert any(c.arguments.get("current_task_id") == f"own-{t.seed}" and not c.is_error for c in t.tool_calls), \
+            f"{t.simulation_id}: the agent's own call is missing ({t.termination})"
+    # nothing reached an episode behind the recorder's back either: each final state is exactly what
+    # the simulation's own recorded calls produce
+    server = DomainServer(get_domain("banking"), Snapshot.load(get_domain("banking").default_snapshot_dir()))
+    for t in trajectories:
+        if t.final_state["banking"] != replayed_digest(server, f"check-{t.trial}", t):
+            intrusions.append(f"{t.simulation_id} (seed {t.seed}): its final state holds writes it never made")
+    assert not intrusions, "\n".join(intrusions)
