@@ -17,7 +17,7 @@ from mcp_types import CallToolResult
 
 from shiftbox._run import read_trajectories
 from shiftbox.world import open_run_gateway, open_world
-from shiftbox_servers.kit import ErrorKind, error_result
+from shiftbox_servers.kit import ErrorKind, error_result, result_error
 from tests.servers.helpers import assert_custom_routes_refuse_foreign_pages, http_request
 
 SHIFTBOX = [sys.executable, "-m", "shiftbox.cli"]
@@ -45,11 +45,11 @@ async def test_run_gateway_urls_are_unguessable_and_bound_to_their_episode():
             await client.call_tool("get_customer_by_phone", PHONE)
             refused = await client.call_tool("get_customer_by_phone", PHONE,
                                              meta={"shiftbox/episode": "rtag.task.1"})
-            assert refused.is_error and "shiftbox/episode" in refused.structured_content["error"]["message"]
+            assert refused.is_error and "shiftbox/episode" in result_error(refused)["message"]
         for guess in ("rtag.task.1", other.rsplit("/", 2)[-2][:-1] + "A"):
             async with Client(f"{gateway.base_url}/episodes/{guess}/mcp") as client:
                 missed = await client.call_tool("get_customer_by_phone", PHONE)
-                assert missed.is_error and missed.structured_content["error"]["kind"] == "not_found"
+                assert missed.is_error and result_error(missed)["kind"] == "not_found"
         async with Client(f"{gateway.base_url}/mcp") as client:
             missed = await client.call_tool("get_customer_by_phone", PHONE, meta={"shiftbox/episode": "rtag.task.1"})
             assert missed.is_error
@@ -84,7 +84,7 @@ async def test_serve_gateway_refuses_foreign_pages_and_never_reopens_an_ended_se
             status, body = http_request(f"{base}/episodes/alice", "DELETE")
             assert (status, json.loads(body)) == (200, {"ended": True})
             again = await alice.call_tool("get_customer_by_phone", PHONE)
-            assert again.is_error and "'alice'" in again.structured_content["error"]["message"]
+            assert again.is_error and "'alice'" in result_error(again)["message"]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
