@@ -38,6 +38,26 @@ def test_run_records_the_tool_contract_in_run_json_and_trajectories(tmp_path):
     assert json.loads(line)["servers"]["banking"]["tool_contract"] == digest
 
 
+def test_run_records_the_user_simulators_identity(tmp_path):
+    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN),
+                              "--out", str(tmp_path / "r"), "--task-id", "hw_banking_001"])
+    assert res.exit_code == 0, res.output
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    trajectory = json.loads((tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()[0])
+    for sim in (run["user_simulator"], trajectory["user_simulator"]):
+        assert sim["kind"] == "scripted" and sim["personas_version"] == 1
+        assert len(sim["personas_sha256"]) == 64
+
+
+def test_an_llm_user_names_its_model_and_prompt_digest():
+    from shiftbox.users import simulator_identity
+    from shiftbox.users._factories import litellm
+
+    sim = simulator_identity(litellm("openai/some-model", {}))
+    assert sim.kind == "litellm" and sim.model == "openai/some-model"
+    assert len(sim.prompt_sha256) == 64 and len(sim.personas_sha256) == 64
+
+
 def _with_doc(fn, doc):
     import functools
 
