@@ -92,7 +92,7 @@ fi
 SOURCE=${SOURCE_URL:-$(git remote get-url origin 2>/dev/null || echo unknown)}
 
 # Each domain's default snapshot, verified against its manifest before it is baked in.
-declare -A SNAP SNAPSHOT_ID SNAPSHOT_SHA256
+declare -A SNAP SNAPSHOT_ID SNAPSHOT_SHA256 TOOL_CONTRACT
 snapshots=$("$VENV_PY" - "${domains[@]}" <<'PY'
 import sys
 from shiftbox_servers.kit import Snapshot, SnapshotError, get_domain
@@ -103,11 +103,15 @@ for name in sys.argv[1:]:
         m = Snapshot.load(directory).manifest
     except SnapshotError as exc:
         sys.exit(f"build-images.sh: {exc}")
-    print(name, directory, m.snapshot_id, m.sha256)
+    contract = m.tool_contracts.get("default")
+    if contract is None:
+        sys.exit(f"build-images.sh: {directory}/manifest.json records no tool contract; "
+                 f"rebuild it with `shiftbox snapshots build {name}`")
+    print(name, directory, m.snapshot_id, m.sha256, contract.digest)
 PY
 )
-while read -r domain dir id sha; do
-  SNAP[$domain]=$dir SNAPSHOT_ID[$domain]=$id SNAPSHOT_SHA256[$domain]=$sha
+while read -r domain dir id sha contract; do
+  SNAP[$domain]=$dir SNAPSHOT_ID[$domain]=$id SNAPSHOT_SHA256[$domain]=$sha TOOL_CONTRACT[$domain]=$contract
 done <<<"$snapshots"
 
 # 4. one image per domain, sharing the base and venv layers
@@ -124,6 +128,7 @@ for domain in "${domains[@]}"; do
       --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg DOMAIN="$domain" --build-arg VERSION="$VERSION" \
       --build-arg REVISION="$REVISION" --build-arg SOURCE="$SOURCE" \
       --build-arg SNAPSHOT_ID="${SNAPSHOT_ID[$domain]}" --build-arg SNAPSHOT_SHA256="${SNAPSHOT_SHA256[$domain]}" \
+      --build-arg TOOL_CONTRACT="${TOOL_CONTRACT[$domain]}" \
       -t "$image" "$CONTEXT" >"$log" 2>&1; then
     tail -30 "$log" >&2
     rm -f "$log"

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from ._run import read_run
 from .metrics import AgentScores, Comparison, compare, score_by_agent
@@ -37,6 +38,29 @@ def _one_agent(path: Path, trajectories: list[Trajectory]) -> str:
     return agents[0]
 
 
+def _identities(trajectories: list[Trajectory]) -> tuple[set[str], set[str]]:
+    """The user simulators and the tool contracts (per domain) a run's simulations used, as text."""
+    users, contracts = set(), set()
+    for t in trajectories:
+        sim = t.user_simulator
+        users.add(json.dumps(sim.model_dump(mode="json", exclude_none=True), sort_keys=True) if sim else t.user)
+        contracts |= {f"{d}:{info.tool_contract or 'unrecorded'}" for d, info in t.servers.items()}
+    return users, contracts
+
+
+def comparability_warnings(traj_a: list[Trajectory], traj_b: list[Trajectory]) -> list[str]:
+    """Why A and B may not be comparable: their simulations used other user simulators or tool contracts."""
+    (users_a, contracts_a), (users_b, contracts_b) = _identities(traj_a), _identities(traj_b)
+    warnings = []
+    if users_a != users_b:
+        warnings.append(f"the runs used different user simulators (A: {'; '.join(sorted(users_a))} | "
+                        f"B: {'; '.join(sorted(users_b))}); differences may come from the simulated user")
+    if contracts_a != contracts_b:
+        warnings.append(f"the runs used different tool contracts (A: {', '.join(sorted(contracts_a))} | "
+                        f"B: {', '.join(sorted(contracts_b))}); the agents did not see the same tools")
+    return warnings
+
+
 def compare_run_dirs(run_a: Path, run_b: Path, success_threshold: float = 1.0) -> ComparedRuns:
     """Score two runs (run directories or folders of them), each of one agent, and pair them by (task, trial)."""
     (traj_a, tasks_a), (traj_b, tasks_b) = read_run(run_a), read_run(run_b)
@@ -54,6 +78,7 @@ def compare_run_dirs(run_a: Path, run_b: Path, success_threshold: float = 1.0) -
     scores = {**score_by_agent(traj_a, tasks, success_threshold=success_threshold),
               **score_by_agent(traj_b, tasks, success_threshold=success_threshold)}
     comparison = compare(scores[label_a].simulations, scores[label_b].simulations, label_a, label_b)
+    comparison.warnings = comparability_warnings(traj_a, traj_b)
     return ComparedRuns(comparison, scores, traj_a + traj_b)
 
 
@@ -94,9 +119,11 @@ def compare_command(
     except (FileNotFoundError, KeyError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc.args[0] if exc.args else exc}")
         raise typer.Exit(2) from None
-    if json_out:
+    if json_out:  # the warnings are in the JSON (`warnings`)
         typer.echo(json.dumps(compared.comparison.model_dump(mode="json"), indent=2))
         return
+    for warning in compared.comparison.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
     from .report import comparison_table
 
     console = Console(width=None if sys.stdout.isatty() else 160)

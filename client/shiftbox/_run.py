@@ -26,6 +26,7 @@ from .orchestrator import SimulationLimits, run_simulation, simulation_id
 from .redact import redact
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
+from .users import simulator_identity
 from .world import Episode, ServerMode, World, episode_id_for, open_run_gateway, open_world
 
 RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE = "run.json", "tasks.json", "trajectories.jsonl"
@@ -63,6 +64,9 @@ class RunMetadata(BaseModel):
     shiftbox_version: str
     server: dict = Field(default_factory=dict)
     simulations: int
+    user_simulator: dict | None = Field(None, description="the user simulator's identity (UserSimulatorInfo)")
+    tool_contracts: dict[str, str] = Field(
+        default_factory=dict, description="domain -> digest of the tools its server published (see ServerInfo)")
 
 
 class RunDirError(Exception):
@@ -92,13 +96,18 @@ def read_run_metadata(run_dir: Path) -> RunMetadata:
                            "start a new run with another --out") from None
 
 
-def record_server(run_dir: Path, world: World) -> None:
-    """Put the connected server's identity (version, snapshot, image id if a container) in run.json."""
+def record_server(run_dir: Path, world: World, make_user: Callable[[], object] | None = None) -> None:
+    """Put the connected server's identity (version, snapshot, image id if a container, tool contract)
+    and the user simulator's in run.json."""
     run_file = run_dir / RUN_FILE
     if not run_file.exists():
         return
     metadata = read_run_metadata(run_dir)
     metadata.server[world.domain.name] = world.info.model_dump(mode="json")
+    if world.info.tool_contract is not None:
+        metadata.tool_contracts[world.domain.name] = world.info.tool_contract
+    if make_user is not None:
+        metadata.user_simulator = simulator_identity(make_user()).model_dump(mode="json", exclude_none=True)
     write_run_metadata(run_dir, metadata)
 
 
@@ -243,6 +252,8 @@ async def execute_run(
 
     A simulation that ends in an infrastructure error (server gone, LLM provider down) is run again
     from the start, in a fresh episode, up to `retry_infra` times; only its last attempt is written.
+    Before that, at the call level, a read-only tool call (`readOnlyHint`) whose transport failed is
+    resent up to `retry_infra` times; a call to any other tool is never resent (it may have acted).
     """
     hooks = hooks or RunHooks()
     work = [(task, trial) for task in tasks for trial in range(config.trials)
@@ -257,7 +268,8 @@ async def execute_run(
     needs_gateway = bool(work) and getattr(hooks.agent(*work[0], make_agent), "uses_gateway", False)
     try:
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
-            record_server(run_dir, world)
+            record_server(run_dir, world, make_user)
+            world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure
             gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
 
             async def attempt(task: Task, trial: int, number: int) -> Trajectory:

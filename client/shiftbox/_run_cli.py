@@ -37,7 +37,7 @@ from ._run import (
 )
 from .tasks import TaskFile, satisfied_actions
 from .trajectory import Trajectory
-from .world import SERVER_MODES, DockerError
+from .world import SERVER_MODES, DockerError, ToolContractError
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -193,7 +193,7 @@ def run(
                 on_done=lambda t: progress.advance(bar),
                 hooks=hooks, retry_infra=retry_infra,
             ))
-    except (SnapshotError, DockerError) as exc:
+    except (SnapshotError, DockerError, ToolContractError) as exc:
         raise fail(str(exc)) from None
     if record is not None:
         from .replay import finish_fixture

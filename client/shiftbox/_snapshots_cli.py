@@ -19,6 +19,7 @@ from shiftbox_servers.kit import (
     get_domain,
     registered_domains,
     snapshots_root,
+    stamp_tool_contracts,
 )
 
 snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
@@ -63,7 +64,8 @@ def build(
         d = _domain_or_exit(name)
         directory = out or ((root / d.name / d.snapshot_version) if root is not None else d.default_snapshot_dir())
         start = time.perf_counter()
-        manifest = d.build_snapshot(directory)
+        d.build_snapshot(directory)
+        manifest = stamp_tool_contracts(d, directory)
         _print_manifest(manifest, directory, time.perf_counter() - start)
 
 
@@ -124,7 +126,8 @@ def import_agentchangebench(
         console.print(f"[red]error:[/] {source} does not exist or is not a file")
         raise typer.Exit(2)
     try:
-        manifest = importer(source, out)
+        importer(source, out)
+        manifest = stamp_tool_contracts(d, out)
     except (ValueError, sqlite3.IntegrityError) as exc:
         console.print(f"[red]error:[/] cannot import {source}: {exc}")
         raise typer.Exit(2) from None

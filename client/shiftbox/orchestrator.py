@@ -29,7 +29,7 @@ from .trajectory import (
     Trajectory,
     shift_reports_of,
 )
-from .users import UserContext, UserSimulator
+from .users import UserContext, UserSimulator, simulator_identity
 from .world import (
     Episode,
     InfrastructureError,
@@ -108,6 +108,7 @@ class Simulation:
         return Trajectory(
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
+            user_simulator=simulator_identity(self.user),
             goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts,
             shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,

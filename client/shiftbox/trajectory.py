@@ -111,6 +111,19 @@ class ServerInfo(BaseModel):
                                  description="container image id (`--servers docker`); absent otherwise")
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="tool profile the server offered (`--toolset`); absent when the default")
+    tool_contract: str | None = Field(None, exclude_if=lambda v: v is None,
+                                      description="digest of the tools the server published (tools/list: names, "
+                                                  "descriptions, schemas, annotations); absent in older records")
+
+
+class UserSimulatorInfo(BaseModel):
+    """Which user simulator played the customer: results are comparable only between equal ones."""
+
+    kind: str = Field(description="'scripted', 'litellm' or a plugin's name")
+    model: str | None = Field(None, description="the LLM behind it (litellm); absent for a scripted user")
+    prompt_sha256: str | None = Field(None, description="sha256 of its prompt templates (LLM users)")
+    personas_version: int | None = Field(None, description="persona catalog schema_version")
+    personas_sha256: str | None = Field(None, description="sha256 of the persona catalog (personas.json)")
 
 
 class Termination(BaseModel):
@@ -129,6 +142,8 @@ class Trajectory(BaseModel):
     agent: str
     user: str
     persona: str | None
+    user_simulator: UserSimulatorInfo | None = Field(
+        None, exclude_if=lambda v: v is None, description="the user simulator's identity; absent in older records")
     goals: list[str]
     servers: dict[str, ServerInfo]
     messages: list[Message]

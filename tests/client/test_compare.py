@@ -93,3 +93,30 @@ def test_bad_input_names_the_problem(runs, tmp_path):
         shutil.copytree(runs[name], both / name)
     res = runner.invoke(app, ["compare", str(both), str(runs["late"])])
     assert res.exit_code == 2 and "exactly one agent" in res.output
+
+
+def _rewrite_trajectories(run_dir, change):
+    path = run_dir / "trajectories.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    path.write_text("".join(json.dumps(change(t)) + "\n" for t in lines))
+
+
+def test_compare_warns_when_the_runs_used_different_user_simulators_or_tool_contracts(runs, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(runs["late"], other)
+
+    def change(t):
+        t["user_simulator"] = {"kind": "litellm", "model": "some-model"}
+        t["servers"]["banking"]["tool_contract"] = "0" * 64
+        return t
+
+    _rewrite_trajectories(other, change)
+    data = compare_json(runs["oracle"], other)
+    assert any("user simulator" in w for w in data["warnings"]), data["warnings"]
+    assert any("tool contract" in w for w in data["warnings"]), data["warnings"]
+    res = runner.invoke(app, ["compare", str(runs["oracle"]), str(other), "--html", str(tmp_path / "c.html")])
+    assert res.exit_code == 0, res.output
+    assert "user simulator" in res.output and "tool contract" in res.output
+    page = (tmp_path / "c.html").read_text()
+    assert 'id="comparison-warnings"' in page and "user simulator" in page
+    assert compare_json(runs["oracle"], runs["late"])["warnings"] == []

@@ -55,6 +55,8 @@ def test_labels_pin_the_locked_version_the_revision_and_the_snapshot(images):
         assert labels["io.modelcontextprotocol.server.name"] == f"shiftbox-{domain}"
         assert labels["io.shiftbox.snapshot.sha256"] == m.sha256, f"{image.ref} bakes another snapshot: `make images`"
         assert labels["io.shiftbox.snapshot.id"] == m.snapshot_id
+        assert labels.get("io.shiftbox.tool-contract") == m.tool_contracts["default"].digest, \
+            f"{image.ref} was built for other tools: `make images`"
         assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", labels["org.opencontainers.image.revision"])
         assert labels["org.opencontainers.image.source"]
 

@@ -46,6 +46,8 @@ class Comparison(BaseModel):
     unpaired_b: int
     differences: list[MetricDifference]
     bootstrap: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="why the runs may not be comparable: "
+                                "different user simulators or tool contracts")
 
 
 def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str = "A",

@@ -765,7 +765,9 @@ def comparison_section(c: Comparison) -> str:
         rows.append(f'<tr data-metric="{e(d.metric)}"><td>{e(d.metric)}</td><td>{f3(d.a)}</td><td>{f3(d.b)}</td>'
                     f"<td>{diff}</td><td>{ci}</td><td>{'no' if zero or d.interval is None else 'yes'}</td></tr>")
     unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
-    return (f'<section id="comparison"><h2>Comparison \u00b7 A = {e(c.a)} \u00b7 B = {e(c.b)}</h2>'
+    warnings = ('<ul class="warnings" id="comparison-warnings">'
+                + "".join(f"<li>warning: {e(w)}</li>" for w in c.warnings) + "</ul>") if c.warnings else ""
+    return (f'<section id="comparison"><h2>Comparison \u00b7 A = {e(c.a)} \u00b7 B = {e(c.b)}</h2>{warnings}'
             '<div class="scroll"><table class="data" id="comparison-table"><thead><tr><th>metric</th><th>A</th>'
             "<th>B</th><th>B \u2212 A</th><th>95% CI</th><th>differs</th></tr></thead><tbody>" + "".join(rows)
             + "</tbody></table></div>"

@@ -24,6 +24,7 @@ reminder added) up to `max_empty_retries` times, then the simulator raises.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -202,6 +203,12 @@ def simulator_view(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def prompt_sha256() -> str:
+    """sha256 of the templates the system prompt and the opening are made from."""
+    parts = [OPENING, USER_PROMPT, GOAL_RULES, COMMON_RULES, *(f"{k}={v}" for k, v in sorted(_DISCLOSURE.items()))]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
 class LLMUser:
     """`litellm:<model>`: a model plays the task's customer; goal shifts come from its control tokens."""
 
@@ -225,6 +232,14 @@ class LLMUser:
         self.goals = list(context.task.goals)
         self.system_prompt = system_prompt(context.task, get_persona(context.task.user_scenario.persona))
         self.index, self.turns_on_goal = -1, 0
+
+    def identity(self):
+        from ..trajectory import UserSimulatorInfo
+        from ._personas import catalog_identity
+
+        version, digest = catalog_identity()
+        return UserSimulatorInfo(kind="litellm", model=self.settings.model, prompt_sha256=prompt_sha256(),
+                                 personas_version=version, personas_sha256=digest)
 
     @property
     def goal(self) -> str | None:

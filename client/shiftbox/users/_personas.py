@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Annotated, Literal
@@ -87,6 +88,13 @@ class _Catalog(BaseModel):
         if dupes:
             raise ValueError(f"duplicate persona keys: {dupes}")
         return self
+
+
+@lru_cache(maxsize=1)
+def catalog_identity() -> tuple[int, str]:
+    """(schema_version, sha256 of the file's bytes) of the persona catalog: what a run records."""
+    data = resources.files(__package__).joinpath(CATALOG_FILE).read_bytes()
+    return _Catalog.model_validate_json(data).schema_version, hashlib.sha256(data).hexdigest()
 
 
 @lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ from ._world import (
     Episode,
     InfrastructureError,
     ServerMode,
+    ToolContractError,
     World,
     apply_initial_state,
     client_result,
@@ -16,6 +17,6 @@ from ._world import (
     tool_message_content,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "Gateway", "GatewayLink", "InfrastructureError",
+__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "Gateway", "GatewayLink", "InfrastructureError", "ToolContractError",
            "RunGateway", "ServerMode", "World", "apply_initial_state", "client_result", "episode_id_for",
            "open_run_gateway", "open_world", "serve_http", "tool_message_content"]

@@ -32,11 +32,13 @@ from shiftbox_servers.kit import (
     Domain,
     DomainServer,
     Snapshot,
+    describe_changes,
     failed_result,
     get_domain,
     http_server_process,
     not_unicode_error,
     result_error,
+    tool_contract,
 )
 
 from .._stopwatch import timed
@@ -131,13 +133,21 @@ class Episode:
         """
         start = time.perf_counter()
         result = not_unicode_error(name, arguments)
-        if result is None:
+        attempts = 1
+        while result is None:
             try:
                 with timed("mcp_s"):
                     result = await self.world.client.call_tool(name, arguments, meta=self._meta)
             except Exception as exc:  # transport failure: the call may or may not have happened
+                read_only = self.world.is_read_only(name)
+                if read_only and attempts <= self.world.read_only_retries:
+                    attempts += 1  # a read-only call changed nothing: it is safe to send again
+                    with contextlib.suppress(Exception):
+                        await self.world.recover()
+                    continue
+                why = ("" if read_only else " (not retried: the tool is not read-only, it may have acted)")
                 raise InfrastructureError(
-                    f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}") from exc
+                    f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}{why}") from exc
         outcome = _outcome(result, (time.perf_counter() - start) * 1000)
         self.calls += 1
         record = ToolCallRecord(
@@ -145,6 +155,8 @@ class Episode:
             name=name, arguments=arguments, result=outcome.result, is_error=outcome.is_error,
             error_kind=outcome.error_kind, timing={"latency_ms": round(outcome.latency_ms, 3)},
         )
+        if attempts > 1:
+            record.timing["attempts"] = attempts
         record._client_result = result
         return record
 
@@ -181,9 +193,20 @@ class World:
     tools: list[dict[str, Any]] = field(default_factory=list)
     reconnect: Callable[[], Awaitable[None]] | None = field(default=None, repr=False)
     restarts: int = 0
+    read_only_retries: int = 0
+    """How often a read-only call (annotation `readOnlyHint`) is sent again after a transport failure
+    (`shiftbox run --retry-infra N` sets N). Any other call is never resent: it may have acted."""
 
     def episode(self, episode_id: str) -> Episode:
         return Episode(self, episode_id)
+
+    def is_read_only(self, name: str) -> bool:
+        """The server declares tool `name` read-only (`readOnlyHint`, and not `destructiveHint`)."""
+        for tool in self.tools:
+            if tool.get("name") == name:
+                hints = tool.get("annotations") or {}
+                return hints.get("readOnlyHint") is True and hints.get("destructiveHint") is not True
+        return False
 
     async def recover(self) -> None:
         """After an infrastructure error: if the server no longer answers, start it again and reconnect."""
@@ -288,6 +311,11 @@ class _Connection:
         self._stop.set()
 
 
+class ToolContractError(Exception):
+    """The server publishes tools (names, descriptions, schemas, annotations) other than the snapshot's
+    manifest records for its tool set; the message names the tools and the fix."""
+
+
 async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id: str | None,
                     toolset: str = DEFAULT_TOOLSET) -> tuple[ServerInfo, list[dict[str, Any]]]:
     """The server's identity and tools; refuses a server that serves another snapshot."""
@@ -299,8 +327,17 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             f"it answered {info!r}")
     listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    contract = tool_contract(tools)
+    expected = m.tool_contracts.get(toolset)
+    if expected is not None and expected.digest != contract.digest:
+        raise ToolContractError(
+            f"the {domain.name} server's tool contract (tool set {toolset!r}) is not the one snapshot "
+            f"{m.snapshot_id} expects: {describe_changes(expected, contract)}. Results would not be comparable "
+            "with runs on the expected tools. If the tools changed on purpose, rebuild the snapshots "
+            "(`shiftbox snapshots build`) and the images (`containers/build-images.sh`); otherwise run "
+            "the server version the snapshot was built for.")
     return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
-                      image_id=image_id, toolset=toolset), tools
+                      image_id=image_id, toolset=toolset, tool_contract=contract.digest), tools
 
 
 async def _answers(client: Client) -> bool:

@@ -2,6 +2,13 @@
 
 from ._calculate import evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
+from ._contract import (
+    ToolContract,
+    contract_changes,
+    describe_changes,
+    stamp_tool_contracts,
+    tool_contract,
+)
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
@@ -73,4 +80,5 @@ __all__ = [
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
+    "ToolContract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
 ]

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._contract import ToolContract
 from ._shared_pages import SharedPages
 
 DB_FILENAME = "db.sqlite"
@@ -39,6 +40,9 @@ class SnapshotManifest(BaseModel):
     sha256: str = Field(description="sha256 of the SQLite file's bytes")
     content_sha256: str = Field(description="sha256 of the schema and sorted rows (SQLite-version independent)")
     row_counts: dict[str, int]
+    tool_contracts: dict[str, ToolContract] = Field(
+        default_factory=dict,
+        description="tool set name -> the contract its server publishes (stamped by `shiftbox snapshots build`)")
 
     @property
     def snapshot_id(self) -> str:
