@@ -12,13 +12,19 @@ keeps the price) carry no money and are dropped.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from shiftbox_servers.kit import SnapshotManifest
 
-from ._builder import TABLES, check_payments_balance, insert_rows, write_retail_snapshot
+from ..kit._json_records import RecordError as _Bad
+from ..kit._json_records import check_same_id as _same_id
+from ..kit._json_records import checked_keys as _keys
+from ..kit._json_records import keyed_records as _mapping
+from ..kit._json_records import load_db_json
+from ..kit._json_records import record_error as _fail
+from ..kit._json_records import text_field as _str
+from ._builder import TABLES, check_payments_balance, write_retail_snapshot
 from ._schema import new_database
 
 Row = dict[str, Any]
@@ -32,37 +38,10 @@ ORDER_FIELDS = {"order_id", "user_id", "address", "items", "status", "fulfillmen
                 "exchange_price_difference", "return_items", "return_payment_method_id"}
 
 
-class _Bad(ValueError):
-    """A value that doesn't fit (raised with the table, record and field)."""
-
-
-def _fail(table: str, record: str, field: str, problem: str) -> _Bad:
-    return _Bad(f"{table} {record}: field {field!r} {problem}")
-
-
-def _str(table: str, record: str, field: str, value: Any, *, empty_ok: bool = False) -> str:
-    if not isinstance(value, str) or (not value and not empty_ok):
-        raise _fail(table, record, field, f"must be a{'' if empty_ok else ' non-empty'} string, not {value!r}")
-    return value
-
-
 def _number(table: str, record: str, field: str, value: Any, *, minimum: float = 0.0) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
         raise _fail(table, record, field, f"must be a number >= {minimum}, not {value!r}")
     return round(float(value), 2)
-
-
-def _keys(table: str, record: str, data: Any, allowed: set[str], required: set[str], field: str = "") -> dict:
-    where = f"{field}." if field else ""
-    if not isinstance(data, dict):
-        raise _fail(table, record, field or "(record)", f"must be an object, not {type(data).__name__}")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise _fail(table, record, where + unknown[0], "is not part of the schema")
-    missing = sorted(required - set(data))
-    if missing:
-        raise _fail(table, record, where + missing[0], "is missing")
-    return data
 
 
 def _address(table: str, record: str, data: Any) -> Row:
@@ -78,17 +57,7 @@ def _options(table: str, record: str, field: str, data: Any) -> str:
 
 def import_agentchangebench(db_json: Path, directory: Path) -> SnapshotManifest:
     """Read the retail db.json, validate every record and write it as snapshot acb-v1."""
-    data = json.loads(Path(db_json).read_text(encoding="utf-8"))
-    try:
-        rows = convert(data)
-    except _Bad as exc:
-        raise ValueError(f"{db_json}: {exc}") from None
-    db = new_database()
-    for table in TABLES:
-        try:
-            insert_rows(db, table, rows[table])
-        except sqlite3.IntegrityError as exc:  # pragma: no cover - convert() checks what the schema checks
-            raise ValueError(f"{db_json}: {table}: {exc}") from None
+    db = load_db_json(db_json, convert, new_database, TABLES)
     return write_retail_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench retail db.json")
 
 
@@ -177,19 +146,6 @@ def convert(data: Any) -> dict[str, list[Row]]:
     except ValueError as exc:
         raise _Bad(str(exc)) from None
     return rows
-
-
-def _mapping(data: dict, table: str) -> list[tuple[str, Any]]:
-    value = data[table]
-    if not isinstance(value, dict):
-        raise _fail("db.json", table, table, "must be an object keyed by id")
-    return list(value.items())
-
-
-def _same_id(table: str, record: str, field: str, value: Any, key: str | None = None) -> None:
-    key = record if key is None else key
-    if value != key:
-        raise _fail(table, record, field, f"is {value!r} but the record is stored under {key!r}")
 
 
 def _order(key: str, order: dict, user_id: str, variants: dict[str, Row], product_names: dict[str, str],
