@@ -14,7 +14,6 @@ from mcp import Client
 from shiftbox_servers.kit import (
     DomainServer,
     EpisodeStore,
-    Snapshot,
     get_domain,
     http_server_process,
 )
@@ -27,14 +26,6 @@ from tests.servers.helpers import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def echo_snapshot(tmp_path_factory) -> Snapshot:
-    domain = get_domain("echo")
-    directory = tmp_path_factory.mktemp("echo")
-    domain.build_snapshot(directory)
-    return Snapshot.load(directory)
 
 
 @pytest.fixture

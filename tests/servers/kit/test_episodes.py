@@ -7,18 +7,10 @@ import json
 import pytest
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, EpisodeStore, Snapshot, get_domain
+from shiftbox_servers.kit import DomainServer, EpisodeStore, get_domain
 from tests.servers.helpers import call, digest, fails, ok
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def echo_snapshot(tmp_path_factory) -> Snapshot:
-    domain = get_domain("echo")
-    directory = tmp_path_factory.mktemp("echo")
-    domain.build_snapshot(directory)
-    return Snapshot.load(directory)
 
 
 @pytest.fixture
