@@ -45,8 +45,14 @@ def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> 
 
 def score_run(run_dir: Path, compat: str | None = None, judge=None,
               success_threshold: float = 1.0) -> tuple[RunMetrics, list[SimulationMetrics]]:
-    """One agent's run (a run directory or a folder of them); several agents: use `score_agents`."""
+    """One agent's run (a run directory or a folder of them); several agents: use `score_by_agent`."""
     trajectories, tasks = read_run(run_dir)
+    return score_trajectories(trajectories, tasks, compat, judge, success_threshold)
+
+
+def score_trajectories(trajectories: list, tasks: dict, compat: str | None = None, judge=None,
+                       success_threshold: float = 1.0) -> tuple[RunMetrics, list[SimulationMetrics]]:
+    """One agent's trajectories scored with the chosen definitions (default, or a compat mode)."""
     if compat == "agentchangebench":
         from .metrics._agentchangebench import compat_run_metrics
 
@@ -106,7 +112,7 @@ def metrics(
             scores = score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold)
             _print_agents(scores, json_out)
             return
-        run_metrics, sims = score_run(run_dir, compat, the_judge, threshold)
+        run_metrics, sims = score_trajectories(trajectories, tasks, compat, the_judge, threshold)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(reason(exc))}")
         raise typer.Exit(2) from None
