@@ -1,14 +1,19 @@
 """Finding agents and user simulators by SPEC (`kind:arg`) through entry points third parties extend.
 
-A factory is `factory(arg: str | None, options: dict[str, str]) -> Agent | UserSimulator`, registered
-under the entry point group `shiftbox.agents` or `shiftbox.users` with the spec's `kind` as name.
+A factory is `factory(arg: str | None, options: dict[str, str]) -> Agent | UserSimulator` (instances of
+the base classes `shiftbox.agents.Agent` / `shiftbox.users.UserSimulator`), registered under the entry
+point group `shiftbox.agents` or `shiftbox.users` with the spec's `kind` as name (docs/adding-an-agent.md).
 """
 
 from __future__ import annotations
 
 import functools
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agents import Agent
+    from .users import UserSimulator
 
 AGENT_GROUP = "shiftbox.agents"
 USER_GROUP = "shiftbox.users"
@@ -43,24 +48,33 @@ def _factory(group: str, kind: str) -> Any:
     return next(iter(found)).load() if found else None
 
 
-def _make(group: str, what: str, spec: str, options: dict[str, str]) -> Any:
+def _make(group: str, what: str, spec: str, options: dict[str, str], base: type) -> Any:
     kind, arg = parse_spec(spec)
     factory = _factory(group, kind)
     if factory is None:
         known = ", ".join(sorted({ep.name for ep in entry_points(group=group)}))
         raise SpecError(f"no {what} kind {kind!r} installed (SPEC {spec!r}); installed kinds: {known}")
     try:
-        return factory(arg, options)
+        made = factory(arg, options)
     except (TypeError, ValueError) as exc:
         raise SpecError(f"{what} {spec!r}: {exc}") from exc
+    if not isinstance(made, base):
+        public = f"{base.__module__.rpartition('._')[0]}.{base.__name__}"  # shiftbox.agents.Agent
+        raise SpecError(f"{what} {spec!r}: the factory returned a {type(made).__name__}, which does not derive "
+                        f"from {public}")
+    return made
 
 
-def make_agent(spec: str, options: dict[str, str] | None = None) -> Any:
-    return _make(AGENT_GROUP, "agent", spec, options or {})
+def make_agent(spec: str, options: dict[str, str] | None = None) -> Agent:
+    from .agents import Agent
+
+    return _make(AGENT_GROUP, "agent", spec, options or {}, Agent)
 
 
-def make_user(spec: str, options: dict[str, str] | None = None) -> Any:
-    return _make(USER_GROUP, "user simulator", spec, options or {})
+def make_user(spec: str, options: dict[str, str] | None = None) -> UserSimulator:
+    from .users import UserSimulator
+
+    return _make(USER_GROUP, "user simulator", spec, options or {}, UserSimulator)
 
 
 def check_spec(group: str, spec: str) -> None:

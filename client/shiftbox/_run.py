@@ -21,13 +21,14 @@ import anyio
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ._jsonl import dump_json, load_json
+from .agents import Agent
 from .llm import Cassette, use_cassette
 from .orchestrator import SimulationLimits, run_simulation, simulation_id
 from .redact import redact
 from .tasks import Task, TaskFile
 from .trajectory import Trajectory
-from .users import simulator_identity
-from .world import Episode, ServerMode, World, episode_id_for, open_run_gateway, open_world
+from .users import UserSimulator
+from .world import ServerMode, ToolSession, World, episode_id_for, open_run_gateway, open_world
 
 RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE = "run.json", "tasks.json", "trajectories.jsonl"
 
@@ -96,7 +97,7 @@ def read_run_metadata(run_dir: Path) -> RunMetadata:
                            "start a new run with another --out") from None
 
 
-def record_server(run_dir: Path, world: World, make_user: Callable[[], object] | None = None) -> None:
+def record_server(run_dir: Path, world: World, make_user: Callable[[], UserSimulator] | None = None) -> None:
     """Put the connected server's identity (version, snapshot, image id if a container, tool contract)
     and the user simulator's in run.json."""
     run_file = run_dir / RUN_FILE
@@ -107,7 +108,7 @@ def record_server(run_dir: Path, world: World, make_user: Callable[[], object] |
     if world.info.tool_contract is not None:
         metadata.tool_contracts[world.domain.name] = world.info.tool_contract
     if make_user is not None:
-        metadata.user_simulator = simulator_identity(make_user()).model_dump(mode="json", exclude_none=True)
+        metadata.user_simulator = make_user().identity().model_dump(mode="json", exclude_none=True)
     write_run_metadata(run_dir, metadata)
 
 
@@ -224,10 +225,10 @@ class RunHooks:
     def cassette(self, simulation_id: str) -> Cassette | None:
         return None
 
-    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode | None:
+    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> ToolSession | None:
         return None
 
-    def agent(self, task: Task, trial: int, make_agent: Callable[[], object]) -> object:
+    def agent(self, task: Task, trial: int, make_agent: Callable[[], Agent]) -> Agent:
         return make_agent()
 
     def finished(self, trajectory: Trajectory, world: World) -> None:
@@ -239,8 +240,8 @@ async def execute_run(
     tasks: list[Task],
     run_dir: Path,
     *,
-    make_agent: Callable[[], object],
-    make_user: Callable[[], object],
+    make_agent: Callable[[], Agent],
+    make_user: Callable[[], UserSimulator],
     concurrency: int,
     finished: set[str],
     on_done: Callable[[Trajectory], None] = lambda t: None,
@@ -265,7 +266,7 @@ async def execute_run(
     limiter = anyio.CapacityLimiter(max(1, concurrency))
     # random, so no other program can name this run's episodes on a server it reaches (docs/servers.md)
     run_tag = "r" + secrets.token_hex(8)
-    needs_gateway = bool(work) and getattr(hooks.agent(*work[0], make_agent), "uses_gateway", False)
+    needs_gateway = bool(work) and hooks.agent(*work[0], make_agent).uses_gateway
     try:
         async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
             record_server(run_dir, world, make_user)

@@ -129,9 +129,7 @@ def run(
                 if spec.startswith("litellm:"):
                     options.setdefault("max_retries", str(max_retries))
         for made in (make_agent(agent, agent_options), make_user(user, user_options)):  # fail on bad options now,
-            preflight = getattr(made, "preflight", None)                          # not in every simulation
-            if preflight is not None:
-                preflight()
+            made.preflight()                                                      # not in every simulation
     except (KeyError, SpecError, ValueError) as exc:
         raise fail(str(exc.args[0])) from None
     if not tasks.is_file():

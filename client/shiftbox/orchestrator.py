@@ -29,11 +29,11 @@ from .trajectory import (
     Trajectory,
     shift_reports_of,
 )
-from .users import UserContext, UserSimulator, simulator_identity
+from .users import UserContext, UserSimulator
 from .world import (
-    Episode,
     InfrastructureError,
     RunGateway,
+    ToolSession,
     World,
     apply_initial_state,
     episode_id_for,
@@ -67,7 +67,7 @@ class Simulation:
     """State of one running simulation; `run()` returns its trajectory."""
 
     def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
-                 limits: SimulationLimits, run_tag: str = "run", episode: Episode | None = None,
+                 limits: SimulationLimits, run_tag: str = "run", episode: ToolSession | None = None,
                  gateway: RunGateway | None = None):
         self.task, self.trial, self.agent, self.user, self.world, self.limits = task, trial, agent, user, world, limits
         self.gateway = gateway
@@ -108,14 +108,13 @@ class Simulation:
         return Trajectory(
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
-            user_simulator=simulator_identity(self.user),
+            user_simulator=self.user.identity(),
             goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts,
             shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,
             termination=termination,
             final_state=final_state, timing=timing,
-            usage={role: dict(u) for role, who in (("agent", self.agent), ("user", self.user))
-                   if (u := getattr(who, "usage", None))},
+            usage={role: dict(u) for role, u in (("agent", self.agent.usage), ("user", self.user.usage)) if u},
         )
 
     async def _run_guarded(self) -> Termination:
@@ -136,7 +135,7 @@ class Simulation:
         context = AgentContext(
             domain=self.world.domain.name, policy=self.world.domain.policy, tools=self.world.tools, seed=self.seed,
             one_tool_per_turn=self.limits.one_tool_per_turn,
-            task=self.task if getattr(self.agent, "privileged", False) else None,
+            task=self.task if self.agent.privileged else None,
             gateway=self.gateway.link(self.episode.id) if self.gateway is not None else None,
         )
         try:
@@ -190,9 +189,7 @@ class Simulation:
         record = await self.episode.call(call.name, call.arguments, call_id=call.id, message_index=message_index,
                                          agent_turn=turn)
         self.calls.append(record)
-        tool_result = getattr(self.agent, "tool_result", None)
-        if tool_result is not None:  # an agent that made the call itself (over the gateway) waits for it
-            await tool_result(call, record)
+        await self.agent.tool_result(call, record)  # an agent that made the call itself (gateway) waits for it
         self._add(role="tool", content=tool_message_content(record), tool_call_id=call.id, is_error=record.is_error)
         self.failed_in_a_row = self.failed_in_a_row + 1 if record.is_error else 0
         if self.failed_in_a_row >= self.limits.max_tool_errors:
@@ -204,7 +201,7 @@ class Simulation:
 
 async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
                          limits: SimulationLimits | None = None, run_tag: str = "run",
-                         episode: Episode | None = None, gateway: RunGateway | None = None) -> Trajectory:
+                         episode: ToolSession | None = None, gateway: RunGateway | None = None) -> Trajectory:
     """Run one simulation to its end and return its trajectory (never raises for agent/user failures)."""
     simulation = Simulation(task, trial, run_seed, agent, user, world, limits or SimulationLimits(), run_tag,
                             episode, gateway)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiftbox.agents import AgentReply
+from shiftbox.agents import Agent, AgentReply
 from shiftbox.agents._scripted import scripted_agent
 from shiftbox.orchestrator import SimulationLimits, derive_seed, run_simulation
 from shiftbox.trajectory import ToolCall
@@ -113,7 +113,7 @@ async def test_one_tool_per_turn_executes_one_call_per_assistant_message():
             assert len(m.tool_calls) <= 1
 
 
-class _Agent:
+class _Agent(Agent):
     """A test agent driven by a function of the conversation."""
 
     name = "test"

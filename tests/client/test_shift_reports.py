@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox._run import read_trajectories
-from shiftbox.agents import AgentReply
+from shiftbox.agents import Agent, AgentReply
 from shiftbox.agents._scripted import scripted_agent
 from shiftbox.cli import app
 from shiftbox.metrics import compute_run_metrics
@@ -28,14 +28,15 @@ TASKS = {t.id: t for t in handwritten().tasks}
 runner = CliRunner()
 
 
-class ShiftLoggingOracle:
+class ShiftLoggingOracle(Agent):
     """The oracle, but first reporting a goal shift whenever the user's goal changed (it peeks at the ground
     truth, which a real agent never sees: the test needs reports that match)."""
+
+    privileged = True  # the oracle needs the task
 
     def __init__(self, extra_at_start: bool = False):
         self.inner = scripted_agent("oracle")
         self.name = "test:shift-logger"
-        self.privileged = True  # the oracle needs the task
         self.goal = None
         self.extra_at_start = extra_at_start
 

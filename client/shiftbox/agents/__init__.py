@@ -1,4 +1,4 @@
-"""Agents: the protocol every agent implements, and the built-in ones."""
+"""Agents: the base class every agent derives from, and the built-in ones."""
 
 from ._external import ExternalAgent, ExternalAgentError
 from ._protocol import Agent, AgentContext, AgentReply

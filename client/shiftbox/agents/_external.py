@@ -29,7 +29,7 @@ from mcp_types import CallToolResult
 from shiftbox_servers.kit._spawn import die_with_parent
 
 from ..trajectory import Message, ToolCall, ToolCallRecord
-from ._protocol import AgentContext, AgentReply
+from ._protocol import Agent, AgentContext, AgentReply
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
 MAX_LINE_BYTES = 1 << 20
@@ -55,7 +55,7 @@ _EOF = object()
 _Event = dict[str, Any] | _Call | ExternalAgentError | object
 
 
-class ExternalAgent:
+class ExternalAgent(Agent):
     """`cmd:"<command>"`: one process per simulation (see the module docstring for the protocol)."""
 
     uses_gateway = True

@@ -37,7 +37,7 @@ from shiftbox_servers.kit import escape_lone_surrogates
 from ..llm import COST_FIELD, LLMConnection, LLMRequest
 from ..llm_errors import complete_with_retries
 from ..trajectory import Message, ToolCall
-from ._protocol import AgentContext, AgentReply
+from ._protocol import Agent, AgentContext, AgentReply
 
 INVALID_JSON_KEY = "__invalid_json__"
 
@@ -258,10 +258,8 @@ def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
 # -- the agent -----------------------------------------------------------------------------------------
 
 
-class LiteLLMAgent:
+class LiteLLMAgent(Agent):
     """`litellm:<model>`: the domain policy as system prompt, MCP tools as function schemas."""
-
-    privileged = False
 
     def __init__(self, settings: LLMSettings):
         self.settings = settings

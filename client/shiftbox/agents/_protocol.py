@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tasks import Task
-from ..trajectory import Message, ToolCall
+from ..trajectory import Message, ToolCall, ToolCallRecord
 
 
 class AgentReply(BaseModel):
@@ -36,12 +37,40 @@ class AgentContext(BaseModel):
                                            "a `shiftbox.world.GatewayLink` with this episode's URL")
 
 
-@runtime_checkable
-class Agent(Protocol):
+class Agent(ABC):
+    """The base class of every agent: the orchestrator calls exactly these members.
+
+    A subclass sets `name` and implements `start` and `respond`; the other members have defaults
+    that suit an agent whose tool calls the harness makes (see docs/adding-an-agent.md)."""
+
     name: str
+    """Recorded as `Trajectory.agent`, e.g. `litellm:openai/gpt-4o`."""
+    privileged: ClassVar[bool] = False
+    """Given the task (`AgentContext.task`, with the gold actions): scripted oracles only."""
+    uses_gateway: ClassVar[bool] = False
+    """Calls its tools itself over MCP: the run starts a recording gateway and `AgentContext.gateway`
+    holds this simulation's URL; the harness still executes every call (`tool_result` hands it back)."""
+    usage: dict[str, float] | None = None
+    """Running totals of model use (prompt_tokens, completion_tokens, cost_usd, calls), recorded as
+    `Trajectory.usage["agent"]` when not empty."""
 
-    async def start(self, context: AgentContext) -> None: ...
+    def preflight(self) -> None:
+        """Before a live run (never in replay): raise ValueError if the agent cannot work at all."""
+        return None
 
-    async def respond(self, messages: list[Message]) -> AgentReply: ...
+    @abstractmethod
+    async def start(self, context: AgentContext) -> None:
+        """A new simulation begins (each simulation gets an agent of its own)."""
 
-    async def close(self) -> None: ...
+    @abstractmethod
+    async def respond(self, messages: list[Message]) -> AgentReply:
+        """The next assistant message for the conversation so far."""
+
+    async def tool_result(self, call: ToolCall, record: ToolCallRecord) -> None:
+        """The harness executed `call` (one of this agent's replies' tool calls); its result is
+        `record`, also shown as the next tool message. A gateway agent hands it back to its program."""
+        return None
+
+    async def close(self) -> None:
+        """The simulation ended (also after a failure): release what `start` acquired."""
+        return None

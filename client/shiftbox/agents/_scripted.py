@@ -15,7 +15,7 @@ from typing import Any
 
 from ..tasks import ActionSet, Task
 from ..trajectory import Message, ToolCall
-from ._protocol import AgentContext, AgentReply
+from ._protocol import Agent, AgentContext, AgentReply
 
 IDENTITY_REQUEST = "Before we start, could you confirm your full name and phone number?"
 
@@ -28,7 +28,7 @@ def _normalize(text: str) -> str:
     return re.sub(r"[$,]", "", text).lower()
 
 
-class OracleAgent:
+class OracleAgent(Agent):
     """Performs the gold action sets goal by goal, acknowledging each new goal at once."""
 
     name = "scripted:oracle"
@@ -51,9 +51,6 @@ class OracleAgent:
             raise ValueError("the scripted oracle needs the task (AgentContext.task)")
         self.context, self.task = context, context.task
         self.read_only = {t["name"] for t in context.tools if (t.get("annotations") or {}).get("readOnlyHint")}
-
-    async def close(self) -> None:
-        return None
 
     # -- the conversation --------------------------------------------------------------------
 

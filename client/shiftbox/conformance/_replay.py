@@ -24,8 +24,7 @@ from typing import Any
 
 from ..metrics._agentchangebench import load_agentchangebench_results
 from ..trajectory import ToolCallRecord
-from ..world import apply_initial_state, open_world
-from ..world._world import Episode
+from ..world import EpisodeClient, apply_initial_state, open_world
 from ._compare import compare_outcomes, parse_reference, strings_in
 from ._differences import CLASSES, UNEXPLAINED_CLASSES, DeliberateDifference, find_reason
 
@@ -142,7 +141,7 @@ async def replay_agentchangebench(path: Path, *, snapshot_dir: Path, toolset: st
     return report
 
 
-async def _replay_simulation(report: ConformanceReport, trajectory, main: Episode, aligned: Episode,
+async def _replay_simulation(report: ConformanceReport, trajectory, main: EpisodeClient, aligned: EpisodeClient,
                              read_only: set[str], table: list[DeliberateDifference]) -> None:
     ids: dict[str, str] = {}
     known: set[str] = set()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..agents import AgentReply
+from ..agents import Agent, AgentContext, AgentReply
 from ..llm import ReplayDivergence, first_difference
 from ..trajectory import Message, ToolCallRecord, Trajectory
-from ..world import Episode
+from ..world import EpisodeClient
 
 
 class ReplayMismatch(ReplayDivergence):
@@ -65,7 +65,7 @@ class TranscriptEpisode:
 class DriftCheckingEpisode:
     """Re-executes every call on the real server and fails when a result differs (`--tools reexecute`)."""
 
-    def __init__(self, episode: Episode, recorded: Trajectory):
+    def __init__(self, episode: EpisodeClient, recorded: Trajectory):
         self.id = episode.id
         self._episode = episode
         self._recorded = _Recorded(recorded)
@@ -91,7 +91,7 @@ class DriftCheckingEpisode:
         return final
 
 
-class RecordedAgent:
+class RecordedAgent(Agent):
     """Plays back an agent's recorded assistant messages (external programs are not re-run in replay)."""
 
     def __init__(self, recorded: Trajectory):
@@ -100,7 +100,7 @@ class RecordedAgent:
         self._replies = [m for m in recorded.messages if m.role == "assistant"]
         self._next = 0
 
-    async def start(self, context: Any) -> None:
+    async def start(self, context: AgentContext) -> None:
         return None
 
     async def respond(self, messages: list[Message]) -> AgentReply:
@@ -115,6 +115,3 @@ class RecordedAgent:
             raise ReplayMismatch(f"conversation drift in {sim} before agent reply {self._next + 1}: {diff}")
         self._next += 1
         return AgentReply(content=reply.content, tool_calls=list(reply.tool_calls))
-
-    async def close(self) -> None:
-        return None

@@ -33,10 +33,11 @@ from .._run import (
     RunMetadata,
     read_trajectories,
 )
+from ..agents import Agent
 from ..llm import Cassette, first_difference
 from ..tasks import Task
 from ..trajectory import ServerInfo, Trajectory
-from ..world import Episode, World
+from ..world import ToolSession, World
 from ._episodes import DriftCheckingEpisode, RecordedAgent, ReplayMismatch, TranscriptEpisode
 
 FIXTURE_FILE = "fixture.json"
@@ -205,14 +206,14 @@ class ReplayHooks(RunHooks):
             raise ReplayMismatch(f"the fixture has no recording of {sim}")
         return self.recorded[sim]
 
-    def agent(self, task: Task, trial: int, make_agent: Callable[[], object]) -> object:
+    def agent(self, task: Task, trial: int, make_agent: Callable[[], Agent]) -> Agent:
         """An external agent program is not re-run: its recorded messages are played back."""
         agent = make_agent()
-        if getattr(agent, "uses_gateway", False):
+        if agent.uses_gateway:
             return RecordedAgent(self._recorded(task, trial))
         return agent
 
-    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> Episode:
+    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> ToolSession:
         recorded = self._recorded(task, trial)
         if self.tools == "transcript":
             return TranscriptEpisode(recorded, episode_id)
@@ -239,7 +240,7 @@ class ReplayHooks(RunHooks):
         info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
             name="transcript", version="", snapshot="", snapshot_sha256="")
         tools = recorded_tools(self.dir, self.recorded)
-        yield World(get_domain(config.domain), "inproc", None, info, tools)  # type: ignore[arg-type]
+        yield World(get_domain(config.domain), None, info, tools)  # type: ignore[arg-type]
 
 
 def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:

@@ -32,9 +32,9 @@ from ..agents._litellm import LLMSettings, count_usage, first_message, parse_llm
 from ..llm import LLMRequest
 from ..llm_errors import LLMBadReply, complete_with_retries
 from ..tasks import Task
-from ..trajectory import Message, ToolCallRecord
+from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 from ._personas import Persona, get_persona
-from ._protocol import UserContext, UserReply
+from ._protocol import UserContext, UserReply, UserSimulator
 from ._scripted import (
     MAX_USER_TURNS_PER_GOAL,
     domain_goal_requests,
@@ -209,7 +209,7 @@ def prompt_sha256() -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-class LLMUser:
+class LLMUser(UserSimulator):
     """`litellm:<model>`: a model plays the task's customer; goal shifts come from its control tokens."""
 
     def __init__(self, settings: LLMSettings, max_empty_retries: int = DEFAULT_MAX_EMPTY_RETRIES):
@@ -233,8 +233,7 @@ class LLMUser:
         self.system_prompt = system_prompt(context.task, get_persona(context.task.user_scenario.persona))
         self.index, self.turns_on_goal = -1, 0
 
-    def identity(self):
-        from ..trajectory import UserSimulatorInfo
+    def identity(self) -> UserSimulatorInfo:
         from ._personas import catalog_identity
 
         version, digest = catalog_identity()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from abc import ABC, abstractmethod
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tasks import Task
-from ..trajectory import Message, ToolCallRecord
+from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 
 
 class UserReply(BaseModel):
@@ -25,13 +25,35 @@ class UserContext(BaseModel):
     goal_tools: dict[str, tuple[str, ...]] = Field(description="the domain's goal -> relevant tools table")
 
 
-@runtime_checkable
-class UserSimulator(Protocol):
+class UserSimulator(ABC):
+    """The base class of every user simulator: the orchestrator calls exactly these members.
+
+    A subclass sets `name` and implements `start` and `respond` (see docs/adding-an-agent.md)."""
+
     name: str
+    """Recorded as `Trajectory.user`, e.g. `scripted` or `litellm:openai/gpt-4o-mini`."""
+    usage: dict[str, float] | None = None
+    """Running totals of model use (prompt_tokens, completion_tokens, cost_usd, calls), recorded as
+    `Trajectory.usage["user"]` when not empty."""
 
-    async def start(self, context: UserContext) -> None: ...
+    def preflight(self) -> None:
+        """Before a live run: raise ValueError if the simulator cannot work at all."""
+        return None
 
+    def identity(self) -> UserSimulatorInfo:
+        """Which simulator this is (`Trajectory.user_simulator`): by default what `name` (`kind:model`)
+        says, with the persona catalog's version and digest; an LLM simulator adds its prompt digest."""
+        from ._personas import catalog_identity
+
+        kind, _, model = self.name.partition(":")
+        version, digest = catalog_identity()
+        return UserSimulatorInfo(kind=kind, model=model or None, personas_version=version, personas_sha256=digest)
+
+    @abstractmethod
+    async def start(self, context: UserContext) -> None:
+        """A new simulation begins (each simulation gets a simulator of its own)."""
+
+    @abstractmethod
     async def respond(self, messages: list[Message], tool_calls: list[ToolCallRecord]) -> UserReply:
         """The next user message; `tool_calls` are the agent's calls so far (a scripted user may
         use them to tell whether the current goal's work is done)."""
-        ...

@@ -33,7 +33,7 @@ from shiftbox_servers.kit import get_domain
 from ..tasks import Task, satisfied_actions
 from ..trajectory import STOP_TOKENS, Message, ToolCallRecord
 from ._personas import Persona, get_persona
-from ._protocol import UserContext, UserReply
+from ._protocol import UserContext, UserReply, UserSimulator
 
 MAX_USER_TURNS_PER_GOAL = 4
 STOP_TOKEN = next(token for token, reason in STOP_TOKENS.items() if reason == "user_stop")
@@ -333,7 +333,7 @@ def _since_last_user_message(messages: list[Message]) -> list[Message]:
     return messages[last + 1:]
 
 
-class ScriptedUser:
+class ScriptedUser(UserSimulator):
     """The default user simulator: no model, same task and seed -> same words and same shifts.
 
     `goal_requests` (goal label -> phrasings) defaults to the installed domain's `goal_requests`.

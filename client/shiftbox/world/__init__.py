@@ -5,10 +5,11 @@ from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_
 from ._world import (
     SERVER_MODES,
     CallOutcome,
-    Episode,
+    EpisodeClient,
     InfrastructureError,
     ServerMode,
     ToolContractError,
+    ToolSession,
     World,
     apply_initial_state,
     client_result,
@@ -17,6 +18,6 @@ from ._world import (
     tool_message_content,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "Episode", "Gateway", "GatewayLink", "InfrastructureError", "ToolContractError",
-           "RunGateway", "ServerMode", "World", "apply_initial_state", "client_result", "episode_id_for",
-           "open_run_gateway", "open_world", "serve_http", "tool_message_content"]
+__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "InfrastructureError",
+           "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World", "apply_initial_state", "client_result",
+           "episode_id_for", "open_run_gateway", "open_world", "serve_http", "tool_message_content"]

@@ -4,7 +4,7 @@ External agents and desktop MCP clients connect to the gateway, never to the dom
 gateway names each request's episode by its connection alone (HTTP path `/episodes/<key>/mcp`, legacy
 `Mcp-Session-Id`, else the default episode; `_meta["shiftbox/episode"]` never selects one and is
 refused when it names another) and hands the call to the route registered for that key, which
-executes it through the harness's one recorder (`Episode.call`). A run's gateway keys its routes by
+executes it through the harness's one recorder (`EpisodeClient.call`). A run's gateway keys its routes by
 per-episode random tokens, so an agent can reach no episode but the one whose URL it was given.
 Clients see the tools and the policy; the state resources (digest, diff) stay with the harness.
 """

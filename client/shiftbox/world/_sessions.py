@@ -36,7 +36,7 @@ from ..tasks import Task
 from ..trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
 from ._gateway import CallRoute
 from ._world import (
-    Episode,
+    EpisodeClient,
     InfrastructureError,
     World,
     apply_initial_state,
@@ -246,7 +246,7 @@ class GatewaySession:
 
     number: int
     episode_id: str
-    episode: Episode
+    episode: EpisodeClient
     calls: list[ToolCallRecord] = field(default_factory=list)
     setup_calls: list[ToolCallRecord] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)

@@ -2,7 +2,8 @@
 
 `open_world(domain, servers=...)` starts (or embeds) the domain server once per run; every
 simulation then opens its own episode on it (`_meta["shiftbox/episode"]`), so one server process
-serves every simulation. Every tool call goes through `Episode.call`, the one recorder.
+serves every simulation. Every tool call goes through `EpisodeClient.call`, the one recorder; the
+orchestrator talks to any `ToolSession` (this, or replay's transcript and drift-checking episodes).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -27,7 +28,6 @@ from shiftbox_servers.kit import (
     CLOSE_META_KEY,
     DEFAULT_TOOLSET,
     EPISODE_META_KEY,
-    STATE_DIFF_URI,
     STATE_DIGEST_URI,
     Domain,
     DomainServer,
@@ -90,7 +90,7 @@ def client_result(record: ToolCallRecord) -> CallToolResult:
                           is_error=record.is_error)
 
 
-async def apply_initial_state(episode: Any, calls: Sequence[Any], records: list[ToolCallRecord]) -> None:
+async def apply_initial_state(episode: ToolSession, calls: Sequence[Any], records: list[ToolCallRecord]) -> None:
     """Make a task's initial-state calls (`function_name`, `params`) in `episode`, appending each record
     (setup_<i>) to `records`; a rejected call is an InfrastructureError: the conversation would start
     from the wrong state."""
@@ -111,13 +111,32 @@ def episode_id_for(*parts: str) -> str:
     return joined
 
 
+@runtime_checkable
+class ToolSession(Protocol):
+    """The tools of one simulation, as the orchestrator uses them: every call recorded, then closed.
+
+    Implemented by `EpisodeClient` (a live server) and by replay's `TranscriptEpisode` and
+    `DriftCheckingEpisode`."""
+
+    id: str
+    """The episode id (unique per simulation attempt; `episode_id_for`)."""
+
+    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, message_index: int,
+                   agent_turn: int | None) -> ToolCallRecord:
+        """Call tool `name` and return the record the trajectory keeps (errors are records, not raised)."""
+        ...
+
+    async def close(self) -> str:
+        """End the episode; returns its final state digest."""
+        ...
+
+
 @dataclass
-class Episode:
-    """One simulation's private database on one domain server."""
+class EpisodeClient:
+    """One simulation's private database on one domain server (the server's `Episode`), seen from the harness."""
 
     world: World
     id: str
-    calls: int = 0
 
     @property
     def _meta(self) -> dict[str, Any]:
@@ -149,7 +168,6 @@ class Episode:
                 raise InfrastructureError(
                     f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}{why}") from exc
         outcome = _outcome(result, (time.perf_counter() - start) * 1000)
-        self.calls += 1
         record = ToolCallRecord(
             call_id=call_id, message_index=message_index, agent_turn=agent_turn, domain=self.world.domain.name,
             name=name, arguments=arguments, result=outcome.result, is_error=outcome.is_error,
@@ -160,26 +178,15 @@ class Episode:
         record._client_result = result
         return record
 
-    async def _read(self, uri: str, close: bool = False) -> Any:
-        meta = dict(self._meta)
-        if close:
-            meta[CLOSE_META_KEY] = True
+    async def close(self) -> str:
+        """End the episode on the server (its state digest, read with the close flag); returns that digest."""
         try:
             with timed("mcp_s"):
-                res = await self.world.client.read_resource(uri, meta=meta)
+                res = await self.world.client.read_resource(STATE_DIGEST_URI,
+                                                            meta={**self._meta, CLOSE_META_KEY: True})
         except Exception as exc:
-            raise InfrastructureError(f"reading {uri}: {type(exc).__name__}: {exc}") from exc
-        return json.loads(res.contents[0].text)
-
-    async def digest(self) -> str:
-        return (await self._read(STATE_DIGEST_URI))["digest"]
-
-    async def diff(self) -> dict[str, Any]:
-        return await self._read(STATE_DIFF_URI)
-
-    async def close(self) -> str:
-        """End the episode on the server; returns its final state digest."""
-        return (await self._read(STATE_DIGEST_URI, close=True))["digest"]
+            raise InfrastructureError(f"reading {STATE_DIGEST_URI}: {type(exc).__name__}: {exc}") from exc
+        return json.loads(res.contents[0].text)["digest"]
 
 
 @dataclass
@@ -187,18 +194,16 @@ class World:
     """A connected domain server: its identity, its tools, and a client to open episodes with."""
 
     domain: Domain
-    mode: ServerMode
     client: Client
     info: ServerInfo
     tools: list[dict[str, Any]] = field(default_factory=list)
     reconnect: Callable[[], Awaitable[None]] | None = field(default=None, repr=False)
-    restarts: int = 0
     read_only_retries: int = 0
     """How often a read-only call (annotation `readOnlyHint`) is sent again after a transport failure
     (`shiftbox run --retry-infra N` sets N). Any other call is never resent: it may have acted."""
 
-    def episode(self, episode_id: str) -> Episode:
-        return Episode(self, episode_id)
+    def episode(self, episode_id: str) -> EpisodeClient:
+        return EpisodeClient(self, episode_id)
 
     def is_read_only(self, name: str) -> bool:
         """The server declares tool `name` read-only (`readOnlyHint`, and not `destructiveHint`)."""
@@ -376,12 +381,11 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapsh
                         return
                     connections[-1].stop()
                     world.client = await connect()
-                    world.restarts += 1
 
             try:
                 client = await connect()
                 info, tools = await _identify(client, domain, snapshot, connections[-1].image_id, toolset)
-                world = World(domain, servers, client, info, tools, reconnect=reconnect)
+                world = World(domain, client, info, tools, reconnect=reconnect)
                 yield world
             finally:
                 for connection in connections:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shiftbox._registry import SpecError, make_user
-from shiftbox.agents import AgentReply
+from shiftbox.agents import Agent, AgentReply
 from shiftbox.llm_errors import LLMBadReply
 from shiftbox.orchestrator import run_simulation
 from shiftbox.testing import Reply, fake_openai
@@ -181,7 +181,7 @@ async def test_empty_completions_are_bounded_then_the_simulation_ends_on_the_use
         with pytest.raises(LLMBadReply, match="empty message 2 times"):
             await user.respond([], [])
 
-    class Quiet:
+    class Quiet(Agent):
         name = "quiet"
 
         async def start(self, context):
