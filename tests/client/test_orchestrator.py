@@ -169,3 +169,15 @@ async def test_final_state_digest_reflects_the_agents_writes():
         fresh = await world.episode("fresh-check").close()
     assert idle.final_state["banking"] == fresh
     assert oracle.final_state["banking"] != fresh   # the dispute was filed
+
+
+async def test_the_three_episode_kinds_the_orchestrator_takes_are_tool_sessions():
+    from shiftbox.replay import DriftCheckingEpisode, TranscriptEpisode
+    from shiftbox.world import ToolSession
+
+    async with open_world("banking") as world:
+        recorded = await simulate(world=world)
+        live = world.episode("kinds")
+        kinds = [live, TranscriptEpisode(recorded, "kinds-t"), DriftCheckingEpisode(live, recorded)]
+        assert all(isinstance(k, ToolSession) for k in kinds)
+        await live.close()

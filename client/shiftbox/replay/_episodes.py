@@ -1,4 +1,4 @@
-"""Episodes for replay: tools re-executed and checked against the transcript, or served from it."""
+"""Episodes for replay (`ToolSession`s): tools re-executed and checked against the transcript, or served from it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from ..agents import Agent, AgentContext, AgentReply
 from ..llm import ReplayDivergence, first_difference
 from ..trajectory import Message, ToolCallRecord, Trajectory
-from ..world import EpisodeClient
+from ..world import ToolSession
 
 
 class ReplayMismatch(ReplayDivergence):
@@ -65,7 +65,7 @@ class TranscriptEpisode:
 class DriftCheckingEpisode:
     """Re-executes every call on the real server and fails when a result differs (`--tools reexecute`)."""
 
-    def __init__(self, episode: EpisodeClient, recorded: Trajectory):
+    def __init__(self, episode: ToolSession, recorded: Trajectory):
         self.id = episode.id
         self._episode = episode
         self._recorded = _Recorded(recorded)
