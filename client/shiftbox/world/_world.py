@@ -123,7 +123,8 @@ class ToolSession(Protocol):
 
     async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, message_index: int,
                    agent_turn: int | None) -> ToolCallRecord:
-        """Call tool `name` and return the record the trajectory keeps (errors are records, not raised)."""
+        """Call tool `name` and return the record the trajectory keeps: a tool's error is a record; an
+        unreachable server raises InfrastructureError, a replay drift ReplayDivergence."""
         ...
 
     async def close(self) -> str:
