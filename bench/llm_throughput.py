@@ -118,8 +118,8 @@ def fake_server_process() -> Iterator[str]:
 
 
 def litellm_import_seconds() -> float:
-    """Cold import of litellm the way shiftbox does it (`shiftbox._litellm.import_litellm`), fresh interpreter."""
-    code = ("import time; t = time.perf_counter(); from shiftbox._litellm import import_litellm; "
+    """Cold import of litellm the way shiftbox does it (`shiftbox.llm.import_litellm`), fresh interpreter."""
+    code = ("import time; t = time.perf_counter(); from shiftbox.llm import import_litellm; "
             "import_litellm(); print(time.perf_counter() - t)")
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
@@ -174,8 +174,8 @@ def shape_problems(trajectory) -> list[str]:
     """How a trajectory differs from the scripted conversation (empty: it is exactly that)."""
     usage = trajectory.usage
     seen = {"messages": len(trajectory.messages), "tool_calls": len(trajectory.tool_calls),
-            "agent_llm_calls": int(usage.get("agent", {}).get("calls", 0)),
-            "user_llm_calls": int(usage.get("user", {}).get("calls", 0))}
+            "agent_llm_calls": usage["agent"].calls if "agent" in usage else 0,
+            "user_llm_calls": usage["user"].calls if "user" in usage else 0}
     problems = [f"{k}={seen[k]} (expected {v})" for k, v in EXPECTED.items() if seen[k] != v]
     roles = [m.role for m in trajectory.messages]
     if roles != ["user", "assistant", "tool", "assistant"] * USER_TURNS + ["user"]:
@@ -262,7 +262,7 @@ def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> 
 async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (1, 8, 64),
                                profile_simulations: int = 0) -> tuple[list[dict], dict[str, Any]]:
     """Rows for the report, plus the profile summary (when asked for) as a detail."""
-    from shiftbox._litellm import import_litellm
+    from shiftbox.llm import import_litellm
 
     os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
     import_seconds = litellm_import_seconds()

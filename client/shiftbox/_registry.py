@@ -15,11 +15,13 @@ if TYPE_CHECKING:
     from .agents import Agent
     from .users import UserSimulator
 
+from .errors import ShiftboxError
+
 AGENT_GROUP = "shiftbox.agents"
 USER_GROUP = "shiftbox.users"
 
 
-class SpecError(ValueError):
+class SpecError(ShiftboxError, ValueError):
     """A SPEC that names nothing installed, or options the factory rejects."""
 
 

@@ -93,7 +93,7 @@ def replay(
     except (RunDirError, RunFileError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    from .llm import ReplayDivergence
+    from .errors import ReplayDivergence
 
     try:
         anyio.run(lambda: execute_run(

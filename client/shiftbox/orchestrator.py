@@ -17,7 +17,8 @@ from typing import Any
 
 from ._stopwatch import stopwatch
 from .agents import Agent, AgentContext
-from .llm import ReplayDivergence
+from .errors import InfrastructureError, ReplayDivergence
+from .llm import Usage
 from .tasks import Task
 from .trajectory import (
     SHIFT_REPORT_TOOL,
@@ -31,7 +32,6 @@ from .trajectory import (
 )
 from .users import UserContext, UserSimulator
 from .world import (
-    InfrastructureError,
     RunGateway,
     ToolSession,
     World,
@@ -114,7 +114,8 @@ class Simulation:
             shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,
             termination=termination,
             final_state=final_state, timing=timing,
-            usage={role: dict(u) for role, u in (("agent", self.agent.usage), ("user", self.user.usage)) if u},
+            usage={role: u for role, u in (("agent", self.agent.usage), ("user", self.user.usage))
+                   if u is not None and u.calls},
         )
 
     async def _run_guarded(self) -> Termination:

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from .llm import Usage
+
 TRAJECTORY_SCHEMA_VERSION = 1
 
 Role = Literal["user", "assistant", "tool"]
@@ -156,7 +158,7 @@ class Trajectory(BaseModel):
     termination: Termination
     final_state: dict[str, str] = Field(description="domain -> state digest at the end")
     timing: dict[str, float] = Field(default_factory=dict, description="wall_s etc.; excluded from equality")
-    usage: dict[str, dict[str, float]] = Field(
+    usage: dict[str, Usage] = Field(
         default_factory=dict, description="LLM tokens and cost per role (agent, user), counted apart")
     source_data: dict[str, Any] | None = Field(
         None, description="verbatim data of an imported transcript (e.g. AgentChangeBench reward_info)")

@@ -28,6 +28,7 @@ from mcp_types import CallToolResult
 
 from shiftbox_servers.kit._spawn import die_with_parent
 
+from ..errors import ShiftboxError
 from ..trajectory import Message, ToolCall, ToolCallRecord
 from ._protocol import Agent, AgentContext, AgentReply
 
@@ -36,7 +37,7 @@ MAX_LINE_BYTES = 1 << 20
 ENV_MCP_URL, ENV_DOMAIN, ENV_SEED = "SHIFTBOX_MCP_URL", "SHIFTBOX_DOMAIN", "SHIFTBOX_SEED"
 
 
-class ExternalAgentError(Exception):
+class ExternalAgentError(ShiftboxError):
     """The agent program broke the protocol: it exited, wrote garbage or did not answer in time."""
 
 

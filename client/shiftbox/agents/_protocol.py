@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..llm import Usage
 from ..tasks import Task
 from ..trajectory import Message, ToolCall, ToolCallRecord
 
@@ -50,9 +51,9 @@ class Agent(ABC):
     uses_gateway: ClassVar[bool] = False
     """Calls its tools itself over MCP: the run starts a recording gateway and `AgentContext.gateway`
     holds this simulation's URL; the harness still executes every call (`tool_result` hands it back)."""
-    usage: dict[str, float] | None = None
-    """Running totals of model use (prompt_tokens, completion_tokens, cost_usd, calls), recorded as
-    `Trajectory.usage["agent"]` when not empty."""
+    usage: Usage | None = None
+    """Running totals of model use (`shiftbox.llm.Usage`: tokens, cost, calls), recorded as
+    `Trajectory.usage["agent"]` once it counts a call."""
 
     def preflight(self) -> None:
         """Before a live run (never in replay): raise ValueError if the agent cannot work at all."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from shiftbox_servers.kit import get_domain
 
+from ..llm import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._gsrt import shift_recoveries
@@ -246,7 +247,9 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
     sims = [simulation_metrics(t, tasks[t.task_id], judge, success_threshold) for t in ordered]
     run = aggregate(sims, success_threshold)
     if judge is not None:
-        run.judge = {"name": judge.name, "usage": dict(getattr(judge, "usage", {}) or {})}
+        usage = getattr(judge, "usage", None)
+        run.judge = {"name": judge.name,
+                     "usage": usage.model_dump() if isinstance(usage, Usage) else dict(usage or {})}
     return run, sims
 
 

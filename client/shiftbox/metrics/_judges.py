@@ -1,6 +1,6 @@
 """Judges decide the judged parts of metrics: NL assertions and goal acknowledgment.
 
-One interface for an LLM judge (litellm, see `_llm_judge.py`) and the deterministic detector used
+One interface for an LLM judge (through the LLM boundary, see `_llm_judge.py`) and the deterministic detector used
 when no judge is configured. A judge that cannot decide returns None and the metric reports the part
 as not judged (NL assertions) or falls back to the detector (acknowledgment).
 """
@@ -13,6 +13,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from ..llm import Usage
 from ..trajectory import Message, Trajectory
 
 
@@ -21,7 +22,7 @@ class NLVerdicts(BaseModel):
 
     met: list[bool]
     judge: str
-    usage: dict[str, float] = Field(default_factory=dict, description="prompt_tokens, completion_tokens, cost_usd")
+    usage: Usage = Field(default_factory=Usage, description="the judge's tokens and cost for these verdicts")
 
 
 class Judge(Protocol):

@@ -1,10 +1,12 @@
-"""An LLM judge through litellm: NL assertions (TSR's nl_assertion channel) and goal acknowledgment (GSRT).
+"""An LLM judge: NL assertions (TSR's nl_assertion channel) and goal acknowledgment (GSRT).
 
-One synchronous `litellm.completion` per question, temperature 0, prompts fixed in this module (so
-recorded cassettes match on replay). The judge never raises: a failed call, an unparseable answer or
-an answer with the wrong number of verdicts gives None, and the metric reports "not judged" (or falls
-back to the deterministic detector). Token usage and cost are kept per call and as a running total
-on the judge, apart from the agent's and the user simulator's.
+One completion per question through the LLM boundary (`shiftbox.llm.complete_blocking`, role
+"judge"), so it is retried, priced, and recorded or replayed under a cassette like the agent's and
+the user simulator's calls; temperature 0, prompts fixed in this module (so recordings match on
+replay). The judge never raises: a failed call, an unparseable answer or an answer with the wrong
+number of verdicts gives None, and the metric reports "not judged" (or falls back to the
+deterministic detector). Token usage and cost are kept per call and as a running total on the
+judge, apart from the agent's and the user simulator's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from shiftbox_servers.kit import escape_lone_surrogates
 
-from .._litellm import add_usage, import_litellm, usage_of
+from ..llm import LLMConnection, LLMRequest, Usage, complete_blocking, first_message
 from ..trajectory import Message, Trajectory
 from ._judges import NLVerdicts
 
@@ -176,28 +178,29 @@ def parse_acknowledges(text: str) -> bool | None:
 class LLMJudge:
     """The Judge protocol answered by an LLM (any litellm model string, e.g. "openai/gpt-4o-mini").
 
-    `usage` is the running total over this judge's calls (prompt_tokens, completion_tokens,
-    cost_usd, calls); `log` keeps one entry per call (kind, usage, raw answer, parsed result, error).
+    `max_retries` retries of transient failures per question; `extra` adds completion parameters
+    (`timeout` there sets the call's timeout in seconds). `usage` is the running total over this
+    judge's calls; `log` keeps one entry per call (kind, usage, raw answer, parsed result, error).
     """
 
     def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0, max_retries: int = 2, extra: dict[str, Any] | None = None):
         self.model = model
         self.name = f"llm:{model}"
-        self.api_base = api_base
-        self.api_key = api_key
         self.temperature = temperature
         self.max_retries = max_retries
         self.extra = dict(extra or {})
-        self.usage: dict[str, float] = {"prompt_tokens": 0.0, "completion_tokens": 0.0,
-                                        "cost_usd": 0.0, "calls": 0.0}
+        timeout = self.extra.pop("timeout", None)
+        self.connection = LLMConnection(api_base=api_base, api_key=api_key,
+                                        **({} if timeout is None else {"timeout_s": float(timeout)}))
+        self.usage = Usage()
         self.log: list[dict[str, Any]] = []
 
     # -- the Judge protocol ------------------------------------------------------------------------
 
     def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
         if not assertions:
-            return NLVerdicts(met=[], judge=self.name, usage={})
+            return NLVerdicts(met=[], judge=self.name)
         numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(assertions, start=1))
         prompt = NL_USER_PROMPT.format(transcript=render_transcript(trajectory), assertions=numbered,
                                        count=len(assertions))
@@ -209,7 +212,7 @@ class LLMJudge:
         if parsed is None:
             entry["error"] = f"could not read {len(assertions)} verdicts from the answer"
             return None
-        return NLVerdicts(met=parsed[0], judge=self.name, usage=usage or {})
+        return NLVerdicts(met=parsed[0], judge=self.name, usage=usage or Usage())
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
         tool_names = {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
@@ -227,39 +230,27 @@ class LLMJudge:
 
     # -- one LLM call ------------------------------------------------------------------------------
 
-    def completion_kwargs(self, system: str, prompt: str) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-            "temperature": self.temperature,
-            "max_retries": self.max_retries,
-        }
-        if self.api_base is not None:
-            kwargs["api_base"] = self.api_base
-        if self.api_key is not None:
-            kwargs["api_key"] = self.api_key
-        kwargs.update(self.extra)
-        return kwargs
+    def request(self, system: str, prompt: str) -> LLMRequest:
+        """The completion request for one question."""
+        return LLMRequest(role="judge", model=self.model,
+                          messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                          params={"temperature": self.temperature, **self.extra})
 
-    def _ask(self, kind: str, system: str,
-             prompt: str) -> tuple[str | None, dict[str, float] | None, dict[str, Any]]:
+    def _ask(self, kind: str, system: str, prompt: str) -> tuple[str | None, Usage | None, dict[str, Any]]:
         """The answer text, the call's usage and its log entry; answer None when the call failed."""
         entry: dict[str, Any] = {"kind": kind, "usage": None, "answer": None, "result": None,
                                  "error": None}
         self.log.append(entry)
         try:
-            litellm = import_litellm()
-            response = litellm.completion(**self.completion_kwargs(system, prompt))
+            response = complete_blocking(self.request(system, prompt), self.connection,
+                                         retries=self.max_retries, what=f"judge {self.name}")
         except Exception as exc:  # the judge never raises: the metric says "not judged"
             entry["error"] = f"{type(exc).__name__}: {exc}"
             return None, None, entry
-        usage = usage_of(response, litellm)
+        usage = Usage.of_response(response)
         entry["usage"] = usage
-        add_usage(self.usage, usage)
-        try:
-            answer = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            answer = None
+        self.usage += usage
+        answer = first_message(response).get("content")
         if not isinstance(answer, str) or not answer.strip():
             entry["error"] = "empty answer"
             return None, usage, entry

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from ..agents import Agent, AgentContext, AgentReply
-from ..llm import ReplayDivergence, first_difference
+from ..errors import ReplayDivergence
+from ..llm import first_difference
 from ..trajectory import Message, ToolCallRecord, Trajectory
 from ..world import ToolSession
 

@@ -34,6 +34,7 @@ from .._run import (
     read_trajectories,
 )
 from ..agents import Agent
+from ..errors import ShiftboxError
 from ..llm import Cassette, first_difference
 from ..tasks import Task
 from ..trajectory import ServerInfo, Trajectory
@@ -77,7 +78,7 @@ def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
     return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
 
 
-class TranscriptError(ValueError):
+class TranscriptError(ShiftboxError, ValueError):
     """A transcript that is not JSON lines of the transcript format."""
 
 

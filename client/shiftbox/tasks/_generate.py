@@ -45,6 +45,7 @@ from shiftbox_servers.kit import (
     get_domain,
 )
 
+from ..errors import ShiftboxError, unwrapped_errors
 from ._model import (
     ActionSet,
     EvaluationCriteria,
@@ -73,7 +74,7 @@ OPENER_SHARE = 0.75
 MAX_ATTEMPTS = 200
 
 
-class GenerationError(RuntimeError):
+class GenerationError(ShiftboxError, RuntimeError):
     """The generator could not build a task (a domain's missions don't fit its snapshot)."""
 
 
@@ -92,7 +93,6 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> Tas
     if snapshot.manifest.domain != domain:
         raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "
                          f"not {domain!r}")
-    from ..world._world import unwrapped_errors  # world imports tasks: import at call time
 
     with unwrapped_errors():  # a GenerationError raised inside the MCP client's task group, not a group of one
         return anyio.run(_generate, dom, snapshot, n, seed)

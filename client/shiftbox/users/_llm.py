@@ -28,9 +28,15 @@ import hashlib
 import re
 from typing import Any
 
-from ..agents._litellm import LLMSettings, count_usage, first_message, parse_llm_options
-from ..llm import LLMRequest
-from ..llm_errors import LLMBadReply, complete_with_retries
+from ..errors import LLMBadReply
+from ..llm import (
+    LLMRequest,
+    LLMSettings,
+    Usage,
+    complete_with_retries,
+    first_message,
+    parse_llm_options,
+)
 from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 from ._personas import Persona, get_persona
@@ -224,8 +230,8 @@ class LLMUser(UserSimulator):
         self.goals: list[str] = []
         self.index = -1
         self.turns_on_goal = 0
-        self.usage: dict[str, float] = {}
-        """Running totals over this simulator's calls: prompt_tokens, completion_tokens, cost_usd, calls."""
+        self.usage = Usage()
+        """Running totals over this simulator's calls."""
 
     async def start(self, context: UserContext) -> None:
         self.task, self.seed = context.task, context.seed
@@ -270,7 +276,7 @@ class LLMUser(UserSimulator):
             response = await complete_with_retries(
                 self.request(messages, attempt), self.settings.connection(), retries=self.settings.max_retries,
                 backoff_s=self.settings.retry_backoff, what=f"user simulator {self.name}")
-            count_usage(self.usage, self.settings.model, response)
+            self.usage += Usage.of_response(response)
             raw = first_message(response).get("content")
             text, labels = strip_control_tokens(raw if isinstance(raw, str) else "")
             if text:

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..llm import Usage
 from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 
@@ -32,9 +33,9 @@ class UserSimulator(ABC):
 
     name: str
     """Recorded as `Trajectory.user`, e.g. `scripted` or `litellm:openai/gpt-4o-mini`."""
-    usage: dict[str, float] | None = None
-    """Running totals of model use (prompt_tokens, completion_tokens, cost_usd, calls), recorded as
-    `Trajectory.usage["user"]` when not empty."""
+    usage: Usage | None = None
+    """Running totals of model use (`shiftbox.llm.Usage`: tokens, cost, calls), recorded as
+    `Trajectory.usage["user"]` once it counts a call."""
 
     def preflight(self) -> None:
         """Before a live run: raise ValueError if the simulator cannot work at all."""

@@ -1,14 +1,15 @@
-"""Connecting to domain servers (in-process, stdio, HTTP, container), recording every tool call, and the gateway."""
+"""Connecting to domain servers (in-process, stdio, HTTP, container), recording every tool call, and the gateway.
 
-from ._docker import DockerError
+Its errors live in `shiftbox.errors` and are re-exported here.
+"""
+
+from ..errors import DockerError, InfrastructureError, ToolContractError
 from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
 from ._world import (
     SERVER_MODES,
     CallOutcome,
     EpisodeClient,
-    InfrastructureError,
     ServerMode,
-    ToolContractError,
     ToolSession,
     World,
     apply_initial_state,

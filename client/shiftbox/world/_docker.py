@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client
 
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest
 
-from ._world import InfrastructureError, single_error
+from ..errors import DockerError, single_error
 
 DOCKER_ENV = "SHIFTBOX_DOCKER"
 RUN_FLAGS = ("--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
@@ -35,10 +35,6 @@ FIX_IMAGES = "build the images with `make images` (docs/containers.md)"
 FIX_ENGINE = ("install Docker and start its engine (Debian: `apt-get install -y docker.io`, then "
               "`dockerd --bridge=none --iptables=false &`), then `make images`; see docs/containers.md")
 _SHA256 = re.compile(r"sha256=([0-9a-f]{64})")
-
-
-class DockerError(InfrastructureError):
-    """No engine, no image, or a container that does not match the run: fixed by the user, not retried."""
 
 
 def image_env(domain: str) -> str:

@@ -36,7 +36,8 @@ from shiftbox_servers.kit import (
     meta_episode_id,
 )
 
-from ._world import World, unwrapped_errors
+from ..errors import unwrapped_errors
+from ._world import World
 
 CallRoute = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
 """Executes one tool call for one episode: (tool name, arguments) -> the MCP result to return."""

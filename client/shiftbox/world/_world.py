@@ -14,7 +14,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -42,14 +42,11 @@ from shiftbox_servers.kit import (
 )
 
 from .._stopwatch import timed
+from ..errors import InfrastructureError, ToolContractError, unwrapped_errors
 from ..trajectory import ServerInfo, ToolCallRecord
 
 ServerMode = Literal["inproc", "stdio", "http", "docker"]
 SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
-
-
-class InfrastructureError(Exception):
-    """The server could not be reached or answered outside the protocol: not the agent's fault."""
 
 
 @dataclass
@@ -262,25 +259,6 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
         yield client, container.image.id if container is not None else None
 
 
-def single_error(exc: BaseException) -> BaseException:
-    """What was actually raised inside (nested) task groups that each wrapped one exception."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-@contextlib.contextmanager
-def unwrapped_errors() -> Iterator[None]:
-    """Re-raise the single exception a task group wrapped, so callers catch what was actually raised."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        leaf = single_error(group)
-        if leaf is group:
-            raise
-        raise leaf from None
-
-
 class _Connection:
     """A client held in a task of its own, so a server dying mid-run fails the calls in flight (an
     infrastructure error for those simulations) instead of cancelling the whole run."""
@@ -315,11 +293,6 @@ class _Connection:
 
     def stop(self) -> None:
         self._stop.set()
-
-
-class ToolContractError(Exception):
-    """The server publishes tools (names, descriptions, schemas, annotations) other than the snapshot's
-    manifest records for its tool set; the message names the tools and the fix."""
 
 
 async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id: str | None,

@@ -10,8 +10,8 @@ import pytest
 from shiftbox._registry import SpecError, make_agent
 from shiftbox.agents import AgentContext
 from shiftbox.agents._litellm import INVALID_JSON_KEY, LiteLLMAgent, parse_arguments
+from shiftbox.errors import LLMRequestRejected, LLMUnavailable
 from shiftbox.llm import Cassette, use_cassette
-from shiftbox.llm_errors import LLMRequestRejected, LLMUnavailable
 from shiftbox.orchestrator import run_simulation, simulation_id
 from shiftbox.testing import Reply, ToolCallReply, fake_openai
 from shiftbox.trajectory import Message, ToolCall
@@ -90,7 +90,7 @@ async def test_options_become_request_params():
     assert (sent["temperature"], sent["seed"], sent["max_tokens"], sent["top_p"], sent["presence_penalty"]) == (
         0.3, 42, 64, 0.5, 0.25)
     assert agent.name == f"litellm:{MODEL}"
-    assert agent.usage["calls"] == 1 and agent.usage["prompt_tokens"] > 0
+    assert agent.usage.calls == 1 and agent.usage.prompt_tokens > 0
 
 
 async def test_tool_without_description_or_schema_still_converts():

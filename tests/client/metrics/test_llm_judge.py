@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from shiftbox.llm import Usage
 from shiftbox.metrics._judges import Judge, NLVerdicts
 from shiftbox.metrics._llm_judge import (
     ACK_SYSTEM_PROMPT,
@@ -109,14 +110,14 @@ def test_usage_is_recorded_per_call_and_accumulates() -> None:
     assert first is not None and second is not None
     expected_prompt = count_tokens(json.dumps({"messages": server.requests[0]["messages"], "tools": []},
                                               sort_keys=True, separators=(",", ":")))
-    assert first.usage == {"prompt_tokens": expected_prompt,
-                           "completion_tokens": count_tokens(verdicts(True, True, True)),
-                           "cost_usd": 0.0}
+    assert first.usage == Usage(prompt_tokens=expected_prompt,
+                                completion_tokens=count_tokens(verdicts(True, True, True)),
+                                cost_usd=0.0, calls=1)
     assert second.met == [False, False, False]
-    assert judge.usage["calls"] == 2
-    assert judge.usage["prompt_tokens"] == first.usage["prompt_tokens"] + second.usage["prompt_tokens"]
-    assert judge.usage["completion_tokens"] == (first.usage["completion_tokens"]
-                                                + second.usage["completion_tokens"])
+    assert judge.usage.calls == 2
+    assert judge.usage.prompt_tokens == first.usage.prompt_tokens + second.usage.prompt_tokens
+    assert judge.usage.completion_tokens == (first.usage.completion_tokens
+                                             + second.usage.completion_tokens)
     assert [entry["kind"] for entry in judge.log] == ["nl_assertions", "nl_assertions"]
     assert judge.log[0]["result"]["reasons"] == ["because"] * 3
 
@@ -125,7 +126,7 @@ def test_explicit_usage_from_the_server_is_used() -> None:
     with fake_openai([Reply.text(verdicts(True, True, True), prompt_tokens=1234, completion_tokens=56)]) as server:
         result = judge_for(server).nl_assertions(trajectory(), ASSERTIONS)
     assert result is not None
-    assert result.usage["prompt_tokens"] == 1234 and result.usage["completion_tokens"] == 56
+    assert result.usage.prompt_tokens == 1234 and result.usage.completion_tokens == 56
 
 
 def test_json_in_code_fence_with_prose() -> None:
@@ -151,7 +152,7 @@ def test_unusable_answer_gives_none(answer: str) -> None:
         judge = judge_for(server)
         assert judge.nl_assertions(trajectory(), ASSERTIONS) is None
     assert judge.log[0]["error"]
-    assert judge.usage["calls"] == 1  # the call still cost tokens
+    assert judge.usage.calls == 1  # the call still cost tokens
 
 
 @pytest.mark.parametrize("reply", [Reply.error(500, "boom"), Reply.rate_limit(), Reply.error(400, "bad")])
@@ -161,7 +162,7 @@ def test_server_error_gives_none_and_never_raises(reply: Reply) -> None:
         assert judge.nl_assertions(trajectory(), ASSERTIONS) is None
         assert judge.acknowledges(trajectory(), trajectory().messages[6], "cancel_order") is None
     assert len(server.requests) == 2
-    assert judge.usage["calls"] == 0
+    assert judge.usage.calls == 0
     assert all("Error" in entry["error"] for entry in judge.log)
 
 
@@ -217,7 +218,7 @@ def test_acknowledges(answer: str, expected: bool | None) -> None:
     assert '[6] assistant calls tool cancel_pending_order({"order_id":"W456","reason":"no longer needed"})' in prompt
     assert "[5] user: Also, can you cancel order W456 instead?" in prompt
     assert "I could not find W456" not in prompt  # nothing after the message under review
-    assert judge.usage["calls"] == 1 and judge.log[0]["kind"] == "acknowledges"
+    assert judge.usage.calls == 1 and judge.log[0]["kind"] == "acknowledges"
 
 
 # -- pure helpers --------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox.llm import Cassette, CassetteMiss, LLMRequest, use_cassette
+from shiftbox.errors import CassetteMiss
+from shiftbox.llm import Cassette, LLMRequest, use_cassette
 from shiftbox.pytest import ReplayFailed, replay_fixture
 from shiftbox.replay import FIXTURE_FILE
 from tests.client.harness import HANDWRITTEN

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from shiftbox._litellm import import_litellm, usage_of
+from shiftbox.llm import import_litellm, price_usd
 from shiftbox.testing import FakeOpenAI, Reply, ToolCallReply, count_tokens, fake_openai
 
 HI = [{"role": "user", "content": "hi"}]
@@ -158,7 +158,8 @@ def test_litellm_non_streaming(litellm) -> None:
     assert server.requests[0]["model"] == "fake-model"  # litellm strips the provider prefix
     assert server.requests[0]["messages"] == HI
     assert server.headers[0]["authorization"] == "Bearer sk-test"
-    assert usage_of(response, litellm)["cost_usd"] == 0.0  # a model litellm has no price for
+    usage = response.usage  # a model litellm has no price for costs 0.0
+    assert price_usd(litellm, "openai/fake-model", usage.prompt_tokens, usage.completion_tokens) == 0.0
 
 
 def test_litellm_streaming_text(litellm) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from shiftbox._registry import SpecError, make_user
 from shiftbox.agents import Agent, AgentReply
-from shiftbox.llm_errors import LLMBadReply
+from shiftbox.errors import LLMBadReply
 from shiftbox.orchestrator import run_simulation
 from shiftbox.testing import Reply, fake_openai
 from shiftbox.trajectory import Message, ToolCall
@@ -140,7 +140,7 @@ async def test_replies_carry_the_goal_and_never_the_token():
     # what the simulator's model saw of its own past: the tokens where goals began
     own = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "assistant"]
     assert own[0].startswith("<<GOAL:authentication>>") and own[2].startswith("<<GOAL:transactions>>")
-    assert user.usage["calls"] == 4
+    assert user.usage.calls == 4
 
 
 async def test_reminder_to_move_on_after_several_messages_on_one_goal():

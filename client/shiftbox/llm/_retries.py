@@ -1,11 +1,11 @@
-"""Failures at the LLM boundary: which are transient (retried), and what is raised when a call fails.
+"""Retries at the LLM boundary: which failures are transient, how long to wait, and what is raised.
 
-Agents and user simulators call `complete_with_retries()` rather than `llm.complete()` directly. It
+Agents, user simulators and the judge call `complete_with_retries()` rather than `complete()`. It
 retries transient failures (rate limit, timeout, connection error, 5xx) itself, with a deterministic
 exponential backoff that honours the provider's `retry-after-ms` / `retry-after` header, and asks
 nothing of the boundary, which never retries by itself, so the count is exact whatever the SDK
-underneath would do. Only the final, successful exchange reaches a recording cassette:
-a replay sees the same requests in the same order.
+underneath would do. Only the final, successful exchange reaches a recording cassette: a replay
+sees the same requests in the same order.
 
 When a call still fails it raises, with a message that names the cause:
 - `LLMUnavailable` — the provider could not be used: transient failures outlasted the retries, or the
@@ -13,7 +13,8 @@ When a call still fails it raises, with a message that names the cause:
   is an `InfrastructureError`, so a harness that maps those blames infrastructure.
 - `LLMRequestRejected` — the provider refused this request (400/422: context window exceeded,
   content policy, a bad parameter). Counted against the role that made it.
-- `LLMBadReply` — a completion came back but is unusable (e.g. repeatedly empty).
+- `LLMError` — any other failure.
+(`LLMBadReply`, a completion that came back unusable, is raised by the caller that finds it so.)
 
 `ReplayDivergence` (a cassette miss) is never caught or wrapped here.
 """
@@ -23,38 +24,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .llm import LLMConnection, LLMRequest, ReplayDivergence, complete
-from .world import InfrastructureError
+from ..errors import LLMError, LLMRequestRejected, LLMUnavailable, ReplayDivergence
+from ..redact import redact_text
+from ._boundary import complete
+from ._model import LLMConnection, LLMRequest
 
 MAX_RETRY_DELAY_S = 30.0
 """Longest wait before a retry, whatever the provider's retry-after header asks for."""
 
-_TRANSIENT_NAMES = frozenset({"Timeout", "APITimeoutError", "APIConnectionError", "RateLimitError",
-                              "InternalServerError", "ServiceUnavailableError", "BadGatewayError"})
-_CONFIG_STATUSES = {401: "authentication failed", 403: "permission denied", 404: "model or endpoint not found"}
 
-
-class LLMError(Exception):
-    """An LLM call that failed for good. `cause` is a short machine-readable kind."""
-
-    def __init__(self, message: str, cause: str):
-        super().__init__(message)
-        self.cause = cause
-
-
-class LLMUnavailable(LLMError, InfrastructureError):
-    """The LLM provider could not be used (outage, rate limit beyond retries, bad credentials)."""
-
-
-class LLMRequestRejected(LLMError):
-    """The provider answered but refused this request (4xx other than auth/not-found)."""
-
-
-class LLMBadReply(LLMError):
-    """A completion arrived but cannot be used."""
-
-
-def status_of(exc: BaseException) -> int | None:
+def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -62,7 +41,7 @@ def status_of(exc: BaseException) -> int | None:
 def cause_of(exc: BaseException) -> str:
     """rate_limit, timeout, connection, server_error, auth, not_found, bad_request or error."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    status = status_of(exc)
+    status = _status(exc)
     if status == 429 or "RateLimitError" in names:
         return "rate_limit"
     if status == 408 or names & {"Timeout", "APITimeoutError"}:
@@ -112,15 +91,13 @@ def retry_delay(exc: BaseException, attempt: int, backoff_s: float) -> float:
 
 
 def _brief(exc: BaseException, limit: int = 300) -> str:
-    from .redact import redact_text
-
     text = redact_text(" ".join(str(exc).split()))  # a provider's message may quote the api_base
     return text if len(text) <= limit else text[:limit] + "…"
 
 
 async def complete_with_retries(request: LLMRequest, connection: LLMConnection, *, retries: int,
                                 backoff_s: float = 0.5, what: str | None = None) -> dict[str, Any]:
-    """`llm.complete()` with up to `retries` retries of transient failures; raises an `LLMError`.
+    """`complete()` with up to `retries` retries of transient failures; raises an `LLMError`.
 
     `what` names the caller in error messages (default: the request's role and model).
     """

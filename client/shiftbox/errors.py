@@ -1,0 +1,78 @@
+"""The errors shiftbox raises on purpose, all under one base class `ShiftboxError`.
+
+Who is to blame decides the class: an `InfrastructureError` (a server, container or LLM provider
+that could not be used) is never the agent's fault; a `ReplayDivergence` (a replay that did
+something its recording does not have) is never the agent's fault either, and never retried.
+The LLM errors say how an LLM call failed for good (see `shiftbox.llm`). This module imports
+nothing of shiftbox, so every package can raise these without importing another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+
+class ShiftboxError(Exception):
+    """Base class of the errors shiftbox raises on purpose."""
+
+
+class InfrastructureError(ShiftboxError):
+    """A server, container or provider could not be reached or answered outside its protocol: not the
+    agent's fault."""
+
+
+class DockerError(InfrastructureError):
+    """No engine, no image, or a container that does not match the run: fixed by the user, not retried."""
+
+
+class ToolContractError(ShiftboxError):
+    """The server publishes tools (names, descriptions, schemas, annotations) other than the snapshot's
+    manifest records for its tool set; the message names the tools and the fix."""
+
+
+class ReplayDivergence(ShiftboxError):
+    """A replay did something the recording does not have: never the agent's fault, always an error."""
+
+
+class CassetteMiss(ReplayDivergence):
+    """Replay met an LLM request the recording does not have."""
+
+
+class LLMError(ShiftboxError):
+    """An LLM call that failed for good. `cause` is a short machine-readable kind (see `llm.cause_of`)."""
+
+    def __init__(self, message: str, cause: str):
+        super().__init__(message)
+        self.cause = cause
+
+
+class LLMUnavailable(LLMError, InfrastructureError):
+    """The LLM provider could not be used (outage, rate limit beyond retries, bad credentials)."""
+
+
+class LLMRequestRejected(LLMError):
+    """The provider answered but refused this request (4xx other than auth/not-found)."""
+
+
+class LLMBadReply(LLMError):
+    """A completion arrived but cannot be used."""
+
+
+def single_error(exc: BaseException) -> BaseException:
+    """What was actually raised inside (nested) task groups that each wrapped one exception."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+@contextlib.contextmanager
+def unwrapped_errors() -> Iterator[None]:
+    """Re-raise the single exception a task group wrapped, so callers catch what was actually raised."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaf = single_error(group)
+        if leaf is group:
+            raise
+        raise leaf from None

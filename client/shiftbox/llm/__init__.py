@@ -1,0 +1,24 @@
+"""The one LLM boundary: every completion (agent, user simulator, judge) goes through `complete()`.
+
+Callers use `complete_with_retries()` (async) or `complete_blocking()` (sync: the judge), which
+retry transient failures countably and raise the LLM errors of `shiftbox.errors`. Live, the boundary
+calls litellm (imported lazily, once, by `import_litellm`); under a cassette bound per simulation
+with `use_cassette` it records each exchange, or replays it without touching the network. Every
+response carries its price (`COST_FIELD`), so `Usage.of_response` counts a replay like the live run.
+
+Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call),
+`_cassette` (record/replay), `_boundary` (`complete`), `_retries` (retries, causes, errors raised),
+`_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
+"""
+
+from ._blocking import complete_blocking
+from ._boundary import complete
+from ._cassette import Cassette, Interaction, first_difference, use_cassette
+from ._litellm import import_litellm, price_usd
+from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
+from ._retries import complete_with_retries
+from ._settings import LLMSettings, parse_llm_options
+
+__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "Role", "Usage",
+           "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message",
+           "import_litellm", "parse_llm_options", "price_usd", "use_cassette"]

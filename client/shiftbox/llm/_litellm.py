@@ -1,0 +1,66 @@
+"""The one place shiftbox imports litellm, lazily, and the one call it makes.
+
+litellm must be configured before its first import:
+- `LITELLM_LOCAL_MODEL_COST_MAP=True`: use the bundled price map; otherwise the import fetches one
+  from the internet (no internet here, and a fetched map would make costs drift between runs).
+- `DISABLE_AIOHTTP_TRANSPORT=True`: async calls go through httpx like sync ones.
+Both are set with `os.environ.setdefault`, so an explicit setting by the caller wins.
+
+The import is slow (several seconds: litellm builds many pydantic models), so it happens only when
+an LLM is actually called (a replay never imports it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import ModuleType
+from typing import Any
+
+from .._jsonl import dump_json
+from ._model import COST_FIELD, LLMConnection, LLMRequest
+
+LITELLM_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "DISABLE_AIOHTTP_TRANSPORT": "True",
+}
+
+
+def import_litellm() -> ModuleType:
+    """Set litellm's environment, import it, silence its banners and return the module."""
+    for key, value in LITELLM_ENV.items():
+        os.environ.setdefault(key, value)
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def price_usd(litellm: ModuleType, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """The price of a call from litellm's local price map; 0.0 for a model it does not price (local, fake),
+    rather than a failure."""
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return float(prompt_cost + completion_cost)
+    except Exception:
+        return 0.0
+
+
+async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[str, Any]:
+    """One live completion as plain JSON, without volatile fields and with its price (`COST_FIELD`)."""
+    litellm = import_litellm()
+    kwargs: dict[str, Any] = dict(request.params)
+    if request.tools:
+        kwargs["tools"] = request.tools
+    response = await litellm.acompletion(
+        model=request.model, messages=request.messages, api_base=connection.api_base,
+        api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
+        max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
+    data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
+    for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
+        data.pop(volatile, None)
+    usage = data.get("usage") or {}
+    data[COST_FIELD] = price_usd(litellm, request.model, int(usage.get("prompt_tokens") or 0),
+                                 int(usage.get("completion_tokens") or 0))
+    return data
