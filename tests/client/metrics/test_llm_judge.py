@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shiftbox.llm import Usage
+from shiftbox.llm import Cassette, Usage, use_cassette
 from shiftbox.metrics._judges import Judge, NLVerdicts
 from shiftbox.metrics._llm_judge import (
     ACK_SYSTEM_PROMPT,
@@ -251,3 +251,16 @@ def test_transcript_cuts_long_tool_results() -> None:
     assert render_transcript(traj, upto=1).splitlines() == [
         "[0] assistant: Hi! How can I help you today?",
         "[1] user: I need to change the address on order W123."]
+
+
+def test_judge_calls_are_recorded_and_replayed_at_the_llm_boundary(tmp_path) -> None:
+    path = tmp_path / "judge.jsonl"
+    with fake_openai([verdicts(True, False, True)]) as server:
+        with use_cassette(Cassette("judge", path, "record")):
+            recorded = judge_for(server).nl_assertions(trajectory(), ASSERTIONS)
+    assert recorded is not None and recorded.met == [True, False, True]
+    [interaction] = Cassette("judge", path, "replay").interactions
+    assert interaction.request.role == "judge" and interaction.request.params == {"temperature": 0.0}
+    with use_cassette(Cassette("judge", path, "replay")):  # no server: the answer comes from the recording
+        replayed = LLMJudge("openai/fake-model").nl_assertions(trajectory(), ASSERTIONS)
+    assert replayed == recorded
