@@ -1,7 +1,7 @@
 """The LLM agent: any litellm model behind the domain policy, calling the domain's MCP tools.
 
-Every completion goes through the one LLM boundary (`shiftbox.llm.complete_with_retries`), so it is
-recorded and replayed like every other call. Its options are `shiftbox.llm.LLMSettings`.
+Every completion goes through the one LLM boundary (`shiftbox.llm`, with the retries of its
+`LLMSettings`), so it is recorded and replayed like every other call.
 
 What the model is sent (all of it deterministic, so replays match request for request):
 - system: a short instruction block, then the domain policy (`AgentContext.policy`);
@@ -31,14 +31,7 @@ from typing import Any
 
 from shiftbox_servers.kit import escape_lone_surrogates
 
-from ..llm import (
-    LLMRequest,
-    LLMSettings,
-    Usage,
-    complete_with_retries,
-    first_message,
-    parse_llm_options,
-)
+from ..llm import LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
 from ..trajectory import Message, ToolCall
 from ._protocol import Agent, AgentContext, AgentReply
 
@@ -144,9 +137,7 @@ class LiteLLMAgent(Agent):
 
     async def respond(self, messages: list[Message]) -> AgentReply:
         request = self.request(messages)
-        response = await complete_with_retries(
-            request, self.settings.connection(), retries=self.settings.max_retries,
-            backoff_s=self.settings.retry_backoff, what=f"agent {self.name}")
+        response = await self.settings.complete(request, what=f"agent {self.name}")
         self.usage += Usage.of_response(response)
         turn = sum(1 for m in messages if m.role == "assistant")
         return self.reply_from(first_message(response), turn)

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._model import LLMConnection
+from ._model import LLMConnection, LLMRequest
+from ._retries import complete_with_retries
 
 COMMON_OPTIONS: dict[str, type] = {
     "api_base": str,
@@ -73,6 +74,12 @@ class LLMSettings:
         """Where to call. The key is read from `api_key_env` now (None: litellm's own env lookup)."""
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return LLMConnection(api_base=self.api_base, api_key=api_key, timeout_s=self.timeout)
+
+    async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
+        """The request through the boundary with these retries, backoff and connection (`what` names
+        the caller in error messages)."""
+        return await complete_with_retries(request, self.connection(), retries=self.max_retries,
+                                           backoff_s=self.retry_backoff, what=what)
 
     def params(self, default_seed: int | None) -> dict[str, Any]:
         """What decides the completion besides messages and tools (recorded with each request)."""

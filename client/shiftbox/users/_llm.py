@@ -29,14 +29,7 @@ import re
 from typing import Any
 
 from ..errors import LLMBadReply
-from ..llm import (
-    LLMRequest,
-    LLMSettings,
-    Usage,
-    complete_with_retries,
-    first_message,
-    parse_llm_options,
-)
+from ..llm import LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
 from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 from ._personas import Persona, get_persona
@@ -273,9 +266,8 @@ class LLMUser(UserSimulator):
         if self.task is None:
             raise RuntimeError("LLMUser.respond() called before start()")
         for attempt in range(self.max_empty_retries + 1):
-            response = await complete_with_retries(
-                self.request(messages, attempt), self.settings.connection(), retries=self.settings.max_retries,
-                backoff_s=self.settings.retry_backoff, what=f"user simulator {self.name}")
+            response = await self.settings.complete(self.request(messages, attempt),
+                                                    what=f"user simulator {self.name}")
             self.usage += Usage.of_response(response)
             raw = first_message(response).get("content")
             text, labels = strip_control_tokens(raw if isinstance(raw, str) else "")
