@@ -13,7 +13,7 @@ def scripted(arg: str | None, options: dict[str, str]):
 
 def litellm(arg: str | None, options: dict[str, str]):
     """`litellm:<model>` with options api_base, api_key_env, temperature, seed, max_tokens, max_retries,
-    timeout, retry_backoff, drop_params and extra.<param> (see shiftbox.agents._litellm)."""
+    timeout, retry_backoff, drop_params and extra.<param> (see shiftbox.llm.LLMSettings)."""
     from ._litellm import litellm_agent
 
     return litellm_agent(arg, options)
