@@ -18,7 +18,6 @@ from typing import Any
 from ._stopwatch import stopwatch
 from .agents import Agent, AgentContext
 from .errors import InfrastructureError, ReplayDivergence
-from .llm import Usage
 from .tasks import Task
 from .trajectory import (
     SHIFT_REPORT_TOOL,
