@@ -150,24 +150,23 @@ class WriteClock:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[WriteClock]:
-        from shiftbox import _run
+        from shiftbox.trajectory import TrajectoryWriter
 
-        original, clock = _run.ResultWriter, self
+        original, clock = TrajectoryWriter.append, self
 
-        class TimedWriter(original):
-            async def append(self, trajectory) -> None:
-                start = time.perf_counter()
-                try:
-                    await super().append(trajectory)
-                finally:
-                    clock.seconds += time.perf_counter() - start
-                    clock.writes += 1
+        async def timed_append(writer, trajectory) -> None:
+            start = time.perf_counter()
+            try:
+                await original(writer, trajectory)
+            finally:
+                clock.seconds += time.perf_counter() - start
+                clock.writes += 1
 
-        _run.ResultWriter = TimedWriter
+        TrajectoryWriter.append = timed_append  # type: ignore[method-assign]
         try:
             yield self
         finally:
-            _run.ResultWriter = original
+            TrajectoryWriter.append = original  # type: ignore[method-assign]
 
 
 def shape_problems(trajectory) -> list[str]:
@@ -193,8 +192,8 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
     """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks."""
     from importlib.metadata import version
 
-    from shiftbox._registry import make_agent, make_user
-    from shiftbox._run import RunConfig, RunMetadata, execute_run, prepare_run_dir, task_file_digest
+    from shiftbox import agent_from_spec, user_from_spec
+    from shiftbox.runs import RunConfig, RunMetadata, execute_run, prepare_run_dir, task_file_digest
 
     options = {"api_base": base_url, "api_key_env": KEY_ENV, "max_retries": "0"}
     config = RunConfig(domain="banking", tasks_sha256=task_file_digest(task_file), agent=SPEC,
@@ -204,8 +203,8 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
                                          simulations=len(task_file.tasks) * trials), task_file, resume=False)
     with WriteClock().installed() as writes:
         start = time.perf_counter()
-        trajectories = await execute_run(config, task_file.tasks, run_dir, make_agent=lambda: make_agent(SPEC, options),
-                                         make_user=lambda: make_user(SPEC, options), concurrency=concurrency,
+        trajectories = await execute_run(config, task_file.tasks, run_dir, make_agent=lambda: agent_from_spec(SPEC, options),
+                                         make_user=lambda: user_from_spec(SPEC, options), concurrency=concurrency,
                                          finished=set())
         seconds = time.perf_counter() - start
     bad = {t.simulation_id: p for t in trajectories if (p := shape_problems(t))}

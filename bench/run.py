@@ -242,25 +242,23 @@ async def bench_simulations(concurrencies: tuple[int, ...] = (1, 8, 64), n: int 
 
 
 def bench_replay() -> list[dict]:
-    """Replaying the committed LLM fixtures (both tool modes), whole `shiftbox replay` command."""
+    """Replaying the committed LLM fixtures (both tool modes), what `shiftbox replay` does (`replay_fixture`)."""
     import shutil
     import tempfile
 
-    from typer.testing import CliRunner
-
-    from shiftbox._run import read_trajectories
-    from shiftbox.cli import app
+    from shiftbox.replay import replay_fixture
+    from shiftbox.trajectory import read_trajectories
 
     rows = []
     for fixture in sorted((REPO / "fixtures").iterdir()):
         for tools in ("reexecute", "transcript"):
             out = Path(tempfile.mkdtemp())
             t0 = time.perf_counter()
-            result = CliRunner().invoke(app, ["replay", str(fixture), "--out", str(out / "r"), "--tools", tools])
+            result = replay_fixture(fixture, out / "r", tools)
             seconds = time.perf_counter() - t0
             n = len(read_trajectories(out / "r"))
             shutil.rmtree(out)
-            rows.append({"bench": f"replay {fixture.name} ({tools}), incl. verification", "ok": result.exit_code == 0,
+            rows.append({"bench": f"replay {fixture.name} ({tools}), incl. verification", "ok": result.identical,
                          "simulations": n, "seconds": round(seconds, 3), "sims_per_s": round(n / seconds, 1)})
     return rows
 
@@ -336,7 +334,7 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
     server (interleaved); skipped without an engine or the images (`make images`)."""
     import subprocess
 
-    from shiftbox.world._docker import RUN_FLAGS, DockerError, find_image
+    from shiftbox.world import RUN_FLAGS, DockerError, find_image
 
     try:
         found = {domain: find_image(domain) for domain in DETAIL_TOOLS}

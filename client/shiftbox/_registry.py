@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import functools
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .agents import Agent
-    from .users import UserSimulator
-
+from .agents import Agent
 from .errors import ShiftboxError
+from .users import UserSimulator
 
 AGENT_GROUP = "shiftbox.agents"
 USER_GROUP = "shiftbox.users"
@@ -67,15 +65,13 @@ def _make(group: str, what: str, spec: str, options: dict[str, str], base: type)
     return made
 
 
-def make_agent(spec: str, options: dict[str, str] | None = None) -> Agent:
-    from .agents import Agent
-
+def agent_from_spec(spec: str, options: dict[str, str] | None = None) -> Agent:
+    """The agent SPEC names (`scripted:oracle`, `litellm:openai/gpt-4.1`, `cmd:…`, or a plug-in's kind)."""
     return _make(AGENT_GROUP, "agent", spec, options or {}, Agent)
 
 
-def make_user(spec: str, options: dict[str, str] | None = None) -> UserSimulator:
-    from .users import UserSimulator
-
+def user_from_spec(spec: str, options: dict[str, str] | None = None) -> UserSimulator:
+    """The user simulator SPEC names (`scripted`, `litellm:<model>`, or a plug-in's kind)."""
     return _make(USER_GROUP, "user simulator", spec, options or {}, UserSimulator)
 
 

@@ -31,6 +31,19 @@ class ToolContractError(ShiftboxError):
     manifest records for its tool set; the message names the tools and the fix."""
 
 
+class RunPlanError(ShiftboxError, ValueError):
+    """A run that cannot start as asked (`plan_run`, `replay_fixture`, `serve_gateway`); the message says what
+    is wrong and how to fix it."""
+
+
+class RunDirError(ShiftboxError):
+    """The run directory holds something that does not fit this run."""
+
+
+class RunFileError(ShiftboxError, ValueError):
+    """A file of a run directory does not parse; the message names the file and the line."""
+
+
 class ReplayDivergence(ShiftboxError):
     """A replay did something the recording does not have: never the agent's fault, always an error."""
 

@@ -46,16 +46,20 @@ def check_thresholds(metrics: RunMetrics, **thresholds: float) -> None:
         raise ReplayFailed("; ".join(failures))
 
 
-def replay_fixture(fixture: Path | str, out: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
+def replay_and_check(fixture: Path | str, out: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
     """Replay `fixture` into `out`, check it repeats and meets the thresholds; returns its metrics."""
-    from typer.testing import CliRunner
+    from .replay import replay_fixture
+    from .runs import RunDirError, RunPlanError, score_run
+    from .trajectory import RunFileError
 
-    from ._metrics_cli import score_run
-    from .cli import app
-
-    result = CliRunner().invoke(app, ["replay", str(fixture), "--out", str(out), "--tools", tools])
-    if result.exit_code != 0:
-        raise ReplayFailed(f"replay of {fixture} failed:\n{result.output}")
+    try:
+        result = replay_fixture(fixture, out, tools)  # type: ignore[arg-type]
+    except (RunPlanError, RunDirError, RunFileError) as exc:
+        raise ReplayFailed(f"replay of {fixture} failed: {exc}") from None
+    if not result.identical:
+        lines = ([f"replay failed: {result.failed}"] if result.failed else []) + [
+            f"replay mismatch: {p}" for p in result.problems]
+        raise ReplayFailed(f"replay of {fixture} failed:\n" + "\n".join(lines))
     metrics, _ = score_run(Path(out))
     check_thresholds(metrics, **thresholds)
     return metrics
@@ -67,6 +71,6 @@ def shiftbox_replay(tmp_path):
     counter = iter(range(10**6))
 
     def run(fixture: Path | str, tools: str = "reexecute", **thresholds: float) -> RunMetrics:
-        return replay_fixture(fixture, tmp_path / f"replay-{next(counter)}", tools, **thresholds)
+        return replay_and_check(fixture, tmp_path / f"replay-{next(counter)}", tools, **thresholds)
 
     return run

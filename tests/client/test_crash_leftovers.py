@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from shiftbox._metrics_cli import score_run
-from shiftbox._run import read_trajectories
+from shiftbox.runs import score_run
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 from tests.client.test_serve import PHONE, SHIFTBOX, raw_http_session, serve_http, stop
 
@@ -97,9 +97,7 @@ def test_kill_9_of_serve_then_resume_rebuilds_cut_short_sessions_and_never_reuse
 
 
 def test_every_recorded_call_is_fsynced(tmp_path, monkeypatch):
-    from shiftbox._serve_cli import open_session_task
-    from shiftbox.world import open_world
-    from shiftbox.world._sessions import CALLS_FILE, GatewaySessions
+    from shiftbox.world import CALLS_FILE, GatewaySessions, open_session_task, open_world
 
     synced: list[str] = []
     real_fsync = os.fsync

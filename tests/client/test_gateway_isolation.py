@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
-from shiftbox._run import read_trajectories
+from shiftbox.trajectory import read_trajectories
 from shiftbox.world import open_run_gateway, open_world
 from shiftbox_servers.kit import ErrorKind, error_result, result_error
 from tests.servers.helpers import assert_custom_routes_refuse_foreign_pages, http_request

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
 from shiftbox.orchestrator import derive_seed
 from shiftbox.testing import Reply, ToolCallReply, fake_openai
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()

@@ -16,9 +16,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
-from shiftbox._metrics_cli import score_run
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
+from shiftbox.runs import score_run
+from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import result_error
 from tests.client.harness import HANDWRITTEN
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from shiftbox._registry import make_agent, make_user
-from shiftbox._run import RunConfig, RunHooks, execute_run, read_trajectories
+from shiftbox import agent_from_spec, user_from_spec
+from shiftbox.runs import RunConfig, RunHooks, execute_run
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN, handwritten
 
 TRIALS = 4  # 5 hand-written tasks x 4 trials = 20 simulations
@@ -60,8 +61,8 @@ def run_with_a_kill(out: Path, servers: str, retry_infra: int,
                        trials=TRIALS, servers=servers, snapshot=str(HANDWRITTEN.parent))
     out.mkdir()
     hooks = KillServerAfter(after=3, kill=kill)
-    anyio.run(lambda: execute_run(config, tasks, out, make_agent=lambda: make_agent("scripted:oracle"),
-                                  make_user=lambda: make_user("scripted"), concurrency=2, finished=set(),
+    anyio.run(lambda: execute_run(config, tasks, out, make_agent=lambda: agent_from_spec("scripted:oracle"),
+                                  make_user=lambda: user_from_spec("scripted"), concurrency=2, finished=set(),
                                   hooks=hooks, retry_infra=retry_infra))
     return read_trajectories(out), hooks
 

@@ -10,14 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._run import read_trajectories
 from shiftbox.agents import Agent, AgentReply
 from shiftbox.agents._scripted import scripted_agent
 from shiftbox.cli import app
-from shiftbox.metrics import compute_run_metrics
-from shiftbox.metrics._shift_reports import shift_report_score
+from shiftbox.metrics import compute_run_metrics, shift_report_score
 from shiftbox.orchestrator import run_simulation
-from shiftbox.trajectory import GoalShift, ShiftReport, ToolCall, Trajectory
+from shiftbox.trajectory import GoalShift, ShiftReport, ToolCall, Trajectory, read_trajectories
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
 from tests.client.harness import HANDWRITTEN, handwritten

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shiftbox.world._docker import DockerError, Image, docker_command, image_ref, inspect_image
+from shiftbox.world import DockerError, Image, docker_command, image_ref, inspect_image
 from tests.conftest import REPO
 
 DOMAINS = ("banking", "retail", "airline")

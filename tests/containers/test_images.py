@@ -16,7 +16,7 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from shiftbox.world._docker import RUN_FLAGS, inspect_image
+from shiftbox.world import RUN_FLAGS, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, Snapshot, get_domain, open_server
 from shiftbox_servers.kit._spawn import _free_port
 from tests.conftest import REPO

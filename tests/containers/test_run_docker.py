@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
-from shiftbox.world._docker import DockerError, Image, check_server, inspect_image
+from shiftbox.trajectory import read_trajectories
+from shiftbox.world import DockerError, Image, check_server, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest, get_domain
 from tests.client.harness import HANDWRITTEN
 from tests.client.test_server_faults import TRIALS, run_with_a_kill

@@ -371,15 +371,15 @@ def test_minimal_tool_results_are_the_structured_content_as_sorted_json(minimal)
 
 def test_minimal_behaves_like_the_in_process_litellm_agent(minimal):
     """Same script, same user: the in-process `litellm:` agent makes the same calls and says the same."""
-    from shiftbox._registry import make_agent, make_user
+    from shiftbox import agent_from_spec, user_from_spec
     from shiftbox.orchestrator import run_simulation
     from shiftbox.world import open_world
 
     async def in_process():
         with fake_openai(ScriptedLLM([TASK])) as llm:
             opts = {"api_base": llm.base_url, "api_key_env": "SHIFTBOX_EXAMPLES_TEST_KEY", "seed": SEED}
-            agent = make_agent("litellm:openai/fake-model", opts)
-            user = make_user("litellm:openai/fake-model", opts)
+            agent = agent_from_spec("litellm:openai/fake-model", opts)
+            user = user_from_spec("litellm:openai/fake-model", opts)
             async with open_world("banking") as world:
                 return await run_simulation(TASK, 0, 0, agent, user, world)
 
@@ -417,8 +417,8 @@ def test_gateway_records_every_call_and_metrics_equal_the_in_process_run(tmp_pat
     gateway) is scored exactly like the same conversation with the in-process `litellm:` agent."""
     from typer.testing import CliRunner
 
-    from shiftbox._run import read_trajectories
     from shiftbox.cli import app
+    from shiftbox.trajectory import read_trajectories
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     runner = CliRunner()

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 from mcp_types import CallToolResult
 
-from shiftbox_servers.kit._spawn import die_with_parent
+from shiftbox_servers.kit import die_with_parent
 
 from ..errors import ShiftboxError
 from ..trajectory import Message, ToolCall, ToolCallRecord

@@ -1,16 +1,8 @@
-"""Record and replay: fixtures (cassettes + MCP transcripts) that make evaluations repeat offline."""
+"""Replay: re-run a recorded evaluation (a fixture, see `shiftbox.runs` for recording) offline and check it repeats."""
 
 from ._episodes import DriftCheckingEpisode, ReplayMismatch, TranscriptEpisode
-from ._fixture import (
-    CASSETTES,
-    FIXTURE_FILE,
-    TRANSCRIPTS,
-    FixtureInfo,
-    RecordHooks,
-    ReplayHooks,
-    ToolsMode,
-    finish_fixture,
-)
+from ._fixture import ReplayHooks, ToolsMode
+from ._replay import TOOLS_MODES, ReplayResult, compare_runs, replay_fixture
 
-__all__ = ["CASSETTES", "FIXTURE_FILE", "TRANSCRIPTS", "DriftCheckingEpisode", "FixtureInfo", "RecordHooks",
-           "ReplayHooks", "ReplayMismatch", "ToolsMode", "TranscriptEpisode", "finish_fixture"]
+__all__ = ["TOOLS_MODES", "DriftCheckingEpisode", "ReplayHooks", "ReplayMismatch", "ReplayResult", "ToolsMode",
+           "TranscriptEpisode", "compare_runs", "replay_fixture"]

@@ -1,81 +1,35 @@
-"""Fixtures: a recorded run that replays offline, and the hooks that record and replay one.
-
-A fixture directory holds `fixture.json` (versions, git commit, models and their parameters,
-seeds, server versions and snapshot hashes), the run's `run.json`, `tasks.json` and
-`trajectories.jsonl`, one LLM cassette per simulation (`cassettes/<sim>.jsonl`) and one MCP
-transcript per simulation (`transcripts/<sim>.jsonl`: the tools list, then every tools/call with
-arguments, result, error kind and latency). All text, diffable, and free of credentials: LLM
-connection details are never part of a recorded request.
-"""
+"""Replaying a fixture (see `shiftbox.runs` for how one is recorded): its transcripts checked against its
+trajectories, LLM answers from cassettes, tool results re-executed (drift-checked) or from transcripts."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Callable
-from importlib.metadata import version
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
-
 from shiftbox_servers.kit import Snapshot, get_domain, snapshots_root
 
-from .._run import (
-    RUN_FILE,
-    TASKS_FILE,
-    TRAJECTORIES_FILE,
-    RunConfig,
-    RunHooks,
-    RunMetadata,
-    read_trajectories,
-)
 from ..agents import Agent
 from ..errors import ShiftboxError
 from ..llm import Cassette, first_difference
+from ..runs import (
+    CASSETTES,
+    FIXTURE_FILE,
+    TRANSCRIPTS,
+    FixtureInfo,
+    RunConfig,
+    RunHooks,
+    fixture_file_name,
+    transcript_calls,
+)
 from ..tasks import Task
-from ..trajectory import ServerInfo, Trajectory
+from ..trajectory import ServerInfo, Trajectory, read_trajectories
 from ..world import ToolSession, World
 from ._episodes import DriftCheckingEpisode, RecordedAgent, ReplayMismatch, TranscriptEpisode
 
-FIXTURE_FILE = "fixture.json"
-CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
 ToolsMode = Literal["reexecute", "transcript"]
-
-
-def file_name(simulation_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", simulation_id) + ".jsonl"
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).parent)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-class FixtureInfo(BaseModel):
-    shiftbox_version: str
-    git_commit: str | None
-    run: RunMetadata
-    servers: dict[str, ServerInfo]
-
-
-def transcript_calls(trajectory: Trajectory) -> list[dict]:
-    """The tools/call lines of a trajectory's transcript: setup calls first, then the agent's (call 0, 1, …)."""
-    return [{"method": "tools/call", "setup": setup, "name": c.name, "arguments": c.arguments, "result": c.result,
-             "is_error": c.is_error, "error_kind": c.error_kind, "latency_ms": c.timing.get("latency_ms")}
-            for setup, calls in ((True, trajectory.setup_calls), (False, trajectory.tool_calls)) for c in calls]
-
-
-def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
-    lines = [{"method": "tools/list", "tools": tools}, *transcript_calls(trajectory)]
-    return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
 
 
 class TranscriptError(ShiftboxError, ValueError):
@@ -107,13 +61,13 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
     must be the same in every transcript (one that differs from the others is named)."""
     problems: list[str] = []
     folder = fixture_dir / TRANSCRIPTS
-    expected_files = {file_name(sim) for sim in recorded}
+    expected_files = {fixture_file_name(sim) for sim in recorded}
     for name in sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []:
         if name not in expected_files:
             problems.append(f"{TRANSCRIPTS}/{name} belongs to no recorded simulation")
     tools_of: dict[str, list[dict]] = {}
     for sim in sorted(recorded):
-        path = folder / file_name(sim)
+        path = folder / fixture_file_name(sim)
         rel = f"{TRANSCRIPTS}/{path.name}"
         if not path.is_file():
             problems.append(f"transcript missing for {sim}: {rel} does not exist")
@@ -144,7 +98,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
         reference = json.loads(common)
         for sim, tools in tools_of.items():
             if dumps[sim] != common:
-                problems.append(f"{sim}: the tools/list of {TRANSCRIPTS}/{file_name(sim)} differs from the other "
+                problems.append(f"{sim}: the tools/list of {TRANSCRIPTS}/{fixture_file_name(sim)} differs from the other "
                                 f"transcripts' in {first_difference(reference, tools)}")
     return problems
 
@@ -152,38 +106,8 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
 def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[dict]:
     """The tools list the fixture was recorded with (the same in every transcript: `check_transcripts`)."""
     for sim in sorted(recorded):
-        return read_transcript(fixture_dir / TRANSCRIPTS / file_name(sim))[0]
+        return read_transcript(fixture_dir / TRANSCRIPTS / fixture_file_name(sim))[0]
     return []
-
-
-class RecordHooks(RunHooks):
-    """A live run that also writes a cassette and a transcript per simulation into `fixture_dir`."""
-
-    def __init__(self, fixture_dir: Path):
-        self.dir = fixture_dir
-        (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
-        (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
-
-    def cassette(self, simulation_id: str) -> Cassette:
-        return Cassette(simulation_id, self.dir / CASSETTES / file_name(simulation_id), "record")
-
-    def finished(self, trajectory: Trajectory, world: World) -> None:
-        path = self.dir / TRANSCRIPTS / file_name(trajectory.simulation_id)
-        path.write_text(transcript_lines(trajectory, world.tools))
-
-
-def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
-    """Copy the finished run into the fixture and write fixture.json."""
-    if fixture_dir.resolve() != run_dir.resolve():
-        for name in (RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE):
-            shutil.copyfile(run_dir / name, fixture_dir / name)
-    metadata = RunMetadata.model_validate_json((run_dir / RUN_FILE).read_text())
-    servers: dict[str, ServerInfo] = {}
-    for t in read_trajectories(run_dir):
-        servers.update(t.servers)
-    info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
-    (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")
-    return info
 
 
 class ReplayHooks(RunHooks):
@@ -197,7 +121,7 @@ class ReplayHooks(RunHooks):
         self.problems = check_transcripts(fixture_dir, self.recorded)
 
     def cassette(self, simulation_id: str) -> Cassette:
-        return Cassette(simulation_id, self.dir / CASSETTES / file_name(simulation_id), "replay")
+        return Cassette(simulation_id, self.dir / CASSETTES / fixture_file_name(simulation_id), "replay")
 
     def _recorded(self, task: Task, trial: int) -> Trajectory:
         from ..orchestrator import simulation_id

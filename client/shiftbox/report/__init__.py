@@ -1,6 +1,6 @@
 """Reports: the terminal summary and the self-contained HTML report."""
 
-from ._html import render_html, write_html_report
+from ._html import comparison_section, render_html, save_html
 from ._terminal import (
            agents_summary,
            breakdown_table,
@@ -10,5 +10,5 @@ from ._terminal import (
            summary,
 )
 
-__all__ = ["agents_summary", "breakdown_table", "comparison_table", "headline_table", "retention_table", "render_html", "summary",
-           "write_html_report"]
+__all__ = ["agents_summary", "breakdown_table", "comparison_section", "comparison_table", "headline_table",
+           "render_html", "retention_table", "save_html", "summary"]

@@ -31,7 +31,6 @@ from ..metrics import (
     aggregate,
     aggregate_gsrt,
     redundancy_labels,
-    score_by_agent,
 )
 from ..trajectory import Message, ToolCallRecord, Trajectory
 from . import _svg
@@ -844,19 +843,8 @@ def render_html(scores: Mapping[str, AgentScores], trajectories: list[Trajectory
     )
 
 
-def load_run(run_dir: Path) -> tuple[dict[str, AgentScores], list[Trajectory], dict | None]:
-    """Score a run directory (or a folder of them) per agent and read what the report needs."""
-    from .._run import RUN_FILE, read_run
-
-    trajectories, tasks = read_run(run_dir)
-    run_file = run_dir / RUN_FILE
-    metadata = json.loads(run_file.read_text()) if run_file.exists() else None
-    return score_by_agent(trajectories, tasks), trajectories, metadata
-
-
-def write_html_report(run_dir: Path, out: Path) -> Path:
-    """Score `run_dir` and write its HTML report to `out` (parent directories are created)."""
-    html = render_html(*load_run(run_dir))
+def save_html(html: str, out: Path) -> Path:
+    """Write a rendered report to `out` (parent directories are created); an agent's lone surrogate shows as \\ud83d."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(escape_lone_surrogates(html), encoding="utf-8")  # an agent's lone surrogate, shown as \ud83d
+    out.write_text(escape_lone_surrogates(html), encoding="utf-8")
     return out

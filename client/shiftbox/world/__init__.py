@@ -4,7 +4,24 @@ Its errors live in `shiftbox.errors` and are re-exported here.
 """
 
 from ..errors import DockerError, InfrastructureError, ToolContractError
+from ._docker import (
+    RUN_FLAGS,
+    Image,
+    check_server,
+    docker_command,
+    find_image,
+    image_ref,
+    inspect_image,
+)
 from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
+from ._serve import (
+    OPEN_SESSION_TASK,
+    ClientSessions,
+    open_session_task,
+    serve_sessions,
+    stopped_message,
+)
+from ._sessions import CALLS_FILE, GATEWAY_AGENT, GATEWAY_USER, GatewaySessions, run_dir_lock
 from ._world import (
     SERVER_MODES,
     CallOutcome,
@@ -19,6 +36,11 @@ from ._world import (
     tool_message_content,
 )
 
-__all__ = ["SERVER_MODES", "CallOutcome", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "InfrastructureError",
-           "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World", "apply_initial_state", "client_result",
-           "episode_id_for", "open_run_gateway", "open_world", "serve_http", "tool_message_content"]
+__all__ = [
+    "CALLS_FILE", "GATEWAY_AGENT", "GATEWAY_USER", "OPEN_SESSION_TASK", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
+    "ClientSessions", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "GatewaySessions", "Image",
+    "InfrastructureError", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
+    "apply_initial_state", "check_server", "client_result", "docker_command", "episode_id_for", "find_image",
+    "image_ref", "inspect_image", "open_run_gateway", "open_session_task", "open_world", "run_dir_lock",
+    "serve_http", "serve_sessions", "stopped_message", "tool_message_content",
+]

@@ -33,7 +33,16 @@ from mcp_types import CallToolResult
 from shiftbox_servers.kit import ErrorKind, error_result
 
 from ..tasks import Task
-from ..trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
+from ..trajectory import (
+    TRAJECTORIES_FILE,
+    Message,
+    RunFileError,
+    Termination,
+    ToolCall,
+    ToolCallRecord,
+    Trajectory,
+    read_trajectories,
+)
 from ._gateway import CallRoute
 from ._world import (
     EpisodeClient,
@@ -108,8 +117,6 @@ class SessionLog:
     """One process's view of a gateway run directory: session numbers, calls.jsonl, trajectories.jsonl."""
 
     def __init__(self, out: Path):
-        from .._run import TRAJECTORIES_FILE
-
         self.out = out
         owners = out / SERVE_DIR / "owners"
         owners.mkdir(parents=True, exist_ok=True)
@@ -141,8 +148,6 @@ class SessionLog:
 
     def _scan(self) -> list[tuple[int, dict[str, Any]]]:
         """calls.jsonl lines written since the last scan (by any process), with their line numbers."""
-        from .._run import RunFileError
-
         self._calls.seek(self._offset)
         data = self._calls.read()
         data = data[: data.rfind(b"\n") + 1]
@@ -165,8 +170,6 @@ class SessionLog:
     def recover(self, rebuild: Any) -> int:
         """Rebuild (with `rebuild(number, episode_id, setup_records, records)`) the trajectory of
         every session cut short: opened in calls.jsonl, no trajectory, its process gone. Returns how many."""
-        from .._run import read_trajectories
-
         with self._locked():
             _repair_tail(self._calls)
             entries = self._scan()

@@ -39,6 +39,7 @@ from ._errors import (
 )
 from ._missions import Mission, mission, mission_call
 from ._server import (
+    EPISODE_SCOPE_KEY,
     POLICY_URI,
     SERVER_VERSION,
     SNAPSHOT_URI,
@@ -62,7 +63,7 @@ from ._snapshot import (
     state_diff,
     write_snapshot,
 )
-from ._spawn import http_server_process
+from ._spawn import die_with_parent, http_server_process
 from ._tools import (
     ToolSet,
     ToolSpec,
@@ -74,11 +75,12 @@ from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, ro
 from .cli import open_server
 
 __all__ = [
+    "EPISODE_SCOPE_KEY",
     "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
     "ToolContract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
 ]

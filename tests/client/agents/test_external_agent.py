@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from shiftbox._registry import SpecError, make_agent
+from shiftbox import SpecError, agent_from_spec
 from shiftbox.agents import AgentContext
 from shiftbox.agents._litellm import INVALID_JSON_KEY, LiteLLMAgent, parse_arguments
 from shiftbox.errors import LLMRequestRejected, LLMUnavailable
@@ -42,7 +42,7 @@ def opts(server, **extra: str) -> dict[str, str]:
 
 
 def agent_for(server, **extra: str) -> LiteLLMAgent:
-    return make_agent(f"litellm:{MODEL}", opts(server, **extra))
+    return agent_from_spec(f"litellm:{MODEL}", opts(server, **extra))
 
 
 async def started(server, one_tool_per_turn=False, tools=TOOLS, seed=11, **extra: str) -> LiteLLMAgent:
@@ -227,12 +227,12 @@ async def test_api_key_comes_from_the_named_environment_variable(monkeypatch):
 ])
 def test_options_are_validated(options, message):
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        make_agent(f"litellm:{MODEL}", options)
+        agent_from_spec(f"litellm:{MODEL}", options)
 
 
 def test_model_is_required():
     with pytest.raises(SpecError, match="needs a model"):
-        make_agent("litellm", {})
+        agent_from_spec("litellm", {})
 
 
 # -- full simulations (LLM agent + LLM user, each on its own fake server) ------------------------------
@@ -258,10 +258,10 @@ USER_SCRIPT = [
 
 
 def make_pair(agent_server, user_server, **agent_extra: str):
-    from shiftbox._registry import make_user
+    from shiftbox import user_from_spec
 
-    return (make_agent(f"litellm:{MODEL}", opts(agent_server, **agent_extra)),
-            make_user(f"litellm:{MODEL}", opts(user_server)))
+    return (agent_from_spec(f"litellm:{MODEL}", opts(agent_server, **agent_extra)),
+            user_from_spec(f"litellm:{MODEL}", opts(user_server)))
 
 
 async def test_simulation_with_llm_agent_and_llm_user():

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from shiftbox._rescore_cli import rescore
+from shiftbox.cli.rescore import rescore
 from shiftbox.metrics._agentchangebench import (
     compat_run_metrics,
     load_agentchangebench_results,
@@ -268,7 +268,7 @@ def test_cli_default_mode_uses_shiftbox_metrics():
 def test_cli_unknown_values_are_usage_errors(args, message):
     res = runner.invoke(cli, ["rescore", str(_path(GPT41)), *args])
     assert res.exit_code == 2
-    assert "not supported" in res.output and message in res.output
+    assert "is not one of" in res.output and message in res.output  # the choices typer lists
 
 
 def test_cli_missing_or_wrong_file_is_a_usage_error(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox.replay import FixtureInfo
+from shiftbox.runs import FixtureInfo
 
 FIXTURES = sorted(p for p in (Path(__file__).resolve().parents[3] / "fixtures").iterdir() if p.is_dir())
 runner = CliRunner()

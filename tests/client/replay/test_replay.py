@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from shiftbox.cli import app
 from shiftbox.errors import CassetteMiss
 from shiftbox.llm import Cassette, LLMRequest, use_cassette
-from shiftbox.pytest import ReplayFailed, replay_fixture
-from shiftbox.replay import FIXTURE_FILE
+from shiftbox.pytest import ReplayFailed, replay_and_check
+from shiftbox.runs import FIXTURE_FILE
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()
@@ -104,10 +104,10 @@ def test_cassette_miss_names_simulation_call_and_field(tmp_path):
 
 
 def test_pytest_helper_checks_thresholds(fixture_dir, tmp_path):
-    metrics = replay_fixture(fixture_dir, tmp_path / "ok", min_tsr=1.0, min_recovery=1.0)
+    metrics = replay_and_check(fixture_dir, tmp_path / "ok", min_tsr=1.0, min_recovery=1.0)
     assert metrics.tcrr.pooled > 0
     with pytest.raises(ReplayFailed, match="TCRR"):
-        replay_fixture(fixture_dir, tmp_path / "strict", max_tcrr=0.0)
+        replay_and_check(fixture_dir, tmp_path / "strict", max_tcrr=0.0)
 
 
 def test_plugin_fixture_is_registered(shiftbox_replay, fixture_dir):

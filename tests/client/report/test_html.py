@@ -11,13 +11,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from shiftbox._metrics_cli import score_run
-from shiftbox._report_cli import report
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
-from shiftbox.report import render_html, write_html_report
-from shiftbox.report._html import load_run, redundant_calls
+from shiftbox.cli.report import report
+from shiftbox.report import render_html
+from shiftbox.report._html import redundant_calls
 from shiftbox.report._svg import histogram, nice_ticks
+from shiftbox.runs import read_report_inputs as load_run
+from shiftbox.runs import score_run, write_html_report
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shiftbox.report import write_html_report
+from shiftbox.runs import write_html_report
 from tests.client.report.test_html import PLOT_TITLES, make_run
 
 pytestmark = pytest.mark.slow
@@ -91,7 +91,7 @@ def test_filter_and_expand_controls_work(chromium, report_file, tmp_path):
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory) -> Path:
-    from shiftbox._demo import demo
+    from shiftbox.cli.demo import demo
 
     root = tmp_path_factory.mktemp("demo")
     demo(root)
@@ -100,9 +100,9 @@ def demo_dir(tmp_path_factory) -> Path:
 
 def test_demo_report_shows_each_agents_own_scores_on_its_own_conversations(chromium, demo_dir, tmp_path):
     """Regression: both demo runs share simulation ids, and every row showed the oracle's scores."""
-    from shiftbox._metrics_cli import score_run
-    from shiftbox._run import read_trajectories
     from shiftbox.report._html import TOP_GOAL_PAIRS
+    from shiftbox.runs import score_run
+    from shiftbox.trajectory import read_trajectories
 
     expected = {}
     for agent in ("oracle", "late_ack"):

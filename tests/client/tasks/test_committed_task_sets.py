@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._metrics_cli import score_run
 from shiftbox.cli import app
+from shiftbox.runs import score_run
 from shiftbox.tasks import load_task_file, validate_tasks
 from shiftbox.users import load_personas
 from shiftbox_servers.kit import get_domain

@@ -13,8 +13,8 @@ from itertools import pairwise, permutations
 import anyio
 import pytest
 
-from shiftbox._demo import demo_sample
 from shiftbox.agents._scripted import scripted_agent
+from shiftbox.cli.demo import demo_sample
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import GenerationError, generate_tasks, load_task_file, validate_tasks

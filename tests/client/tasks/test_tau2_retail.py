@@ -26,10 +26,10 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from shiftbox._metrics_cli import score_run
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
+from shiftbox.runs import score_run
 from shiftbox.tasks import TaskFile, satisfied_actions, validate_tasks
+from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import EPISODE_META_KEY, DomainServer, Snapshot, result_error
 from shiftbox_servers.retail import DOMAIN
 from tests.client.tasks.tau2_retail_model import Tau2Error, Tau2Retail

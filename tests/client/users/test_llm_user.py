@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiftbox._registry import SpecError, make_user
+from shiftbox import SpecError, user_from_spec
 from shiftbox.agents import Agent, AgentReply
 from shiftbox.errors import LLMBadReply
 from shiftbox.orchestrator import run_simulation
@@ -34,7 +34,7 @@ def _key(monkeypatch):
 
 
 def make(server, **extra: str) -> LLMUser:
-    return make_user(f"litellm:{MODEL}", {"api_base": server.base_url, "retry_backoff": "0", **extra})
+    return user_from_spec(f"litellm:{MODEL}", {"api_base": server.base_url, "retry_backoff": "0", **extra})
 
 
 async def started(server, task_id="hw_banking_001", seed=3, **extra: str) -> LLMUser:
@@ -221,16 +221,16 @@ async def test_stop_token_is_kept_for_the_harness():
 
 def test_options_are_validated():
     with pytest.raises(SpecError, match="unknown option 'temp'; allowed options: .*max_empty_retries"):
-        make_user(f"litellm:{MODEL}", {"temp": "1"})
+        user_from_spec(f"litellm:{MODEL}", {"temp": "1"})
     with pytest.raises(SpecError, match="max_empty_retries='x' must be an integer"):
-        make_user(f"litellm:{MODEL}", {"max_empty_retries": "x"})
+        user_from_spec(f"litellm:{MODEL}", {"max_empty_retries": "x"})
     with pytest.raises(SpecError, match="max_empty_retries must be >= 0"):
-        make_user(f"litellm:{MODEL}", {"max_empty_retries": "-1"})
+        user_from_spec(f"litellm:{MODEL}", {"max_empty_retries": "-1"})
     with pytest.raises(SpecError, match="never pass an API key"):
-        make_user(f"litellm:{MODEL}", {"api_key": "sk-x"})
+        user_from_spec(f"litellm:{MODEL}", {"api_key": "sk-x"})
     with pytest.raises(SpecError, match="needs a model"):
-        make_user("litellm", {})
-    user = make_user(f"litellm:{MODEL}", {"temperature": "0.5", "seed": "9", "max_retries": "4",
+        user_from_spec("litellm", {})
+    user = user_from_spec(f"litellm:{MODEL}", {"temperature": "0.5", "seed": "9", "max_retries": "4",
                                           "timeout": "30", "api_key_env": "MY_KEY", "api_base": "http://x"})
     assert user.name == f"litellm:{MODEL}"
     assert (user.settings.temperature, user.settings.seed, user.settings.max_retries, user.settings.timeout,

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
-from .tasks import (
+from ..tasks import (
     Finding,
     GenerationError,
     TaskFile,
@@ -24,7 +24,7 @@ from .tasks import (
     task_stats,
     validate_tasks,
 )
-from .tasks._validate import finding_order
+from ..tasks._validate import finding_order
 
 tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)

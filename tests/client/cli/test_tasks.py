@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._tasks_cli import tasks_app
+from shiftbox.cli.tasks import tasks_app
 from shiftbox.tasks import TaskFile, import_agentchangebench
 from shiftbox_servers.banking._import_acb import import_agentchangebench as import_acb_snapshot
 from tests.conftest import require_acb

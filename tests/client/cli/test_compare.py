@@ -8,9 +8,9 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._metrics_cli import score_run
 from shiftbox.cli import app
 from shiftbox.metrics import compare, compute_run_metrics
+from shiftbox.runs import score_run
 from tests.client.harness import HANDWRITTEN
 from tests.client.metrics.build import Builder, action, task
 

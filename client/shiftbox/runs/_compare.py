@@ -1,23 +1,14 @@
-"""`shiftbox compare RUN_A RUN_B`: paired differences between two runs, with 95% paired-bootstrap intervals."""
+"""Two runs scored each on its own agent and paired by (task, trial), with what may make them incomparable."""
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
-from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
-
-from ._run import read_run
-from .metrics import AgentScores, Comparison, compare, score_by_agent
-from .trajectory import Trajectory
-
-err = Console(stderr=True, soft_wrap=True)
+from ..metrics import AgentScores, Comparison, compare, score_by_agent
+from ..trajectory import Trajectory
+from ._files import read_run
 
 
 @dataclass
@@ -80,53 +71,3 @@ def compare_run_dirs(run_a: Path, run_b: Path, success_threshold: float = 1.0) -
     comparison = compare(scores[label_a].simulations, scores[label_b].simulations, label_a, label_b)
     comparison.warnings = comparability_warnings(traj_a, traj_b)
     return ComparedRuns(comparison, scores, traj_a + traj_b)
-
-
-def write_comparison_report(compared: ComparedRuns, out: Path) -> Path:
-    """The HTML report of both runs with the comparison on top (one self-contained file)."""
-    from .report import render_html
-    from .report._html import comparison_section
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(compared.scores, compared.trajectories, None,
-                               comparison_section(compared.comparison)), encoding="utf-8")
-    return out
-
-
-def compare_command(
-    run_a: Annotated[Path, typer.Argument(help="run A: a run directory (or a folder of them) of one agent")],
-    run_b: Annotated[Path, typer.Argument(help="run B, on the same tasks: differences are B - A")],
-    json_out: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
-    html: Annotated[Path | None, typer.Option("--html", metavar="FILE",
-                                              help="also write an HTML report of both runs with the comparison")] = None,
-    threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
-) -> None:
-    """Compare two runs: each metric's difference B - A over simulations paired by (task, trial), with a 95%
-    paired-bootstrap interval over tasks (seeded: reruns print the same interval).
-
-    An interval that contains 0 means the runs are not shown to differ on that metric.
-
-    Example: shiftbox compare runs/demo/oracle runs/demo/late_ack --html runs/demo/compare.html
-    """
-    try:
-        compared = compare_run_dirs(run_a, run_b, threshold)
-        if html is not None:
-            write_comparison_report(compared, html)
-    except ValidationError as exc:
-        err.print(f"[red]error:[/] a run file does not parse ({exc.error_count()} error(s), first: "
-                  f"{exc.errors()[0]['msg']}); re-create the run with `shiftbox run`")
-        raise typer.Exit(2) from None
-    except (FileNotFoundError, KeyError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc.args[0] if exc.args else exc}")
-        raise typer.Exit(2) from None
-    if json_out:  # the warnings are in the JSON (`warnings`)
-        typer.echo(json.dumps(compared.comparison.model_dump(mode="json"), indent=2))
-        return
-    for warning in compared.comparison.warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
-    from .report import comparison_table
-
-    console = Console(width=None if sys.stdout.isatty() else 160)
-    console.print(comparison_table(compared.comparison))
-    if html is not None:
-        console.print(f"HTML report: {html}")

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Annotated
 
+import typer
 from rich.console import Console
-from typer.testing import CliRunner
 
-from .tasks import Task
+from shiftbox_servers.kit import get_domain
+
+from ..report import agents_summary, comparison_table
+from ..runs import compare_run_dirs, plan_run, write_comparison_report
+from ..tasks import Task, load_task_file
+from .run import print_run_summary, run_with_progress
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
 DEMO_DOMAINS = ("banking", "retail", "airline")
@@ -28,33 +34,26 @@ def demo_sample(tasks: list[Task]) -> list[str]:
     return sorted(chosen.values())
 
 
-def demo(out: Path = Path("runs/demo")) -> None:
-    """Run the demo evaluation, print the runs, each agent's metrics and the comparison, write the HTML report."""
-    from shiftbox_servers.kit import get_domain
+def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and report")] = Path("runs/demo")) -> None:
+    """Offline demo: the scripted oracle and a flawed agent (late_ack) on a sample of every domain's generated tasks.
 
-    from ._compare_cli import compare_run_dirs, write_comparison_report
-    from .cli import app
-    from .report import agents_summary, comparison_table
-    from .tasks import load_task_file
+    The sample holds one task per persona and number of goals. Writes OUT/<agent>/<domain>/ (default runs/demo), prints
+    each run's simulations, each agent's metrics with 95% intervals and `shiftbox compare` of the two, and
+    writes OUT/report.html.
 
+    Example: shiftbox demo
+    """
     console = Console(width=160)
-    runner = CliRunner()
     start = time.perf_counter()
     for domain in DEMO_DOMAINS:
         tasks_file = get_domain(domain).default_snapshot_dir() / "tasks.json"
         sample = demo_sample(load_task_file(tasks_file).tasks)
         for agent in DEMO_AGENTS:
             run_dir = out / agent.split(":")[1] / domain
-            args = ["run", "--domain", domain, "--tasks", str(tasks_file), "--agent", agent, "--user", "scripted",
-                    "--trials", "1", "--concurrency", "4", "--out", str(run_dir)]
-            args += [arg for task_id in sample for arg in ("--task-id", task_id)]
-            if (run_dir / "run.json").exists():
-                args.append("--resume")
+            plan = plan_run(tasks_file, run_dir, domain=domain, agent=agent, user="scripted", trials=1,
+                            concurrency=4, task_ids=sample, resume=(run_dir / "run.json").exists())
             console.rule(f"[bold]{agent}[/] on {domain} ({tasks_file.name}, {len(sample)} tasks)")
-            result = runner.invoke(app, args)
-            console.print(result.output, end="", markup=False, highlight=False)
-            if result.exit_code != 0:
-                raise SystemExit(result.exit_code)
+            print_run_summary(plan, run_with_progress(plan, console), console, console)
     a, b = (out / agent.split(":")[1] for agent in DEMO_AGENTS)
     compared = compare_run_dirs(a, b)
     console.rule("[bold]metrics: each agent on its own conversations, all domains")

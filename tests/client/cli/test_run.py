@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox._run import read_trajectories
 from shiftbox.cli import app
 from shiftbox.tasks import satisfied_actions, validate_tasks
+from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 from tests.conftest import require_acb
 

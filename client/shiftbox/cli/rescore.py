@@ -3,26 +3,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .metrics._model import RunMetrics
-
-FORMATS = ("agentchangebench",)
-COMPAT_MODES = ("agentchangebench",)
-
-err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
+from ..metrics import RunMetrics
+from ._common import CompatChoice, RecordedFormatChoice, err, fail, out_console
 
 
 def _num(value: float | str | None, digits: int = 6) -> str:
@@ -58,9 +47,9 @@ def headline_table(run: RunMetrics, title: str) -> Table:
 
 def rescore(
     file: Annotated[Path, typer.Argument(help="recorded simulations (an AgentChangeBench/tau2 results file)")],
-    format: Annotated[str, typer.Option("--format", help=f"format of FILE: {'|'.join(FORMATS)}")] = "agentchangebench",
-    compat: Annotated[str | None, typer.Option(
-        "--compat", help=f"score as that benchmark's own code does: {'|'.join(COMPAT_MODES)}")] = None,
+    format: Annotated[RecordedFormatChoice, typer.Option("--format", help="format of FILE")] = RecordedFormatChoice.agentchangebench,
+    compat: Annotated[CompatChoice | None, typer.Option(
+        "--compat", help="score as that benchmark's own code does")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
 ) -> None:
     """Score recorded simulations of another benchmark: shiftbox's metrics by default, or with --compat the
@@ -68,31 +57,26 @@ def rescore(
 
     Example: shiftbox rescore ../shared/external/agentchangebench/simulations/banking_gpt-4.1_2025-08-23.json --compat agentchangebench
     """
-    if format not in FORMATS:
-        raise _fail(f"--format {format!r} is not supported; use one of: {', '.join(FORMATS)}")
-    if compat is not None and compat not in COMPAT_MODES:
-        raise _fail(f"--compat {compat!r} is not supported; use one of: {', '.join(COMPAT_MODES)} "
-                    "(or leave --compat out for shiftbox's own metrics)")
     if not file.is_file():
-        raise _fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
+        raise fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
                     "../shared/external/agentchangebench/simulations/banking_test_run.json")
-    from .metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
+    from ..metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
 
     try:
         results = load_agentchangebench_results(file)
     except ValueError as exc:
-        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
+        raise fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
                     "({timestamp, info, tasks[], simulations[]}) with --format agentchangebench") from None
-    if compat == "agentchangebench":
+    if compat is not None and compat.value == "agentchangebench":
         run, _ = compat_run_metrics(results.trajectories, results.tasks, num_trials=results.num_trials)
     else:
-        from .metrics import compute_run_metrics
+        from ..metrics import compute_run_metrics
 
         run, _ = compute_run_metrics(results.trajectories, results.tasks)
     if json_out:
         typer.echo(run.model_dump_json(indent=2))
         return
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = out_console(140)
     console.print(headline_table(run, f"{file.name} ({run.mode} metrics)"))
     for note in run.notes:
         err.print(f"note: {escape(note)}", highlight=False)

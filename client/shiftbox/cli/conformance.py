@@ -19,19 +19,14 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError, get_domain, snapshots_root
 
-FORMATS = ("agentchangebench",)
+from ._common import RecordedFormatChoice, fail
+
 EXAMPLES = 3
 
 conformance_app = typer.Typer(
     help="Conformance with a reference implementation: replay its recorded tool calls on shiftbox.",
     no_args_is_help=True,
 )
-err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/] {escape(message)}", highlight=False)
-    return typer.Exit(code)
 
 
 def _short(text: str | None, limit: int = 160) -> str:
@@ -42,7 +37,7 @@ def _short(text: str | None, limit: int = 160) -> str:
 @conformance_app.command("replay")
 def replay(
     file: Annotated[Path, typer.Argument(help="a recorded results file of the reference (AgentChangeBench/tau2)")],
-    format: Annotated[str, typer.Option("--format", help=f"format of FILE: {'|'.join(FORMATS)}")] = "agentchangebench",
+    format: Annotated[RecordedFormatChoice, typer.Option("--format", help="format of FILE")] = RecordedFormatChoice.agentchangebench,
     snapshot: Annotated[Path | None, typer.Option(
         help="snapshot holding the reference's data (default: the reference snapshot, e.g. "
              "snapshots/banking/acb-v1)")] = None,
@@ -57,50 +52,48 @@ def replay(
 
     Example: shiftbox conformance replay ../shared/external/agentchangebench/simulations/banking_test_run.json --format agentchangebench
     """
-    from .conformance import default_table, load_deliberate_differences, replay_agentchangebench
-    from .tasks._import_acb import REFERENCE_SNAPSHOTS
+    from ..conformance import default_table, load_deliberate_differences, replay_agentchangebench
+    from ..tasks._import_acb import REFERENCE_SNAPSHOTS
 
-    if format not in FORMATS:
-        raise _fail(f"--format {format!r} is not supported; use one of: {', '.join(FORMATS)}")
     if not file.is_file():
-        raise _fail(f"{file} does not exist or is not a file")
+        raise fail(f"{file} does not exist or is not a file")
     table_path = differences or default_table()
     if table_path is None:
-        raise _fail("no deliberate-differences table: pass --differences docs/servers.md (of a shiftbox checkout)")
+        raise fail("no deliberate-differences table: pass --differences docs/servers.md (of a shiftbox checkout)")
     try:
         table = load_deliberate_differences(table_path)
     except (OSError, ValueError) as exc:
-        raise _fail(str(exc)) from None
-    from .metrics._agentchangebench import load_agentchangebench_results
+        raise fail(str(exc)) from None
+    from ..metrics._agentchangebench import load_agentchangebench_results
 
     try:
         results = load_agentchangebench_results(file)
     except ValueError as exc:
-        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file with --format agentchangebench") \
+        raise fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file with --format agentchangebench") \
             from None
     domains = {t.domain for t in results.trajectories} or {t.domain for t in results.tasks.values()}
     if len(domains) != 1:
-        raise _fail(f"{file}: expected the simulations of one domain, found {sorted(domains) or 'none'}")
+        raise fail(f"{file}: expected the simulations of one domain, found {sorted(domains) or 'none'}")
     (domain_name,) = domains
     try:
         domain = get_domain(domain_name)
     except KeyError as exc:
-        raise _fail(str(exc.args[0])) from None
+        raise fail(str(exc.args[0])) from None
     if toolset is None:
         toolset = "agentchangebench" if "agentchangebench" in domain.toolsets else "default"
     try:
         domain.toolset(toolset)
     except KeyError as exc:
-        raise _fail(str(exc.args[0])) from None
+        raise fail(str(exc.args[0])) from None
     snapshot_dir = snapshot or snapshots_root() / REFERENCE_SNAPSHOTS.get(domain_name, f"{domain_name}/acb-v1")
     if not (snapshot_dir / "manifest.json").is_file():
-        raise _fail(f"no snapshot at {snapshot_dir}\n  fix: import the reference data with `shiftbox snapshots "
+        raise fail(f"no snapshot at {snapshot_dir}\n  fix: import the reference data with `shiftbox snapshots "
                     f"import agentchangebench {domain_name} <db file> --out {snapshot_dir}`, or pass --snapshot DIR")
     try:
         report = anyio.run(lambda: replay_agentchangebench(file, snapshot_dir=snapshot_dir, toolset=toolset,
                                                            table=table, table_path=table_path))
     except (SnapshotError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if json_out:
         typer.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -110,7 +103,7 @@ def replay(
 
 
 def _print(report) -> None:
-    from .conformance import CLASS_LABELS, UNEXPLAINED_CLASSES
+    from ..conformance import CLASS_LABELS, UNEXPLAINED_CLASSES
 
     console = Console(width=None if sys.stdout.isatty() else 160, soft_wrap=False)
     total = len(report.calls)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shiftbox._demo import DEMO_AGENTS, DEMO_DOMAINS, demo, demo_sample
-from shiftbox._run import read_trajectories
+from shiftbox.cli.demo import DEMO_AGENTS, DEMO_DOMAINS, demo, demo_sample
 from shiftbox.tasks import load_task_file
+from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import get_domain
 
 

@@ -1,0 +1,42 @@
+"""The one `shiftbox` command line (typer): one module per command, each parsing, calling one library function and
+printing. Exit codes: 0 ok, 1 failed check, 2 usage or input error. The library never imports this package."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import typer
+
+from .compare import compare_command
+from .conformance import conformance_app
+from .demo import demo
+from .metrics import metrics
+from .replay import replay
+from .report import report
+from .rescore import rescore
+from .run import run
+from .serve import serve
+from .snapshots import snapshots_app
+from .tasks import tasks_app
+
+app = typer.Typer(
+    name="shiftbox",
+    help="Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(snapshots_app, name="snapshots")
+app.add_typer(tasks_app, name="tasks")
+app.add_typer(conformance_app, name="conformance")
+app.command("run")(run)
+app.command("metrics")(metrics)
+app.command("rescore")(rescore)
+app.command("report")(report)
+app.command("compare")(compare_command)
+app.command("replay")(replay)
+app.command("serve")(serve)
+app.command("demo")(demo)
+

@@ -1,0 +1,5 @@
+"""`python -m shiftbox.cli`: the same as the `shiftbox` command."""
+
+from . import app
+
+app()

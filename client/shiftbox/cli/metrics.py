@@ -1,0 +1,74 @@
+"""`shiftbox metrics RUN_DIR`: score a run directory (`shiftbox.runs.score_run`) and write RUN_DIR/metrics.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._registry import parse_options
+from ..metrics import AgentScores, retention, score_by_agent
+from ..runs import make_judge, read_run, score_run, score_trajectories, write_metrics_file
+from ._common import CompatChoice, fail, out_console, reason
+
+
+def metrics(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory written by `shiftbox run`, or a folder of them "
+                                                 "(each agent is then scored on its own)")],
+    json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
+    compat: Annotated[CompatChoice | None, typer.Option(help="reproduce another benchmark's definitions")] = None,
+    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(help="judge option KEY=VALUE: api_base, temperature, max_retries")] = None,
+    threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
+    clean: Annotated[Path | None, typer.Option(help="a run of the same tasks without goal shifts: report "
+                                                    "retention and drop of TSR and TUE against it")] = None,
+) -> None:
+    """Compute TSR, TUE, TCRR, GSRT and pass^k for a run; writes RUN_DIR/metrics.json (default definitions).
+
+    Example: shiftbox metrics runs/demo/oracle --json
+    """
+    mode = compat.value if compat is not None else None
+    try:
+        the_judge = make_judge(judge, parse_options(judge_arg or []))
+        trajectories, tasks = read_run(run_dir)
+        if mode is None and len({t.agent for t in trajectories}) > 1:
+            if clean is not None:
+                raise ValueError("--clean compares one agent's runs; give a run directory of one agent")
+            _print_agents(score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold), json_out)
+            return
+        run_metrics, sims = score_trajectories(trajectories, tasks, mode, the_judge, threshold)
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        raise fail(reason(exc)) from None
+    rows = None
+    if clean is not None:
+        try:
+            clean_metrics, _ = score_run(clean, mode, None, threshold)
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            raise fail(f"--clean: {reason(exc)}") from None
+        rows = retention(run_metrics, clean_metrics)
+    if mode is None:
+        write_metrics_file(run_dir, run_metrics, sims)
+    if json_out:
+        doc = run_metrics.model_dump(mode="json")
+        if rows is not None:
+            doc["retention"] = [r.model_dump(mode="json") for r in rows]
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    from ..report import retention_table, summary
+
+    console = out_console()
+    console.print(summary(run_metrics))
+    if rows is not None:
+        console.print(retention_table(rows))
+
+
+def _print_agents(scores: dict[str, AgentScores], json_out: bool) -> None:
+    """Several agents: each one's own metrics, never pooled (JSON: agent -> run metrics)."""
+    if json_out:
+        typer.echo(json.dumps({a: s.metrics.model_dump(mode="json") for a, s in scores.items()}, indent=2))
+        return
+    from ..report import agents_summary
+
+    out_console().print(agents_summary(scores))

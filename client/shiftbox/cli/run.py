@@ -1,0 +1,128 @@
+"""`shiftbox run`: checks and runs an evaluation (`shiftbox.runs.plan_run`, `run_evaluation`) with a progress bar,
+then prints a summary of the simulations; exit 1 when nothing could be scored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from shiftbox_servers.kit import SnapshotError
+
+from .._registry import SpecError, parse_options
+from ..runs import RunDirError, RunPlan, RunPlanError, RunResult, plan_run, run_evaluation
+from ..tasks import satisfied_actions
+from ..trajectory import RunFileError, Trajectory
+from ..world import DockerError, ToolContractError
+from ._common import ServerModeChoice, err, fail, out_console
+
+
+def gold_progress(trajectory: Trajectory, task) -> tuple[int, int]:
+    actions = task.evaluation_criteria.action_sets
+    done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error, c.error_kind) for c in trajectory.tool_calls])
+    return len(done), len(actions)
+
+
+def summary_table(trajectories: list[Trajectory], tasks: dict) -> Table:
+    table = Table("simulation", "persona", "goals", "shifts", "end", "calls", "errors", "gold", "agent turns",
+                  title="simulations")
+    for t in sorted(trajectories, key=lambda t: (t.task_id, t.trial)):
+        done, total = gold_progress(t, tasks[t.task_id]) if t.task_id in tasks else (0, 0)
+        errors = sum(c.is_error for c in t.tool_calls)
+        turns = sum(m.role == "assistant" for m in t.messages)
+        end = t.termination.reason if t.termination.blame in ("none", "agent") else f"[red]{t.termination.reason}[/]"
+        table.add_row(t.simulation_id, t.persona or "-", " > ".join(t.goals), str(len(t.shifts)), end,
+                      str(len(t.tool_calls)), str(errors), f"{done}/{total}", str(turns))
+    return table
+
+
+def run(
+    domain: Annotated[str, typer.Option(help="domain to run (banking, …)")],
+    tasks: Annotated[Path, typer.Option(help="task file (native, or an AgentChangeBench task list)")],
+    out: Annotated[Path, typer.Option(help="run directory to write")],
+    agent: Annotated[str, typer.Option(help="agent SPEC, e.g. scripted:oracle")] = "scripted:oracle",
+    user: Annotated[str, typer.Option(help="user simulator SPEC, e.g. scripted")] = "scripted",
+    agent_arg: Annotated[list[str] | None, typer.Option(help="agent option KEY=VALUE (repeatable)")] = None,
+    user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
+    trials: Annotated[int, typer.Option(min=1, help="trials per task")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="simulations at once")] = 4,
+    seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
+    servers: Annotated[ServerModeChoice, typer.Option(help="how the domain servers run")] = ServerModeChoice.inproc,
+    snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's)")] = None,
+    task_id: Annotated[list[str] | None, typer.Option(help="run only these task ids (repeatable)")] = None,
+    max_steps: Annotated[int, typer.Option(min=2, help="messages before a simulation is cut off")] = 100,
+    max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
+    one_tool_per_turn: Annotated[bool, typer.Option(help="execute at most one tool call per agent turn")] = False,
+    resume: Annotated[bool, typer.Option(help="finish an interrupted run in --out (skips finished simulations)")] = False,
+    max_retries: Annotated[int | None, typer.Option(min=0, help="retries of transient LLM errors (rate limit, "
+                                                            "timeout, 5xx) for LLM agents and users")] = None,
+    record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
+                                                     "transcripts per simulation) to this directory")] = None,
+    retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
+                                                         "if it died) when it ends in an infrastructure error, up "
+                                                         "to N times")] = 0,
+    toolset: Annotated[str, typer.Option(help="tool profile of the servers: default, or agentchangebench (the "
+                                              "reference's exact tool set, with log_shift_event)")] = "default",
+) -> None:
+    """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
+
+    Example: shiftbox run --domain banking --tasks snapshots/banking/v1/tasks-handwritten.json --agent scripted:oracle --user scripted --trials 2 --out runs/demo
+    """
+    try:
+        plan = plan_run(
+            tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
+            user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
+            servers=ServerModeChoice(servers).value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
+            max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
+            max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset)
+    except (SpecError, RunPlanError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        result = run_with_progress(plan, err)
+    except (RunDirError, RunFileError, SnapshotError, DockerError, ToolContractError) as exc:
+        raise fail(str(exc)) from None
+    print_run_summary(plan, result, out_console(), err)
+
+
+def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
+    """`run_evaluation` with a progress bar (and the resume count) on `console`."""
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=False)
+    bar = progress.add_task("simulations", total=None)
+
+    def started(to_run: int, finished: int) -> None:
+        if finished:
+            console.print(f"resuming: {finished} simulations already finished in {plan.out}")
+        progress.update(bar, total=to_run)
+
+    with progress:
+        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar))
+
+
+def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console) -> None:
+    """The simulations table, where they are, and exit 1 when none could be scored (none ended on the agent)."""
+    if result.fixture is not None:
+        notes.print(f"fixture written to {result.fixture}")
+    every, blamed = result.trajectories, result.not_the_agents_fault
+    out.print(summary_table(every, {t.id: t for t in plan.task_file.tasks}))
+    notes.print(f"{len(every)} simulations in {plan.out}/trajectories.jsonl"
+                + (f"; {len(blamed)} ended for reasons not the agent's (user simulator or infrastructure)"
+                   if blamed else ""))
+    if every and len(blamed) == len(every):
+        raise fail(nothing_scored(blamed), code=1)
+
+
+def nothing_scored(blamed: list[Trajectory]) -> str:
+    """One line: every simulation failed for a reason not the agent's, and the most frequent reason."""
+    reasons: dict[str, int] = {}
+    for t in blamed:
+        detail = (t.termination.detail.strip().splitlines() or [""])[0][:240]
+        key = f"{t.termination.blame}: {t.termination.reason}" + (f": {detail}" if detail else "")
+        reasons[key] = reasons.get(key, 0) + 1
+    top = max(reasons, key=lambda k: reasons[k])
+    return (f"all {len(blamed)} simulations ended for reasons not the agent's, nothing to score; "
+            f"{reasons[top]} ended with {top}")

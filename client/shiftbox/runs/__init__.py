@@ -1,0 +1,48 @@
+"""Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them."""
+
+from ..errors import RunDirError, RunPlanError
+from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
+from ._config import RunConfig, RunMetadata, task_file_digest
+from ._evaluate import RunResult, run_evaluation, run_evaluation_async
+from ._execute import RunHooks, execute_run, is_retryable, record_server
+from ._files import (
+    RUN_FILE,
+    TASKS_FILE,
+    prepare_run_dir,
+    read_run,
+    read_run_metadata,
+    run_dirs,
+    write_run_metadata,
+)
+from ._plan import RunPlan, plan_run, resolve_snapshot
+from ._record import (
+    CASSETTES,
+    FIXTURE_FILE,
+    TRANSCRIPTS,
+    FixtureInfo,
+    RecordHooks,
+    finish_fixture,
+    fixture_file_name,
+    transcript_calls,
+)
+from ._reports import read_report_inputs, write_comparison_report, write_html_report
+from ._score import (
+    COMPAT_MODES,
+    METRICS_FILE,
+    make_judge,
+    metrics_document,
+    score_run,
+    score_trajectories,
+    write_metrics_file,
+)
+from ._serve import TRANSPORTS, serve_gateway, session_task
+
+__all__ = [
+    "CASSETTES", "COMPAT_MODES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
+    "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
+    "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "comparability_warnings", "compare_run_dirs",
+    "execute_run", "is_retryable", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
+    "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
+    "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",
+    "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
+]

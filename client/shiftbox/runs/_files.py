@@ -1,0 +1,85 @@
+"""A run directory: `run.json` (configuration and versions), `tasks.json` (the tasks as run) and
+`trajectories.jsonl` (one trajectory per line, appended and fsynced per simulation, never rewritten).
+
+Reading tolerates a torn last line left by a crash (`--resume` cuts it off and runs only what is
+missing): a kill -9 mid-run loses nothing already written and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import RunDirError, RunFileError
+from ..tasks import Task, TaskFile, load_task_file
+from ..trajectory import Trajectory, describe_invalid, read_trajectories
+from ._config import RunConfig, RunMetadata
+
+RUN_FILE, TASKS_FILE = "run.json", "tasks.json"
+
+
+def read_run_metadata(run_dir: Path) -> RunMetadata:
+    """run.json, or a RunFileError naming it."""
+    run_file = run_dir / RUN_FILE
+    try:
+        return RunMetadata.model_validate_json(run_file.read_bytes())
+    except ValidationError as exc:
+        raise RunFileError(f"{run_file}: does not parse as a shiftbox run.json ({describe_invalid(exc)}); restore it or "
+                           "start a new run with another --out") from None
+
+
+def write_run_metadata(run_dir: Path, metadata: RunMetadata) -> None:
+    """Replace run.json whole (write, then rename): a crash leaves the old file or the new one."""
+    run_file = run_dir / RUN_FILE
+    tmp = run_file.with_suffix(".tmp")
+    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
+    tmp.replace(run_file)
+
+
+def run_dirs(path: Path) -> list[Path]:
+    """A run directory, or a folder holding run directories at any depth (sorted): what `metrics`, `report` and
+    `compare` read."""
+    if (path / TASKS_FILE).exists():
+        return [path]
+    found = sorted({p.parent for p in path.rglob(TASKS_FILE)}) if path.is_dir() else []
+    if not found:
+        raise FileNotFoundError(f"{path} is not a run directory (no {TASKS_FILE}) nor a folder of them; "
+                                "create one with `shiftbox run --out DIR`")
+    return found
+
+
+def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
+    """Every trajectory and task of a run directory or of a folder of run directories."""
+    trajectories: list[Trajectory] = []
+    tasks: dict[str, Task] = {}
+    for run_dir in run_dirs(path):
+        for task in load_task_file(run_dir / TASKS_FILE).tasks:
+            if tasks.setdefault(task.id, task) != task:
+                raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
+                                 "score them separately")
+        trajectories += read_trajectories(run_dir)
+    return trajectories, tasks
+
+
+def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:
+    """Create or reopen a run directory; returns the simulation ids already finished."""
+    run_file = run_dir / RUN_FILE
+    if run_file.exists():
+        if not resume:
+            raise RunDirError(f"{run_dir} already holds a run; add --resume to finish it, or choose another --out")
+        previous = read_run_metadata(run_dir).config
+        if previous != metadata.config:
+            changed = [k for k in RunConfig.model_fields
+                       if getattr(previous, k) != getattr(metadata.config, k)]
+            raise RunDirError(f"{run_dir} holds a run with a different configuration ({', '.join(changed)} "
+                              "changed); use the original options or another --out")
+        return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
+    if resume and run_dir.exists() and any(run_dir.iterdir()):
+        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / TASKS_FILE).write_text(task_file.model_dump_json(indent=2) + "\n")
+    write_run_metadata(run_dir, metadata)
+    return set()
+
+

@@ -1,0 +1,165 @@
+"""Checking and resolving a run before anything is written: `plan_run` gives the `RunPlan` that
+`run_evaluation` executes. Every bad input is a `RunPlanError` whose message names the problem and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+from shiftbox_servers.kit import get_domain, snapshots_root
+
+from .._registry import (
+    AGENT_GROUP,
+    USER_GROUP,
+    SpecError,
+    agent_from_spec,
+    check_spec,
+    user_from_spec,
+)
+from ..agents import Agent
+from ..errors import RunPlanError
+from ..tasks import Task, TaskFile, load_task_file
+from ..users import UserSimulator
+from ..world import SERVER_MODES, DockerError, find_image
+from ._config import RunConfig, RunMetadata, task_file_digest
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A checked run: its configuration (what decides the results), the tasks to run and how to run them."""
+
+    config: RunConfig
+    task_file: TaskFile
+    tasks: list[Task]
+    out: Path
+    concurrency: int = 4
+    resume: bool = False
+    record: Path | None = None
+    retry_infra: int = 0
+    # the options as given; `config` holds them redacted (no credentials in run.json)
+    agent_options: dict[str, str] = field(default_factory=dict)
+    user_options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def metadata(self) -> RunMetadata:
+        return RunMetadata(config=self.config, shiftbox_version=version("shiftbox"),
+                           simulations=len(self.tasks) * self.config.trials)
+
+    def make_agent(self) -> Agent:
+        return agent_from_spec(self.config.agent, self.agent_options)
+
+    def make_user(self) -> UserSimulator:
+        return user_from_spec(self.config.user, self.user_options)
+
+
+def plan_run(
+    tasks: Path | str | TaskFile,
+    out: Path | str,
+    *,
+    domain: str | None = None,
+    agent: str = "scripted:oracle",
+    user: str = "scripted",
+    agent_args: Mapping[str, str] | None = None,
+    user_args: Mapping[str, str] | None = None,
+    trials: int = 1,
+    concurrency: int = 4,
+    seed: int = 0,
+    servers: str = "inproc",
+    snapshot: Path | str | None = None,
+    task_ids: list[str] | None = None,
+    max_steps: int = 100,
+    max_tool_errors: int = 5,
+    one_tool_per_turn: bool = False,
+    resume: bool = False,
+    max_retries: int | None = None,
+    record: Path | str | None = None,
+    retry_infra: int = 0,
+    toolset: str = "default",
+) -> RunPlan:
+    """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
+    and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options."""
+    task_file, source = _task_file(tasks)
+    domain = domain or task_file.domain
+    if servers not in SERVER_MODES:
+        raise RunPlanError(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
+    agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
+    _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
+    if task_file.domain != domain:
+        raise RunPlanError(f"{source} holds {task_file.domain} tasks, not {domain}")
+    if record is not None and resume:
+        raise RunPlanError("--record cannot be combined with --resume: a fixture must hold one uninterrupted recording")
+    snapshot_dir = resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None)
+    if servers == "docker":  # engine and image, before anything is written to --out
+        try:
+            find_image(domain)
+        except DockerError as exc:
+            raise RunPlanError(str(exc)) from None
+    config = RunConfig(
+        domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_ids, agent=agent,
+        agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
+        servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
+        one_tool_per_turn=one_tool_per_turn, toolset=toolset,
+    )
+    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
+                   concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
+                   retry_infra=retry_infra, agent_options=agent_options, user_options=user_options)
+
+
+def _task_file(tasks: Path | str | TaskFile) -> tuple[TaskFile, str]:
+    """The task file, and how to name it in messages."""
+    if isinstance(tasks, TaskFile):
+        return tasks, f"the task file ({tasks.source or tasks.domain})"
+    path = Path(tasks)
+    if not path.is_file():
+        raise RunPlanError(f"task file {path} does not exist")
+    try:
+        return load_task_file(path), str(path)
+    except ValueError as exc:
+        raise RunPlanError(str(exc)) from None
+
+
+def _check_roles(domain: str, toolset: str, agent: str, user: str, agent_options: dict[str, str],
+                 user_options: dict[str, str], max_retries: int | None) -> None:
+    """Domain and toolset installed, agent and user specs installed and their options accepted (each made
+    once now and preflighted, so bad options fail here, not in every simulation)."""
+    try:
+        get_domain(domain).toolset(toolset)
+        check_spec(AGENT_GROUP, agent)
+        check_spec(USER_GROUP, user)
+        if max_retries is not None:  # for the roles an LLM plays; scripted roles have nothing to retry
+            for spec, options in ((agent, agent_options), (user, user_options)):
+                if spec.startswith("litellm:"):
+                    options.setdefault("max_retries", str(max_retries))
+        for made in (agent_from_spec(agent, agent_options), user_from_spec(user, user_options)):
+            made.preflight()
+    except (KeyError, SpecError, ValueError) as exc:
+        raise RunPlanError(str(exc.args[0])) from None
+
+
+def _select(task_file: TaskFile, task_ids: list[str] | None, source: str) -> list[Task]:
+    if not task_ids:
+        return list(task_file.tasks)
+    known = {t.id for t in task_file.tasks}
+    missing = [i for i in task_ids if i not in known]
+    if missing:
+        raise RunPlanError(f"task ids not in {source}: {', '.join(missing)}")
+    return [t for t in task_file.tasks if t.id in set(task_ids)]
+
+
+def resolve_snapshot(domain: str, task_file: TaskFile, snapshot: Path | None) -> Path:
+    """`snapshot`, else the snapshot the task file names (snapshots/<id>), else the domain's default."""
+    if snapshot is not None:
+        return snapshot
+    if task_file.snapshot:
+        path = snapshots_root() / task_file.snapshot
+        if not path.exists():
+            hint = ""
+            if "acb" in task_file.snapshot:
+                hint = (f" Import it with `shiftbox snapshots import agentchangebench {domain} "
+                        f"<db file> --out {path}`.")
+            raise RunPlanError(f"the tasks are written for snapshot {task_file.snapshot}, which is not at {path}."
+                               f"{hint} Or pass --snapshot DIR.")
+        return path
+    return get_domain(domain).default_snapshot_dir()

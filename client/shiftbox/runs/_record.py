@@ -1,0 +1,92 @@
+"""Recording a run as a fixture that replays offline (`shiftbox run --record DIR`; `shiftbox.replay` replays it).
+
+A fixture directory holds `fixture.json` (versions, git commit, models and their parameters,
+seeds, server versions and snapshot hashes), the run's `run.json`, `tasks.json` and
+`trajectories.jsonl`, one LLM cassette per simulation (`cassettes/<sim>.jsonl`) and one MCP
+transcript per simulation (`transcripts/<sim>.jsonl`: the tools list, then every tools/call with
+arguments, result, error kind and latency). All text, diffable, and free of credentials: LLM
+connection details are never part of a recorded request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..llm import Cassette
+from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
+from ..world import World
+from ._config import RunMetadata
+from ._execute import RunHooks
+from ._files import RUN_FILE, TASKS_FILE
+
+FIXTURE_FILE = "fixture.json"
+CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
+
+
+def fixture_file_name(simulation_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", simulation_id) + ".jsonl"
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+class FixtureInfo(BaseModel):
+    shiftbox_version: str
+    git_commit: str | None
+    run: RunMetadata
+    servers: dict[str, ServerInfo]
+
+
+def transcript_calls(trajectory: Trajectory) -> list[dict]:
+    """The tools/call lines of a trajectory's transcript: setup calls first, then the agent's (call 0, 1, …)."""
+    return [{"method": "tools/call", "setup": setup, "name": c.name, "arguments": c.arguments, "result": c.result,
+             "is_error": c.is_error, "error_kind": c.error_kind, "latency_ms": c.timing.get("latency_ms")}
+            for setup, calls in ((True, trajectory.setup_calls), (False, trajectory.tool_calls)) for c in calls]
+
+
+def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
+    lines = [{"method": "tools/list", "tools": tools}, *transcript_calls(trajectory)]
+    return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+
+
+class RecordHooks(RunHooks):
+    """A live run that also writes a cassette and a transcript per simulation into `fixture_dir`."""
+
+    def __init__(self, fixture_dir: Path):
+        self.dir = fixture_dir
+        (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
+        (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
+
+    def cassette(self, simulation_id: str) -> Cassette:
+        return Cassette(simulation_id, self.dir / CASSETTES / fixture_file_name(simulation_id), "record")
+
+    def finished(self, trajectory: Trajectory, world: World) -> None:
+        path = self.dir / TRANSCRIPTS / fixture_file_name(trajectory.simulation_id)
+        path.write_text(transcript_lines(trajectory, world.tools))
+
+
+def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
+    """Copy the finished run into the fixture and write fixture.json."""
+    if fixture_dir.resolve() != run_dir.resolve():
+        for name in (RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE):
+            shutil.copyfile(run_dir / name, fixture_dir / name)
+    metadata = RunMetadata.model_validate_json((run_dir / RUN_FILE).read_text())
+    servers: dict[str, ServerInfo] = {}
+    for t in read_trajectories(run_dir):
+        servers.update(t.servers)
+    info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
+    (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")
+    return info

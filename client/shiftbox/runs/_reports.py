@@ -1,0 +1,31 @@
+"""HTML reports of run directories: one run (or a folder of them), or two runs with their comparison on top."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..metrics import AgentScores, score_by_agent
+from ..report import comparison_section, render_html, save_html
+from ..trajectory import Trajectory
+from ._compare import ComparedRuns
+from ._files import RUN_FILE, read_run
+
+
+def read_report_inputs(run_dir: Path) -> tuple[dict[str, AgentScores], list[Trajectory], dict | None]:
+    """What `render_html` takes for a run directory (or a folder of them): scores per agent, trajectories, run.json."""
+    trajectories, tasks = read_run(run_dir)
+    run_file = run_dir / RUN_FILE
+    metadata = json.loads(run_file.read_text()) if run_file.exists() else None
+    return score_by_agent(trajectories, tasks), trajectories, metadata
+
+
+def write_html_report(run_dir: Path, out: Path) -> Path:
+    """Score `run_dir` (a run directory or a folder of them) per agent and write its HTML report to `out`."""
+    return save_html(render_html(*read_report_inputs(run_dir)), out)
+
+
+def write_comparison_report(compared: ComparedRuns, out: Path) -> Path:
+    """The HTML report of both runs with the comparison on top (one self-contained file)."""
+    return save_html(render_html(compared.scores, compared.trajectories, None,
+                                 comparison_section(compared.comparison)), out)

@@ -1,0 +1,70 @@
+"""`shiftbox serve` as a run: the session log directory (a run directory any number of launches share) and the
+task its sessions are scored against, then the gateway (`shiftbox.world.serve_sessions`) until it stops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+import anyio
+
+from shiftbox_servers.kit import get_domain
+
+from ..errors import RunPlanError
+from ..tasks import Task, TaskFile, load_task_file
+from ..world import (
+    GATEWAY_AGENT,
+    GATEWAY_USER,
+    SERVER_MODES,
+    open_session_task,
+    run_dir_lock,
+    serve_sessions,
+)
+from ._config import RunConfig, RunMetadata, task_file_digest
+from ._files import RUN_FILE, prepare_run_dir
+
+TRANSPORTS = ("http", "stdio")
+
+
+def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int = 8766, servers: str = "inproc",
+                  snapshot: Path | None = None, tasks: Path | None = None, task_id: str | None = None,
+                  log: Callable[[str], None] = print) -> int:
+    """Check the options (RunPlanError), open or reopen `out`, and serve until stopped; returns the number of
+    sessions still open at the stop (each written). Messages for the person running it go to `log`."""
+    if transport not in TRANSPORTS:
+        raise RunPlanError(f"--transport {transport!r} is not http or stdio")
+    if servers not in SERVER_MODES:
+        raise RunPlanError(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
+    try:
+        snapshot_dir = snapshot or get_domain(domain).default_snapshot_dir()
+    except KeyError as exc:
+        raise RunPlanError(str(exc.args[0])) from None
+    task = session_task(domain, tasks, task_id)
+    task_file = TaskFile(domain=domain, source=f"shiftbox serve ({tasks or 'no task'})", tasks=[task])
+    config = RunConfig(domain=domain, tasks_sha256=task_file_digest(task_file), agent=GATEWAY_AGENT,
+                       user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir))
+    metadata = RunMetadata(config=config, shiftbox_version=version("shiftbox"), simulations=0)
+    out.mkdir(parents=True, exist_ok=True)
+    with run_dir_lock(out):  # launches at the same moment (a desktop client starting two) take turns
+        prepare_run_dir(out, metadata, task_file, resume=(out / RUN_FILE).exists())
+    return anyio.run(serve_sessions, domain, servers, snapshot_dir, task, out, transport, port, log)
+
+
+def session_task(domain: str, tasks: Path | None, task_id: str | None) -> Task:
+    """The task every session attempts: `task_id` of the task file `tasks`, or the open-session task."""
+    if tasks is None:
+        if task_id is not None:
+            raise RunPlanError("--task-id needs --tasks FILE")
+        return open_session_task(domain)
+    try:
+        task_file = load_task_file(tasks)
+    except (OSError, ValueError) as exc:
+        raise RunPlanError(str(exc)) from None
+    if task_file.domain != domain:
+        raise RunPlanError(f"{tasks} holds {task_file.domain} tasks, not {domain}")
+    chosen = [t for t in task_file.tasks if t.id == task_id]
+    if not chosen:
+        raise RunPlanError(f"give --task-id, one of: {', '.join(t.id for t in task_file.tasks[:10])}"
+                           + (" …" if len(task_file.tasks) > 10 else ""))
+    return chosen[0]

@@ -1,0 +1,172 @@
+"""The package layout's rules, read from the source (AST), not from what happens to be imported at run time.
+
+- The library never imports the command line (`shiftbox.cli`); the servers never import the client.
+- No import circle: between the top-level packages of `shiftbox` and of `shiftbox_servers`, counting imports
+  inside functions too (a lazy import is still a dependency), and between modules at import time.
+- No shipped code drives the CLI through typer's test runner: library functions do what commands do.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = {"shiftbox": REPO / "client" / "shiftbox", "shiftbox_servers": REPO / "servers" / "shiftbox_servers"}
+SHIPPED = [REPO / "client", REPO / "servers", REPO / "bench", REPO / "examples"]
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the imported module (or module.name)
+    in_function: bool
+    line: int
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    names = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def imports_of(module: str, path: Path) -> list[Import]:
+    """Every import in a module, resolved to absolute names; imports under `if TYPE_CHECKING:` are left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    in_function: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for n in ast.walk(node)}
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            in_function |= {id(n) for n in ast.walk(node)}
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else node.module or ""
+            targets = [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [Import(module, t, id(node) in in_function, node.lineno) for t in targets]
+    return found
+
+
+def every_import(package: str) -> list[Import]:
+    names = module_names(PACKAGES[package])
+    return [i for module, path in sorted(names.items()) for i in imports_of(module, path)]
+
+
+def owner(name: str, modules: dict[str, Path]) -> str:
+    """The module a dotted name lives in (`a.b.c` -> `a.b` when c is a name defined in module a.b)."""
+    while name not in modules and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def describe(found: list[list[str]], edges: dict[str, set[str]]) -> str:
+    return "\n".join(f"{' <-> '.join(c)}: " + "; ".join(f"{a} -> {', '.join(sorted(edges[a] & set(c)))}" for a in c)
+                     for c in found)
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_circle_between_top_level_packages(package):
+    """`shiftbox.runs` may use `shiftbox.world`, or the other way round, never both (lazy imports count)."""
+    def top(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    edges: dict[str, set[str]] = {}
+    for i in every_import(package):
+        if i.target.split(".")[0] == package and top(i.source) != top(i.target):
+            edges.setdefault(top(i.source), set()).add(top(i.target))
+    found = cycles(edges)
+    assert not found, "import circles between packages:\n" + describe(found, edges)
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_circle_between_modules_at_import_time(package):
+    modules = module_names(PACKAGES[package])
+    edges: dict[str, set[str]] = {}
+    for i in every_import(package):
+        target = owner(i.target, modules)
+        if not i.in_function and target in modules and target != i.source:
+            edges.setdefault(i.source, set()).add(target)
+    found = cycles(edges)
+    assert not found, "import circles between modules:\n" + describe(found, edges)
+
+
+def test_the_library_never_imports_the_command_line():
+    offending = [f"{i.source}:{i.line} imports {i.target}" for i in every_import("shiftbox")
+                 if (i.target == "shiftbox.cli" or i.target.startswith("shiftbox.cli."))
+                 and not (i.source == "shiftbox.cli" or i.source.startswith("shiftbox.cli."))]
+    assert not offending, "library code imports the CLI package:\n" + "\n".join(offending)
+
+
+def test_the_servers_never_import_the_client():
+    offending = [f"{i.source}:{i.line} imports {i.target}" for i in every_import("shiftbox_servers")
+                 if i.target.split(".")[0] == "shiftbox"]
+    assert not offending, "\n".join(offending)
+
+
+def test_no_shipped_code_drives_the_cli_through_the_test_runner():
+    offending = []
+    for folder in SHIPPED:
+        for path in sorted(folder.rglob("*.py")):
+            if ".venv" in path.parts:
+                continue
+            for i in imports_of(path.stem, path):
+                if i.target.startswith("typer.testing") or i.target.startswith("click.testing"):
+                    offending.append(f"{path.relative_to(REPO)}:{i.line}")
+    assert not offending, "shipped code uses CliRunner (call the library function instead):\n" + "\n".join(offending)
+
+
+def test_the_rules_catch_a_circle_and_a_cli_import(tmp_path):
+    """The scan itself: a two-module circle and a lazy import of the CLI are both seen."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    source = tmp_path / "pkg" / "runs" / "_x.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def f():\n    from ..cli import app\n    from . import _y\n")
+    found = imports_of("pkg.runs._x", source)
+    assert [(i.target, i.in_function) for i in found] == [("pkg.cli.app", True), ("pkg.runs._y", True)]
