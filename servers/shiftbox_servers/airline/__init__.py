@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from shiftbox_servers.kit import Domain
+from shiftbox_servers.kit import Domain, deferred
 
 from ._missions import MISSIONS
 from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
@@ -79,18 +79,6 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
 GENERIC_TERMS = ("flight", "reservation", "booking", "trip", "ticket", "change", "details", "look up", "help")
 
 
-def _build(directory: Path):
-    from ._builder import build_native
-
-    return build_native(directory)
-
-
-def _import_agentchangebench(source: Path, directory: Path):
-    from ._import_acb import import_agentchangebench
-
-    return import_agentchangebench(source, directory)
-
-
 DOMAIN = Domain(
     name="airline",
     tools=tools,
@@ -100,8 +88,8 @@ DOMAIN = Domain(
     generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
-    build_snapshot=_build,
-    importers={"agentchangebench": _import_agentchangebench},
+    build_snapshot=deferred(f"{__name__}._builder", "build_native"),
+    importers={"agentchangebench": deferred(f"{__name__}._import_acb", "import_agentchangebench")},
     missions=MISSIONS,
 )
 

@@ -12,12 +12,11 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from importlib.metadata import version
 from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, insert_rows, write_snapshot
+from shiftbox_servers.kit import SnapshotManifest, insert_rows
 
 from ._anchors import (
     ANCHOR_FLIGHTS,
@@ -37,7 +36,7 @@ from ._schema import (
     DATES,
     FREE_BAGS,
     INSURANCE_FEE,
-    SCHEMA_VERSION,
+    SCHEMA,
     SNAPSHOT_VERSION,
     new_database,
 )
@@ -103,10 +102,7 @@ def build_native(directory: Path, seed: int = 7) -> SnapshotManifest:
     db = new_database()
     for table, rows in world.tables().items():
         insert_rows(db, table, rows)
-    return write_snapshot(
-        db, directory, domain="airline", snapshot_version=SNAPSHOT_VERSION, schema_version=SCHEMA_VERSION,
-        server_version=version("shiftbox-servers"), source=f"native seed={seed}", clock_start=CLOCK_START,
-    )
+    return SCHEMA.write_snapshot(db, directory, snapshot_version=SNAPSHOT_VERSION, source=f"native seed={seed}")
 
 
 

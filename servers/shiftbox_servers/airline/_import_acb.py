@@ -22,11 +22,10 @@ created_at. Zero-amount entries carry no money and are dropped.
 from __future__ import annotations
 
 import re
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, write_snapshot
+from shiftbox_servers.kit import SnapshotManifest
 
 from ..kit._json_records import check_same_id as _same_id
 from ..kit._json_records import checked_keys as _keys
@@ -35,7 +34,7 @@ from ..kit._json_records import load_db_json
 from ..kit._json_records import record_error as _fail
 from ..kit._json_records import text_field as _str
 from ._builder import AIRPORTS
-from ._schema import CABINS, CLOCK_START, SCHEMA_VERSION, new_database
+from ._schema import CABINS, SCHEMA, new_database
 
 Row = dict[str, Any]
 TABLES = ("airports", "flights", "flight_dates", "users", "saved_passengers", "payment_methods", "reservations",
@@ -66,9 +65,7 @@ PERSON_FIELDS = {"first_name", "last_name", "dob"}
 def import_agentchangebench(db_json: Path, directory: Path) -> SnapshotManifest:
     """Read the airline db.json, validate every record and write it as snapshot acb-v1."""
     db = load_db_json(db_json, convert, new_database, TABLES)
-    return write_snapshot(db, directory, domain="airline", snapshot_version="acb-v1", schema_version=SCHEMA_VERSION,
-                          server_version=version("shiftbox-servers"), source="agentchangebench airline db.json",
-                          clock_start=CLOCK_START)
+    return SCHEMA.write_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench airline db.json")
 
 
 def convert(data: Any) -> dict[str, list[Row]]:

@@ -22,6 +22,7 @@ from typing import Any
 from shiftbox_servers.kit import Mission
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
+from shiftbox_servers.kit import select_rows as _rows
 
 from ._schema import BAG_FEE, CLOCK_START, FREE_BAGS, INSURANCE_FEE
 
@@ -34,12 +35,6 @@ NEW_PASSENGERS = (("Ava", "Moreno", "1990-03-14"), ("Liam", "Okafor", "1985-11-0
                   ("Noah", "Lindqvist", "1978-07-21"), ("Emma", "Takahashi", "1996-01-30"),
                   ("Sofia", "Haddad", "1988-09-09"), ("Lucas", "Brennan", "2001-05-17"))
 CABIN_LABEL = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
-
-
-def _rows(db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    cur = db.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def _reservations(db: sqlite3.Connection, user_id: str, *, upcoming: bool = True) -> list[dict[str, Any]]:

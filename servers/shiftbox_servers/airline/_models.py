@@ -197,9 +197,3 @@ class CertificateIssued(BaseModel):
     amount: float
     message: str
 
-
-class Transfer(BaseModel):
-    transfer_id: str
-    summary: str
-    requested_at: str
-    message: str

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from shiftbox_servers.kit import new_database as kit_new_database
+from shiftbox_servers.kit import DomainSchema
 
 SCHEMA_VERSION = 1
 SNAPSHOT_VERSION = "v1"
@@ -30,9 +29,6 @@ BAG_FEE = 50.0
 INSURANCE_FEE = 30.0
 
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
-
-
-
-def new_database() -> sqlite3.Connection:
-    """An empty in-memory database with the airline schema (builders fill it, then write_snapshot)."""
-    return kit_new_database(SCHEMA_SQL)
+SCHEMA = DomainSchema("airline", SCHEMA_SQL, SCHEMA_VERSION, CLOCK_START)
+"""What every airline snapshot shares; builders and importers write through it."""
+new_database = SCHEMA.new_database

@@ -23,6 +23,7 @@ from shiftbox_servers.kit import (
     NotFound,
     PreconditionFailed,
     ToolSet,
+    add_transfer_tool,
     evaluate_arithmetic,
     identifier,
     money,
@@ -56,7 +57,6 @@ from ._models import (
     Reservation,
     ReservationFlight,
     SeatsByCabin,
-    Transfer,
     User,
 )
 from ._schema import BAG_FEE, INSURANCE_FEE
@@ -661,15 +661,7 @@ def calculate(ep: Episode, expression: text("arithmetic with digits, + - * / ( )
     return Calculation(expression=expression, result=evaluate_arithmetic(expression))
 
 
-@tools.tool(read_only=False)
-def transfer_to_human_agents(
-    ep: Episode, summary: text("summary of the user's issue for the human agent", max_length=2000)
-) -> Transfer:
-    """Hand the conversation to a human agent, with a summary. Only when the user explicitly asks for
-    one, or the request cannot be handled with these tools within the policy; after calling it, tell
-    the user they are being transferred."""
-    transfer_id = ep.next_id("transfers", "transfer_id", "xfer")
-    now = ep.now_iso()
-    ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
-    return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
-                    message="Transfer successful; a human agent will continue the conversation.")
+add_transfer_tool(tools, party="user", description="""\
+Hand the conversation to a human agent, with a summary. Only when the user explicitly asks for
+one, or the request cannot be handled with these tools within the policy; after calling it, tell
+the user they are being transferred.""")

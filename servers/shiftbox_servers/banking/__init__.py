@@ -3,7 +3,7 @@ AgentChangeBench-parity tool set, with `log_shift_event`)."""
 
 from pathlib import Path
 
-from shiftbox_servers.kit import Domain
+from shiftbox_servers.kit import Domain, deferred
 
 from ._missions import MISSIONS
 from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
@@ -73,18 +73,6 @@ GOAL_REQUESTS: dict[str, tuple[str, ...]] = {
 """Goal label -> how a customer asks for it (scripted users pick one per goal by seed)."""
 
 
-def _build(directory: Path):
-    from ._builder import build_native
-
-    return build_native(directory)
-
-
-def _import_agentchangebench(source: Path, directory: Path):
-    from ._import_acb import import_agentchangebench
-
-    return import_agentchangebench(source, directory)
-
-
 GOAL_LEXICON: dict[str, tuple[str, ...]] = {
     "authentication": ("verify", "identity", "confirm your", "log in", "login", "sign in", "authenticat"),
     "account_info": ("balance", "account info", "account details", "account type", "available funds"),
@@ -110,8 +98,8 @@ DOMAIN = Domain(
     goal_requests=GOAL_REQUESTS,
     missions=MISSIONS,
     snapshot_version=SNAPSHOT_VERSION,
-    build_snapshot=_build,
-    importers={"agentchangebench": _import_agentchangebench},
+    build_snapshot=deferred(f"{__name__}._builder", "build_native"),
+    importers={"agentchangebench": deferred(f"{__name__}._import_acb", "import_agentchangebench")},
     toolsets={"agentchangebench": tools + parity_tools},
 )
 

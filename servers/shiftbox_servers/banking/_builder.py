@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import calendar
 import itertools
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime, timedelta
-from importlib.metadata import version
 from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, insert_rows, write_snapshot
+from shiftbox_servers.kit import SnapshotManifest, insert_rows
 
-from ._schema import CLOCK_START, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
+from ._schema import SCHEMA, SNAPSHOT_VERSION, new_database
 
 Row = dict[str, Any]
 
@@ -118,23 +116,7 @@ def build_native(directory: Path, seed: int = 7) -> SnapshotManifest:
     db = new_database()
     for table, rows in bank.rows.items():
         insert_rows(db, table, rows)
-    return write_banking_snapshot(db, directory, snapshot_version=SNAPSHOT_VERSION, source=f"native seed={seed}")
-
-
-def write_banking_snapshot(
-    db: sqlite3.Connection, directory: Path, *, snapshot_version: str, source: str
-) -> SnapshotManifest:
-    """write_snapshot with the facts every banking snapshot shares (domain, schema, server version, clock)."""
-    return write_snapshot(
-        db,
-        directory,
-        domain="banking",
-        snapshot_version=snapshot_version,
-        schema_version=SCHEMA_VERSION,
-        server_version=version("shiftbox-servers"),
-        source=source,
-        clock_start=CLOCK_START,
-    )
+    return SCHEMA.write_snapshot(db, directory, snapshot_version=SNAPSHOT_VERSION, source=f"native seed={seed}")
 
 
 

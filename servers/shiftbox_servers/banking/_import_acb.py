@@ -15,9 +15,9 @@ from typing import Any
 
 from shiftbox_servers.kit import SnapshotManifest
 
-from ._builder import TX_TYPES, check_one_awaiting_payment, insert_rows, write_banking_snapshot
+from ._builder import TX_TYPES, check_one_awaiting_payment, insert_rows
 from ._phone import normalize_phone
-from ._schema import new_database
+from ._schema import SCHEMA, new_database
 
 TABLES = ("customers", "accounts", "cards", "statements", "transactions", "payees",
           "payment_requests", "disputes")
@@ -83,7 +83,7 @@ def import_agentchangebench(db_toml: Path, directory: Path) -> SnapshotManifest:
                 insert_rows(db, table, [row])
             except sqlite3.IntegrityError as exc:
                 raise ValueError(f"{table} {row_id}: {exc}") from None
-    return write_banking_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench db.toml")
+    return SCHEMA.write_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench db.toml")
 
 
 def _array_of_tables(data: dict[str, Any], table: str) -> list[dict[str, Any]]:

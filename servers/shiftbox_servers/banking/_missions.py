@@ -29,6 +29,7 @@ from typing import Any
 from shiftbox_servers.kit import Mission
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
+from shiftbox_servers.kit import select_rows as _rows
 
 Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
@@ -41,12 +42,6 @@ DISPUTE_STORIES = {
     "goods_not_received": "you never received what you paid for",
     "canceled_service": "you had canceled that service before the charge",
 }
-
-
-def _rows(db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    cur = db.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def _accounts(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:

@@ -141,12 +141,6 @@ class ParkedTask(BaseModel):
     resumed_at: str | None
 
 
-class Transfer(BaseModel):
-    transfer_id: str
-    summary: str
-    requested_at: str
-    message: str
-
 
 class ShiftEventLogged(BaseModel):
     logged: bool

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from shiftbox_servers.kit import new_database as kit_new_database
+from shiftbox_servers.kit import DomainSchema
 
 SCHEMA_VERSION = 1
 SNAPSHOT_VERSION = "v1"
@@ -14,9 +13,6 @@ CLOCK_START = datetime(2025, 7, 1, 9, 0, 0)
 """'Now' at the start of every episode on the native snapshot (transactions are dated before it)."""
 
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
-
-
-
-def new_database() -> sqlite3.Connection:
-    """An empty in-memory database with the banking schema (builders fill it, then write_snapshot)."""
-    return kit_new_database(SCHEMA_SQL)
+SCHEMA = DomainSchema("banking", SCHEMA_SQL, SCHEMA_VERSION, CLOCK_START)
+"""What every banking snapshot shares; builders and importers write through it."""
+new_database = SCHEMA.new_database

@@ -18,6 +18,7 @@ from shiftbox_servers.kit import (
     NotFound,
     PreconditionFailed,
     ToolSet,
+    add_transfer_tool,
     identifier,
     money,
     round_money,
@@ -40,7 +41,6 @@ from ._models import (
     StatementList,
     Transaction,
     TransactionList,
-    Transfer,
 )
 from ._phone import normalize_phone
 
@@ -496,17 +496,9 @@ def resume_task(ep: Episode, parked_task_id: identifier("id returned by park_tas
                                           (parked_task_id,))))
 
 
-@tools.tool(read_only=False)
-def transfer_to_human_agents(
-    ep: Episode, summary: text("summary of the customer's issue for the human agent", max_length=2000)
-) -> Transfer:
-    """Hand the conversation to a human agent, with a summary. Use only when the request is outside
-    policy or your tools; after calling it, tell the customer they are being transferred."""
-    transfer_id = ep.next_id("transfers", "transfer_id", "xfer")
-    now = ep.now_iso()
-    ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
-    return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
-                    message="Transfer successful; a human agent will continue the conversation.")
+add_transfer_tool(tools, party="customer", description="""\
+Hand the conversation to a human agent, with a summary. Use only when the request is outside
+policy or your tools; after calling it, tell the customer they are being transferred.""")
 
 
 # -- the AgentChangeBench-parity tool set (`--toolset agentchangebench`) ---------------------------------

@@ -12,6 +12,7 @@ from ._contract import (
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
+    deferred,
     domain_names,
     get_domain,
     registered_domains,
@@ -38,6 +39,7 @@ from ._errors import (
     result_error,
 )
 from ._missions import Mission, mission, mission_call
+from ._schema import DomainSchema
 from ._server import (
     EPISODE_SCOPE_KEY,
     POLICY_URI,
@@ -60,6 +62,7 @@ from ._snapshot import (
     insert_rows,
     new_database,
     row_counts,
+    select_rows,
     state_diff,
     write_snapshot,
 )
@@ -71,6 +74,7 @@ from ._tools import (
     lone_surrogate_fields,
     not_unicode_error,
 )
+from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 from .cli import open_server
 
@@ -83,4 +87,5 @@ __all__ = [
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
     "ToolContract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
+    "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
 ]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from ._snapshot import SnapshotManifest
 from ._tools import ToolSet
+from ._transfer import TRANSFER_TOOL
 
 DOMAIN_ENTRY_POINT_GROUP = "shiftbox.domains"
 SNAPSHOTS_ENV = "SHIFTBOX_SNAPSHOTS"
@@ -39,7 +42,7 @@ class Domain:
     missions: Mapping[str, Callable] = field(default_factory=dict)
     """Goal label -> mission builder(db, rng, subject) for the seeded task generator (`shiftbox tasks generate`)."""
     extra_instructions: str = ""
-    transfer_tool: str = "transfer_to_human_agents"
+    transfer_tool: str = TRANSFER_TOOL
     toolsets: Mapping[str, ToolSet] = field(default_factory=dict)
     """Tool profiles beside the default one (`tools`), e.g. 'agentchangebench': the reference's exact tool set."""
 
@@ -57,6 +60,18 @@ class Domain:
             raise KeyError(f"domain {self.name!r} has no tool set {name!r}; tool sets: "
                            f"{', '.join(self.toolset_names())}")
         return self.toolsets[name]
+
+
+def deferred(module: str, function: str) -> Callable[..., Any]:
+    """`module.function`, imported at its first call: a domain names its snapshot builder and importers
+    without loading them (and what they import) each time the domain is loaded."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), function)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = function
+    call.__doc__ = f"{module}.{function}, imported when called."
+    return call
 
 
 def snapshots_root() -> Path:

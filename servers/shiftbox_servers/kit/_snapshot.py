@@ -99,6 +99,13 @@ def insert_rows(db: sqlite3.Connection, table: str, rows: Iterable[Mapping[str, 
     db.executemany(sql, [tuple(row.get(c) for c in columns) for row in rows])
 
 
+def select_rows(db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """The rows of a query as dicts keyed by column (what builders and missions read a database with)."""
+    cur = db.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
 def install_change_log(db: sqlite3.Connection) -> None:
     """Triggers that log the primary key of every row written, so a diff costs O(changes), not O(rows).
 

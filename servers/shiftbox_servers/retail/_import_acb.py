@@ -24,8 +24,8 @@ from ..kit._json_records import keyed_records as _mapping
 from ..kit._json_records import load_db_json
 from ..kit._json_records import record_error as _fail
 from ..kit._json_records import text_field as _str
-from ._builder import TABLES, check_payments_balance, write_retail_snapshot
-from ._schema import new_database
+from ._builder import TABLES, check_payments_balance
+from ._schema import SCHEMA, new_database
 
 Row = dict[str, Any]
 ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
@@ -58,7 +58,7 @@ def _options(table: str, record: str, field: str, data: Any) -> str:
 def import_agentchangebench(db_json: Path, directory: Path) -> SnapshotManifest:
     """Read the retail db.json, validate every record and write it as snapshot acb-v1."""
     db = load_db_json(db_json, convert, new_database, TABLES)
-    return write_retail_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench retail db.json")
+    return SCHEMA.write_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench retail db.json")
 
 
 def convert(data: Any) -> dict[str, list[Row]]:

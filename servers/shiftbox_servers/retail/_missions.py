@@ -22,6 +22,7 @@ from typing import Any
 from shiftbox_servers.kit import Mission
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
+from shiftbox_servers.kit import select_rows as _rows
 
 Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
@@ -44,12 +45,6 @@ CANCEL_STORIES = {"no longer needed": "you no longer need it", "ordered by mista
 
 _IDENTIFIED: dict[int, sqlite3.Connection] = {}
 """Episode connections whose task already identified the customer (kept alive so ids are not reused)."""
-
-
-def _rows(db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    cur = db.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def _user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:

@@ -127,9 +127,3 @@ class Calculation(BaseModel):
     expression: str
     result: float = Field(description="the value, rounded to 2 decimals")
 
-
-class Transfer(BaseModel):
-    transfer_id: str
-    summary: str
-    requested_at: str
-    message: str

@@ -29,6 +29,7 @@ from shiftbox_servers.kit import (
     NotFound,
     PreconditionFailed,
     ToolSet,
+    add_transfer_tool,
     evaluate_arithmetic,
     identifier,
     round_money,
@@ -48,7 +49,6 @@ from ._models import (
     PayPal,
     Product,
     ProductTypes,
-    Transfer,
     User,
     UserId,
     UserIds,
@@ -574,15 +574,7 @@ def exchange_delivered_order_items(
     return _order(ep, order_id)
 
 
-@tools.tool(read_only=False)
-def transfer_to_human_agents(
-    ep: Episode, summary: text("summary of the customer's issue for the human agent", max_length=2000)
-) -> Transfer:
-    """Hand the conversation to a human agent, with a summary. Only when the customer explicitly asks
-    for a human, or the request cannot be handled within policy and these tools. After calling it, tell
-    the customer they are being transferred."""
-    transfer_id = ep.next_id("transfers", "transfer_id", "xfer")
-    now = ep.now_iso()
-    ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
-    return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
-                    message="Transfer successful; a human agent will continue the conversation.")
+add_transfer_tool(tools, party="customer", description="""\
+Hand the conversation to a human agent, with a summary. Only when the customer explicitly asks
+for a human, or the request cannot be handled within policy and these tools. After calling it, tell
+the customer they are being transferred.""")
