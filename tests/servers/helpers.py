@@ -40,7 +40,7 @@ async def digest(client: Client, episode: str | None = None) -> str:
 
 
 async def assert_tools_list_matches_golden(client, golden) -> None:
-    """Contract check: `tools/list` equals the committed golden file (each domain's test_contract.py).
+    """Contract check: `tools/list` equals the committed golden file (tests/servers/test_every_domain.py).
 
     A deliberate change of a public contract is recorded with SHIFTBOX_UPDATE_GOLDEN=1.
     """

@@ -5,12 +5,10 @@ Now is 2024-05-15 15:00 EST (each write moves the clock one minute).
 
 from __future__ import annotations
 
-import pytest
-from mcp import Client
+from pathlib import Path
 
-from shiftbox_servers.airline import DOMAIN
 from shiftbox_servers.airline._schema import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot, insert_rows
+from shiftbox_servers.kit import Snapshot, insert_rows
 from tests.servers.helpers import fixture_snapshot
 
 AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
@@ -106,8 +104,8 @@ def _flight_dates() -> list[dict]:
     return days + OTHER_DAYS
 
 
-@pytest.fixture(scope="session")
-def airline_snapshot(tmp_path_factory) -> Snapshot:
+def write_fixture_snapshot(directory: Path) -> Snapshot:
+    """The hand-written airline snapshot, written into `directory` (the `airline_snapshot` fixture)."""
     db = new_database()
     insert_rows(db, "airports", [{"iata": i, "city": c} for i, c in AIRPORTS])
     insert_rows(db, "flights", [dict(zip(("flight_number", "origin", "destination", "scheduled_departure_time_est",
@@ -116,16 +114,4 @@ def airline_snapshot(tmp_path_factory) -> Snapshot:
     insert_rows(db, "users", USERS)
     tables = [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
               ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS), ("payments", PAYMENTS)]
-    return fixture_snapshot(db, tmp_path_factory.mktemp("airline-fixture"), domain="airline",
-                            clock_start=CLOCK_START, tables=tables)
-
-
-@pytest.fixture
-def airline_server(airline_snapshot) -> DomainServer:
-    return DomainServer(DOMAIN, airline_snapshot)
-
-
-@pytest.fixture
-async def air(airline_server):
-    async with Client(airline_server.mcp) as client:
-        yield client
+    return fixture_snapshot(db, directory, domain="airline", clock_start=CLOCK_START, tables=tables)

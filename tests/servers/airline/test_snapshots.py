@@ -9,12 +9,10 @@ import pytest
 from mcp import Client
 
 from shiftbox_servers.airline import DOMAIN
-from shiftbox_servers.airline._builder import build_native
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
     DomainServer,
     Snapshot,
-    SnapshotManifest,
     result_error,
 )
 from tests.conftest import require_acb
@@ -26,21 +24,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def native() -> Snapshot:
     return Snapshot.load(DOMAIN.default_snapshot_dir())
-
-
-def test_rebuild_reproduces_committed_manifest(tmp_path):
-    committed = SnapshotManifest.model_validate_json((DOMAIN.default_snapshot_dir() / "manifest.json").read_text())
-    rebuilt = DOMAIN.build_snapshot(tmp_path)
-    assert rebuilt.content_sha256 == committed.content_sha256
-    assert rebuilt.row_counts == committed.row_counts
-    assert (rebuilt.clock_start.isoformat(), rebuilt.snapshot_version) == ("2024-05-15T15:00:00", "v1")
-
-
-def test_rebuilds_are_byte_identical_and_seeded(tmp_path):
-    first, second = build_native(tmp_path / "a"), build_native(tmp_path / "b")
-    assert first.sha256 == second.sha256
-    assert (tmp_path / "a" / "db.sqlite").read_bytes() == (tmp_path / "b" / "db.sqlite").read_bytes()
-    assert build_native(tmp_path / "c", seed=8).content_sha256 != first.content_sha256
 
 
 def test_native_snapshot_has_tau2_scale_and_every_status(native):

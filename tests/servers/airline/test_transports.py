@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 import urllib.request
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from shiftbox_servers.kit import http_server_process
 from tests.servers.helpers import fails, ok
@@ -22,23 +21,6 @@ BOOKING = {
     "payment_methods": [{"payment_id": "credit_card_2000001", "amount": 100}],
     "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no",
 }
-
-
-async def test_stdio_subprocess_reports_version_and_snapshot(airline_snapshot):
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "shiftbox_servers", "airline", "--snapshot", str(airline_snapshot.directory)])
-    async with Client(params) as client:
-        info = client.server_info
-        assert info.name == "shiftbox-airline" and info.version
-        assert airline_snapshot.manifest.sha256 in (info.description or "")
-        r = await ok(client, "get_reservation_details", {"reservation_id": "AAA111"})
-        assert r["user_id"] == "ana_lopez_1001"
-        await fails(client, "update_reservation_baggages", {"reservation_id": "AAA111", "total_baggages": "2",
-                                                           "nonfree_baggages": 0, "payment_id": "x"},
-                    "invalid_arguments")
-        policy = await client.read_resource("shiftbox://policy")
-        assert "airline agent policy" in policy.contents[0].text
 
 
 async def test_http_concurrent_episodes_are_isolated(airline_snapshot):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from mcp import Client
+from pathlib import Path
 
-from shiftbox_servers.banking import DOMAIN
 from shiftbox_servers.banking._schema import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot
+from shiftbox_servers.kit import Snapshot
 from tests.servers.helpers import fixture_snapshot
 
 CUSTOMERS = [
@@ -47,21 +45,9 @@ PAYMENT_REQUESTS = [
 DISPUTES = [("disp_1", "acc_a1", "tx_5", "unauthorized", "Submitted", "2025-06-23T10:00:00")]
 
 
-@pytest.fixture(scope="session")
-def banking_snapshot(tmp_path_factory) -> Snapshot:
+def write_fixture_snapshot(directory: Path) -> Snapshot:
+    """The hand-written banking snapshot, written into `directory` (the `banking_snapshot` fixture)."""
     tables = [("customers", CUSTOMERS), ("accounts", ACCOUNTS), ("cards", CARDS), ("statements", STATEMENTS),
               ("transactions", TRANSACTIONS), ("payees", PAYEES), ("payment_requests", PAYMENT_REQUESTS),
               ("disputes", DISPUTES)]
-    return fixture_snapshot(new_database(), tmp_path_factory.mktemp("banking-fixture"), domain="banking",
-                            clock_start=CLOCK_START, tables=tables)
-
-
-@pytest.fixture
-def banking_server(banking_snapshot) -> DomainServer:
-    return DomainServer(DOMAIN, banking_snapshot)
-
-
-@pytest.fixture
-async def bank(banking_server):
-    async with Client(banking_server.mcp) as client:
-        yield client
+    return fixture_snapshot(new_database(), directory, domain="banking", clock_start=CLOCK_START, tables=tables)

@@ -1,7 +1,8 @@
-"""Contract: `tools/list` of the banking server equals the committed golden schema (golden_tools.json).
+"""Contract of banking's AgentChangeBench-parity tool set (golden_tools_agentchangebench.json; every
+domain's default set: tests/servers/test_every_domain.py).
 
 A deliberate change of the public contract is recorded with:
-    SHIFTBOX_UPDATE_GOLDEN=1 uv run pytest tests/servers/banking/test_contract.py
+    SHIFTBOX_UPDATE_GOLDEN=1 uv run pytest tests/servers/banking/test_contract.py tests/servers/test_every_domain.py
 """
 
 from __future__ import annotations
@@ -13,10 +14,6 @@ import pytest
 from tests.servers.helpers import assert_tools_list_matches_golden
 
 pytestmark = pytest.mark.anyio
-
-
-async def test_tools_list_matches_golden(bank):
-    await assert_tools_list_matches_golden(bank, Path(__file__).with_name("golden_tools.json"))
 
 
 async def test_agentchangebench_tools_list_matches_golden(banking_snapshot):

@@ -8,7 +8,7 @@ import urllib.request
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from shiftbox_servers.kit import http_server_process
 from tests.servers.helpers import fails, ok
@@ -19,20 +19,6 @@ pytestmark = pytest.mark.anyio
 async def test_in_memory(bank):
     c = await ok(bank, "get_customer_by_phone", {"phone_number": "555-000-2222"})
     assert c["customer_id"] == "cust_b"
-
-
-async def test_stdio_subprocess_reports_version_and_snapshot(banking_snapshot):
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "shiftbox_servers", "banking", "--snapshot", str(banking_snapshot.directory)],
-    )
-    async with Client(params) as client:
-        info = client.server_info
-        assert info.name == "shiftbox-banking" and info.version
-        assert banking_snapshot.manifest.sha256 in (info.description or "")
-        locked = await ok(client, "lock_card", {"card_id": "card_b1"})
-        assert locked["status"] == "Locked"
-        await fails(client, "get_statements", {"account_id": "acc_a1", "limit": "3"}, "invalid_arguments")
 
 
 async def test_http_concurrent_episodes_are_isolated(banking_snapshot):

@@ -11,12 +11,9 @@ ben_okafor_2002 (gift_card_2000001 = 6.00, credit_card_2000002), jose_nunez_3003
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-import pytest
-from mcp import Client
-
-from shiftbox_servers.kit import DomainServer, Snapshot
-from shiftbox_servers.retail import DOMAIN
+from shiftbox_servers.kit import Snapshot
 from shiftbox_servers.retail._schema import CLOCK_START, new_database
 from tests.servers.helpers import fixture_snapshot
 
@@ -110,18 +107,6 @@ TABLES = [("products", PRODUCTS), ("variants", VARIANTS), ("users", USERS), ("pa
           ("order_payments", ORDER_PAYMENTS)]
 
 
-@pytest.fixture(scope="session")
-def retail_snapshot(tmp_path_factory) -> Snapshot:
-    return fixture_snapshot(new_database(), tmp_path_factory.mktemp("retail-fixture"), domain="retail",
-                            clock_start=CLOCK_START, tables=TABLES)
-
-
-@pytest.fixture
-def retail_server(retail_snapshot) -> DomainServer:
-    return DomainServer(DOMAIN, retail_snapshot)
-
-
-@pytest.fixture
-async def shop(retail_server):
-    async with Client(retail_server.mcp) as client:
-        yield client
+def write_fixture_snapshot(directory: Path) -> Snapshot:
+    """The hand-written retail snapshot, written into `directory` (the `retail_snapshot` fixture)."""
+    return fixture_snapshot(new_database(), directory, domain="retail", clock_start=CLOCK_START, tables=TABLES)

@@ -1,10 +1,10 @@
-"""The SDK would ignore unknown keys and coerce "5" to 5 or true to 1; shiftbox servers reject them."""
+"""The SDK would ignore unknown keys and coerce "5" to 5 or true to 1; shiftbox servers reject them.
+
+`CASES` are sent by tests/servers/test_every_domain.py (field named, state unchanged)."""
 
 from __future__ import annotations
 
 import pytest
-
-from tests.servers.helpers import digest, fails
 
 pytestmark = pytest.mark.anyio
 
@@ -48,24 +48,6 @@ CASES = [
     ("whitespace-only summary", "transfer_to_human_agents", {"summary": "\n\n"}, "summary"),
     ("lone surrogate", "modify_user_address", {"user_id": "ana_lopez_1001", **ADDRESS, "city": "Dal\udc00las"}, "city"),
 ]
-
-
-@pytest.mark.parametrize(("case", "tool", "arguments", "field"), CASES, ids=[c[0] for c in CASES])
-async def test_rejected_with_field_named_and_state_unchanged(shop, case, tool, arguments, field):
-    before = await digest(shop)
-    error = await fails(shop, tool, arguments, "invalid_arguments")
-    assert field in error["message"] and field in error["fields"]
-    assert await digest(shop) == before
-
-
-async def test_published_schemas_are_closed(shop):
-    listed = await shop.list_tools()
-    assert len(listed.tools) == 16
-    for tool in listed.tools:
-        assert tool.input_schema.get("additionalProperties") is False, tool.name
-        assert tool.output_schema is not None, f"{tool.name} has no typed structured output"
-        assert tool.description and len(tool.description) > 30, tool.name
-        assert tool.annotations is not None and tool.annotations.read_only_hint is not None, tool.name
 
 
 async def test_annotations_match_behaviour(shop):
