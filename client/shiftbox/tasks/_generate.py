@@ -1,14 +1,13 @@
 """The seeded native task generator: goal sequences covering every ordered goal pair, solved by replay.
 
-A domain contributes missions (`Domain.missions`: goal label -> `build(db, rng, subject)`, see
-`shiftbox_servers.banking._missions` for the mission format). The engine, from `random.Random(seed)`
-only:
+A domain contributes missions (`Domain.missions`, a kit `MissionSet`: goal label -> `build(db, rng,
+subject) -> Mission | None`, the opener goal, who tasks are about and how they introduce themselves;
+see `shiftbox_servers.kit.MissionSet`). The engine, from `random.Random(seed)` only:
 
 1. plans n goal sequences (1 to 4 distinct goals) so that every ordered pair of the domain's goal
-   labels appears at least once; most start with the identification goal (the builder marked
-   `opens_task`); personas are the whole persona catalog (`shiftbox/users/personas.json`), each in
+   labels appears at least once; most start with the identification goal (`MissionSet.opener`); personas are the whole persona catalog (`shiftbox/users/personas.json`), each in
    turn within every block of len(catalog) tasks, the blocks rotated (`persona_for`);
-2. per task, picks a customer and, goal by goal, builds the mission on the task's own episode
+2. per task, picks a subject (`MissionSet.subjects`) and, goal by goal, builds the mission on the task's own episode
    (in process: `DomainServer` + `mcp.Client`) and runs its gold calls there in the order the oracle
    agent will (dependency levels), so later missions see earlier effects and created ids
    (`{"$from": "key.path"}` params) come from real outputs; a mission that is infeasible or a gold
@@ -36,11 +35,14 @@ import anyio
 from mcp import Client
 
 from shiftbox_servers.kit import (
+    ACTION_TYPES,
     CLOSE_META_KEY,
     EPISODE_META_KEY,
     STATE_DIGEST_URI,
     Domain,
     DomainServer,
+    Mission,
+    MissionCall,
     Snapshot,
     get_domain,
 )
@@ -60,7 +62,6 @@ from ._model import (
 
 GENERATOR_VERSION = 2
 """2: all catalog personas (rotated blocks), chat missions grounded in a read, communicate_info_by_goal."""
-ACTION_TYPES = ("single", "serial", "parallel", "chat", "clarify")
 LENGTH_CYCLE = (1, 2, 3, 4, 2, 3, 1, 4, 3, 2, 4, 3)
 """Goals per task, in turn (1 to 4)."""
 PERSONA_ROTATION = 3
@@ -85,8 +86,8 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> Tas
     """
     dom = get_domain(domain)
     if not dom.missions:
-        raise ValueError(f"domain {domain!r} has no task missions; fix: give its Domain(...) a `missions` mapping "
-                         "(goal label -> builder), as shiftbox_servers.banking._missions does")
+        raise ValueError(f"domain {domain!r} has no task missions; fix: give its Domain(...) a `missions` "
+                         "MissionSet (goal label -> builder), as shiftbox_servers.banking._missions does")
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     snapshot = Snapshot.load(Path(snapshot_dir))
@@ -141,15 +142,15 @@ def plan_goals(labels: list[str], n: int, rng: random.Random, opener: str | None
 # -- missions --------------------------------------------------------------------------------------
 
 
-def _oracle_order(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _oracle_order(calls: tuple[MissionCall, ...]) -> list[MissionCall]:
     """Calls by dependency level (stable): the order the oracle runs them, batched or one per turn."""
     level: dict[str, int] = {}
     for call in calls:
-        unknown = [k for k in call["after"] if k not in level]
+        unknown = [k for k in call.after if k not in level]
         if unknown:
-            raise GenerationError(f"call {call['key']!r} depends on {unknown}, which are not earlier calls")
-        level[call["key"]] = 1 + max((level[k] for k in call["after"]), default=-1)
-    return sorted(calls, key=lambda c: level[c["key"]])
+            raise GenerationError(f"call {call.key!r} depends on {unknown}, which are not earlier calls")
+        level[call.key] = 1 + max((level[k] for k in call.after), default=-1)
+    return sorted(calls, key=lambda c: level[c.key])
 
 
 def _lookup(value: Any, path: list[str]) -> Any:
@@ -188,17 +189,10 @@ def _in_text(value: str, text: str) -> bool:
 async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> TaskFile:
     rng = random.Random(seed)
     labels = sorted(domain.missions)
-    openers = [g for g in labels if getattr(domain.missions[g], "opens_task", False)]
-    plans = plan_goals(labels, n, rng, openers[0] if openers else None)
+    plans = plan_goals(labels, n, rng, domain.missions.opener)
     base = snapshot.open_copy()
     try:
-        subjects_of = getattr(domain.missions, "subjects", None)
-        if subjects_of is not None:
-            subjects = subjects_of(base)
-        else:
-            cur = base.execute("SELECT * FROM customers ORDER BY 1")
-            names = [d[0] for d in cur.description]
-            subjects = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        subjects = domain.missions.subjects(base)
     finally:
         base.close()
     if not subjects:
@@ -228,66 +222,62 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
     """One attempt: build and run every goal's mission on a fresh episode; None if anything doesn't fit."""
     meta = {EPISODE_META_KEY: episode}
     db: sqlite3.Connection = server.episodes.get(episode).db
-    missions: list[dict[str, Any]] = []
+    missions: list[Mission] = []
     action_sets: list[ActionSet] = []
     outputs: dict[str, dict[str, Any]] = {}
     opened: list[str] = []
     for goal in goals:
-        builder = server.domain.missions[goal]
-        mission = builder(db, rng, subject)
+        mission = server.domain.missions[goal](db, rng, subject)
         if mission is None:
             server.episodes.drop(episode)
             return None
-        if mission["goal"] != goal or mission["action_type"] not in ACTION_TYPES:
-            raise GenerationError(f"the {goal!r} builder returned goal {mission['goal']!r} / action type "
-                                  f"{mission['action_type']!r}; fix the builder")
-        if not mission["calls"]:
+        if mission.goal != goal or mission.action_type not in ACTION_TYPES:
+            raise GenerationError(f"the {goal!r} builder returned goal {mission.goal!r} / action type "
+                                  f"{mission.action_type!r}; fix the builder")
+        if not mission.calls:
             raise GenerationError(f"the {goal!r} builder returned a mission without gold calls, so nothing "
                                   "deterministic would check the goal; fix the builder: ground it in a read whose "
                                   "output the agent must communicate")
         missions.append(mission)
         mine: dict[str, Any] = {}
-        for call in _oracle_order(mission["calls"]):
-            params = _resolve(call["params"], mine)
-            result = await client.call_tool(call["tool"], params, meta=meta)
+        for call in _oracle_order(mission.calls):
+            params = _resolve(call.params, mine)
+            result = await client.call_tool(call.tool, params, meta=meta)
             if result.is_error:
                 server.episodes.drop(episode)
                 return None
-            mine[call["key"]] = result.structured_content
-            deps = [f"{goal}.{k}" for k in call["after"]] or list(opened)
+            mine[call.key] = result.structured_content
+            deps = [f"{goal}.{k}" for k in call.after] or list(opened)
             action_sets.append(ActionSet(
-                action_id=f"{goal}.{call['key']}", goal=goal,
-                allowed_tools=[ToolCallSpec(function_name=call["tool"], params=params)],
-                depends_on=deps, required_parameters=call.get("required")))
+                action_id=f"{goal}.{call.key}", goal=goal,
+                allowed_tools=[ToolCallSpec(function_name=call.tool, params=params)],
+                depends_on=deps, required_parameters=call.required))
         outputs[goal] = mine
-        if getattr(builder, "opens_task", False):
+        if goal == server.domain.missions.opener:
             opened = [a.action_id for a in action_sets if a.goal == goal]
     res = await client.read_resource(STATE_DIGEST_URI, meta={**meta, CLOSE_META_KEY: True})
     digest = json.loads(res.contents[0].text)["digest"]
 
-    introduce = getattr(server.domain.missions, "introduce", None)
-    intro = (introduce(subject) if introduce is not None else
-             f"You are {subject['full_name']} with phone number {subject['phone_number']}, "
-             f"date of birth {subject['date_of_birth']}.")
-    known = " ".join(dict.fromkeys([intro] + [s for m in missions for s in m["known"]]))
+    intro = server.domain.missions.introduce(subject)
+    known = " ".join(dict.fromkeys([intro] + [s for m in missions for s in m.known]))
     communicate: list[str] = []
     by_goal: dict[str, list[str]] = {}
     for mission in missions:
-        for ref in mission["communicate"]:
+        for ref in mission.communicate:
             key, *path = ref.split(".")
             try:
-                value = _fact_text(_lookup(outputs[mission["goal"]][key], path))
+                value = _fact_text(_lookup(outputs[mission.goal][key], path))
             except (KeyError, IndexError, ValueError, TypeError):
-                raise GenerationError(f"{mission['goal']} mission: communicate {ref!r} names no output value") from None
+                raise GenerationError(f"{mission.goal} mission: communicate {ref!r} names no output value") from None
             if not value or _in_text(value, known):
                 continue
             if value not in communicate:
                 communicate.append(value)
-            mine = by_goal.setdefault(mission["goal"], [])
+            mine = by_goal.setdefault(mission.goal, [])
             if value not in mine:
                 mine.append(value)  # an earlier goal may have it too: said once, it counts for both
-    steps = [f"{k + 1}. {m['reason']}" for k, m in enumerate(missions)]
-    types = ", ".join(f"{m['goal']}={m['action_type']}" for m in missions)
+    steps = [f"{k + 1}. {m.reason}" for k, m in enumerate(missions)]
+    types = ", ".join(f"{m.goal}={m.action_type}" for m in missions)
     return Task(
         id=task_id, domain=server.domain.name,
         description=TaskDescription(
@@ -298,12 +288,12 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
         user_scenario=UserScenario(
             persona=persona,
             instructions=Instructions(
-                reason_for_call=missions[0]["reason"], known_info=known,
+                reason_for_call=missions[0].reason, known_info=known,
                 task_instructions="Raise one request at a time, in this order:\n" + "\n".join(steps)),
             goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals))),
         evaluation_criteria=EvaluationCriteria(
             action_sets=action_sets, communicate_info=communicate, communicate_info_by_goal=by_goal,
-            nl_assertions=[a for m in missions for a in m["nl_assertions"]],
+            nl_assertions=[a for m in missions for a in m.nl_assertions],
             expected_state_digest=digest),
     )
 

@@ -1,7 +1,7 @@
 """Airline missions for the seeded task generator (`shiftbox tasks generate airline`).
 
 Same format as `shiftbox_servers.banking._missions` (read its docstring): one builder per goal label,
-`build(db, rng, subject) -> mission dict | None`, reading the task's episode database as the earlier
+`build(db, rng, subject) -> Mission | None`, reading the task's episode database as the earlier
 goals left it. The subject is a `users` row (plus `customer_id`, the user id, for the generator's
 notes): `MISSIONS.subjects(db)` lists them and `MISSIONS.introduce(subject)` is the opening sentence
 of known_info (airline has no `customers` table; the user identifies by user id).
@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from shiftbox_servers.kit import Mission
+from shiftbox_servers.kit import Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
 
 from ._schema import BAG_FEE, CLOCK_START, FREE_BAGS, INSURANCE_FEE
-
-Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
 TODAY = CLOCK_START.date().isoformat()
 RECENT = "2024-05-14T15:00:00"
@@ -144,14 +142,36 @@ def reservation_lookup(db: sqlite3.Connection, rng: random.Random, subject: dict
         [identify, details], known=known, communicate=communicate, nl=nl)
 
 
-reservation_lookup.opens_task = True  # type: ignore[attr-defined]
-
-
 def _bookable(db: sqlite3.Connection, pax: int, sql: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     return _rows(db, "SELECT fd.*, f.origin, f.destination FROM flight_dates fd JOIN flights f USING (flight_number) "
                      "WHERE fd.status = 'available' AND fd.date > ? AND fd.seats_basic_economy >= ? "
                      f"AND fd.seats_economy >= ? AND fd.seats_business >= ? {sql} ORDER BY fd.date, fd.flight_number",
                  (TODAY, pax, pax, pax, *params))
+
+
+def _booking_payments(db: sqlite3.Connection, rng: random.Random, user_id: str,
+                      total: float) -> tuple[list[dict[str, Any]], str] | None:
+    """How the user pays `total` for a new booking (gift card, gift card plus card, or card) and how they say
+    it; None when they have no way to pay."""
+    cards = _methods(db, user_id, "credit_card")
+    gifts = _methods(db, user_id, "gift_card")
+    covering = [g for g in gifts if g["balance"] >= total]
+    partial = [g for g in gifts if 1 <= g["balance"] < total]
+    if covering and (not cards or rng.random() < 0.3):
+        gift = rng.choice(covering)
+        return ([{"payment_id": gift["payment_id"], "amount": total}],
+                f"Pay the whole {_money(total)} with your gift card {gift['payment_id']}.")
+    if cards and partial and rng.random() < 0.35:
+        gift, card = rng.choice(partial), rng.choice(cards)
+        amount = round(gift["balance"], 2)
+        return ([{"payment_id": gift["payment_id"], "amount": amount},
+                 {"payment_id": card["payment_id"], "amount": round(total - amount, 2)}],
+                f"Use all {_money(amount)} left on your gift card {gift['payment_id']} and put the rest on "
+                f"{_describe(card)}.")
+    if cards:
+        card = rng.choice(cards)
+        return [{"payment_id": card["payment_id"], "amount": total}], f"Pay with {_describe(card)}."
+    return None
 
 
 def booking(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
@@ -180,27 +200,10 @@ def booking(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any])
         total_bags, nonfree = free + 1, 1
     total = round(sum(leg[f"price_{cabin}"] for leg in legs) * pax + (INSURANCE_FEE * pax if insurance == "yes" else 0)
                   + BAG_FEE * nonfree, 2)
-    cards = _methods(db, uid, "credit_card")
-    gifts = _methods(db, uid, "gift_card")
-    covering = [g for g in gifts if g["balance"] >= total]
-    partial = [g for g in gifts if 1 <= g["balance"] < total]
-    if covering and (not cards or rng.random() < 0.3):
-        gift = rng.choice(covering)
-        payments = [{"payment_id": gift["payment_id"], "amount": total}]
-        paying = f"Pay the whole {_money(total)} with your gift card {gift['payment_id']}."
-    elif cards and partial and rng.random() < 0.35:
-        gift, card = rng.choice(partial), rng.choice(cards)
-        amount = round(gift["balance"], 2)
-        payments = [{"payment_id": gift["payment_id"], "amount": amount},
-                    {"payment_id": card["payment_id"], "amount": round(total - amount, 2)}]
-        paying = (f"Use all {_money(amount)} left on your gift card {gift['payment_id']} and put the rest on "
-                  f"{_describe(card)}.")
-    elif cards:
-        card = rng.choice(cards)
-        payments = [{"payment_id": card["payment_id"], "amount": total}]
-        paying = f"Pay with {_describe(card)}."
-    else:
+    paid = _booking_payments(db, rng, uid, total)
+    if paid is None:
         return None
+    payments, paying = paid
     origin, destination = out["origin"], out["destination"]
     flight_type = "round_trip" if len(legs) > 1 else "one_way"
     who = "just you" if pax == 1 else (f"you and {passengers[1]['first_name']} {passengers[1]['last_name']} "
@@ -337,7 +340,7 @@ def modification(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
             f"You want one of your reservations moved to {CABIN_LABEL[higher]} (it is {_ref(res)}, {_trip(legs)}); you "
             "only say which when the agent asks.",
             [_call("check", "get_reservation_details", {"reservation_id": rid}),
-             {**calls[0], "after": ["check"]}],
+             replace(calls[0], after=("check",))],
             known=tuple(known), communicate=("change.cabin",),
             nl=("Agent asked which reservation the user meant before changing it", *nl))
     return _mission("modification", "single", reason, calls, known=tuple(known), communicate=("change.cabin",),
@@ -480,22 +483,13 @@ def compensation(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
         known=known, communicate=("cert.payment_id",), nl=nl)
 
 
-class Missions(dict[str, Builder]):
-    """Goal label -> builder, plus the generator's view of airline customers (its `users` rows)."""
-
-    @staticmethod
-    def subjects(db: sqlite3.Connection) -> list[dict[str, Any]]:
-        """Every user, in a stable order, as the subject a task is about."""
-        return _rows(db, "SELECT user_id AS customer_id, * FROM users ORDER BY user_id")
-
-    @staticmethod
-    def introduce(subject: dict[str, Any]) -> str:
-        """The user's identity sentence for known_info."""
-        return (f"You are {subject['first_name']} {subject['last_name']}, date of birth {subject['dob']}; "
-                f"your user id is {subject['user_id']}.")
+def introduce(subject: dict[str, Any]) -> str:
+    """The user's identity sentence for known_info."""
+    return (f"You are {subject['first_name']} {subject['last_name']}, date of birth {subject['dob']}; "
+            f"your user id is {subject['user_id']}.")
 
 
-MISSIONS: Missions = Missions({
+MISSIONS = MissionSet({
     "reservation_lookup": reservation_lookup,
     "booking": booking,
     "cancellation": cancellation,
@@ -504,5 +498,7 @@ MISSIONS: Missions = Missions({
     "passenger_update": passenger_update,
     "flight_status": flight_status,
     "compensation": compensation,
-})
-"""Goal label -> mission builder (every label of GOAL_TOOLS)."""
+}, opener="reservation_lookup", subjects_query="SELECT user_id AS customer_id, * FROM users ORDER BY user_id",
+    introduce=introduce)
+"""Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about every user, in a stable order,
+and most start by looking up a reservation."""

@@ -1,37 +1,34 @@
 """Banking missions for the seeded task generator (`shiftbox tasks generate banking`).
 
-One builder per goal label: `build(db, rng, subject) -> mission dict | None`. `db` is the task's
+One builder per goal label: `build(db, rng, subject) -> Mission | None` (`shiftbox_servers.kit.Mission`). `db` is the task's
 episode database as the earlier goals left it (read it, never write), `rng` the generator's seeded
 random, `subject` the customer row the task is about. None means "not feasible for this customer"
-(the generator then tries another customer). A mission is plain data (the generator in the client
-package reads it):
+(the generator then tries another customer). A mission is plain typed data (the generator in the
+client package reads it):
 
     goal          the goal label
     action_type   single | serial | parallel | chat | clarify (chat: a general question, grounded in
                   one read whose output the agent must say: every mission has gold calls)
     reason        what the user wants, one sentence in the second person ("You want ...")
     known         sentences for known_info (the ids and facts the user knows)
-    calls         gold calls in order: {key, tool, params, after: [keys], required: [params] | None};
+    calls         gold calls in order (`MissionCall`: key, tool, params, after: keys, required: params | None);
                   a param value {"$from": "key.path"} is taken from an earlier call's real output
     communicate   "key.path" of call outputs the agent must tell the user (dots index lists too)
     nl_assertions behaviour statements for the judge
 
-The identification builder is marked `opens_task = True`: the generator usually starts tasks with it.
+`MISSIONS` names authentication its opener: the generator usually starts tasks with it.
 """
 
 from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
-from shiftbox_servers.kit import Mission
+from shiftbox_servers.kit import Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
-
-Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
 SUSPICIOUS_REFERENCE = "SUSPICIOUS_CHARGE"
 NEW_PAYEES = ("City Water Utility", "Greenfield Lawn Care", "Metro Gas & Electric", "Northside Dental",
@@ -90,9 +87,6 @@ def authentication(db: sqlite3.Connection, rng: random.Random, subject: dict[str
         call = _call("identify", "get_customer_by_name",
                      {"full_name": subject["full_name"], "dob": subject["date_of_birth"]})
     return _mission("authentication", "single", reason, [call], nl=nl)
-
-
-authentication.opens_task = True  # type: ignore[attr-defined]
 
 
 def account_info(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
@@ -190,7 +184,7 @@ def payments(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
         calls.append(_call("add_payee", "add_payee", {"customer_id": customer_id, "name": name}))
         to_payee = {"$from": "add_payee.payee_id"}
         known.append(f"{name} is not yet one of your payees.")
-    first = (calls[0]["key"],) if calls else ()
+    first = (calls[0].key,) if calls else ()
     calls += [
         _call("create", "create_payment_request", {"customer_id": customer_id, "from_account_id": account["account_id"],
                                                    "to_payee_id": to_payee, "amount": amount}, first),
@@ -330,7 +324,13 @@ def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
         nl=("Agent summarized spending from the customer's real transactions and statements",))
 
 
-MISSIONS: dict[str, Builder] = {
+def introduce(subject: dict[str, Any]) -> str:
+    """The customer's identity sentence for known_info: name, phone number and date of birth."""
+    return (f"You are {subject['full_name']} with phone number {subject['phone_number']}, "
+            f"date of birth {subject['date_of_birth']}.")
+
+
+MISSIONS = MissionSet({
     "authentication": authentication,
     "account_info": account_info,
     "transactions": transactions,
@@ -340,5 +340,6 @@ MISSIONS: dict[str, Builder] = {
     "dispute": dispute,
     "fraud_response": fraud_response,
     "insights": insights,
-}
-"""Goal label -> mission builder (every label of GOAL_TOOLS)."""
+}, opener="authentication", introduce=introduce)
+"""Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about `customers` rows and most
+start by identifying the customer."""

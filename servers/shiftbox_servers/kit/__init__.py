@@ -38,7 +38,17 @@ from ._errors import (
     failed_result,
     result_error,
 )
-from ._missions import Mission, mission, mission_call
+from ._missions import (
+    ACTION_TYPES,
+    Mission,
+    MissionBuilder,
+    MissionCall,
+    MissionSet,
+    Subject,
+    mission,
+    mission_call,
+)
+from ._open import open_server
 from ._schema import DomainSchema
 from ._server import (
     EPISODE_SCOPE_KEY,
@@ -76,7 +86,6 @@ from ._tools import (
 )
 from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
-from .cli import open_server
 
 __all__ = [
     "EPISODE_SCOPE_KEY",
@@ -87,5 +96,5 @@ __all__ = [
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
     "ToolContract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
-    "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
+    "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
 ]

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from ._missions import MissionSet
 from ._snapshot import SnapshotManifest
 from ._tools import ToolSet
 from ._transfer import TRANSFER_TOOL
@@ -39,8 +40,8 @@ class Domain:
     """Source format (e.g. 'agentchangebench') -> function(source file, out dir) writing a snapshot."""
     goal_requests: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """User phrasings per goal label, for scripted users ({card_id}-style fact placeholders allowed)."""
-    missions: Mapping[str, Callable] = field(default_factory=dict)
-    """Goal label -> mission builder(db, rng, subject) for the seeded task generator (`shiftbox tasks generate`)."""
+    missions: MissionSet = field(default_factory=MissionSet)
+    """Goal label -> mission builder, and who tasks are about, for the seeded task generator (`shiftbox tasks generate`)."""
     extra_instructions: str = ""
     transfer_tool: str = TRANSFER_TOOL
     toolsets: Mapping[str, ToolSet] = field(default_factory=dict)

@@ -1,30 +1,109 @@
-"""The shape of a generation mission: what a domain's goal builders hand the task generator.
+"""Missions: what a domain's goal builders hand the seeded task generator (`shiftbox tasks generate`).
 
-A mission is plain data (the servers distribution cannot import the client's task model): the goal,
-its action type, the user's reason, the gold calls in order with their dependencies, the facts the
-user knows, which call outputs the agent must communicate (attributed to this goal in the task), and
-NL assertions.
+A mission is plain typed data (the servers distribution cannot import the client's task model): the
+goal, its action type, the user's reason, the gold calls in order with their dependencies, the facts
+the user knows, which call outputs the agent must communicate (attributed to this goal in the task),
+and NL assertions. A domain declares one `MissionSet`: a builder per goal label, the goal that opens
+a task, who tasks are about and how the user introduces themselves.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import random
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-Mission = dict[str, Any]
+from ._snapshot import select_rows
+
+ActionType = Literal["single", "serial", "parallel", "chat", "clarify"]
+ACTION_TYPES: tuple[str, ...] = ("single", "serial", "parallel", "chat", "clarify")
+Subject = dict[str, Any]
+"""A row of the snapshot a task is about (the customer), with at least `customer_id` (named in the task notes)."""
+DEFAULT_SUBJECTS_QUERY = "SELECT * FROM customers ORDER BY 1"
+
+
+@dataclass(frozen=True)
+class MissionCall:
+    """One gold call: `key` names it for `after` (dependencies) and for `{"$from": "key.field"}` params."""
+
+    key: str
+    tool: str
+    params: dict[str, Any]
+    after: tuple[str, ...] = ()
+    required: list[str] | None = None
+    """Parameters the oracle must match exactly (None: all of them)."""
+
+
+@dataclass(frozen=True)
+class Mission:
+    """A goal's mission. Every mission needs gold calls, a chat one too (a general question grounded in one
+    read, with an output to `communicate`): a goal only NL assertions check costs an agent nothing when skipped."""
+
+    goal: str
+    action_type: ActionType
+    reason: str
+    """What the user wants, one sentence in the second person ("You want ...")."""
+    calls: tuple[MissionCall, ...]
+    known: tuple[str, ...] = ()
+    """Sentences for known_info (the ids and facts the user knows)."""
+    communicate: tuple[str, ...] = ()
+    """`"key.path"` of call outputs the agent must tell the user (dots index lists too)."""
+    nl_assertions: tuple[str, ...] = ()
+
+
+MissionBuilder = Callable[[sqlite3.Connection, random.Random, Subject], Mission | None]
+"""build(db, rng, subject): `db` is the task's episode database as earlier goals left it (read it, never
+write), `rng` the generator's seeded random; None means "not feasible for this subject" (another is tried)."""
 
 
 def mission_call(key: str, tool: str, params: dict[str, Any], after: tuple[str, ...] = (),
-                 required: list[str] | None = None) -> dict[str, Any]:
-    """One gold call: `key` names it for `after` (dependencies) and for `{"$from": "key.field"}` params."""
-    return {"key": key, "tool": tool, "params": params, "after": list(after), "required": required}
+                 required: list[str] | None = None) -> MissionCall:
+    """One gold call (see `MissionCall`)."""
+    return MissionCall(key, tool, params, tuple(after), required)
 
 
-def mission(goal: str, action_type: str, reason: str, calls: list[dict[str, Any]], *, known: tuple[str, ...] = (),
-            communicate: tuple[str, ...] = (), nl: tuple[str, ...] = ()) -> Mission:
-    """A goal's mission; `action_type` is single, serial, parallel, chat or clarify.
+def mission(goal: str, action_type: ActionType, reason: str, calls: list[MissionCall], *,
+            known: tuple[str, ...] = (), communicate: tuple[str, ...] = (), nl: tuple[str, ...] = ()) -> Mission:
+    """A goal's mission (see `Mission`)."""
+    return Mission(goal, action_type, reason, tuple(calls), tuple(known), tuple(communicate), tuple(nl))
 
-    Every mission needs gold calls, a chat one too (a general question grounded in one read, with an output
-    to `communicate`): a goal that only NL assertions check costs an agent nothing when skipped without a judge.
+
+def introduce_by_name(subject: Subject) -> str:
+    """The default first sentence of known_info: the subject's `full_name`."""
+    return f"You are {subject['full_name']}."
+
+
+@dataclass(frozen=True)
+class MissionSet(Mapping[str, MissionBuilder]):
+    """A domain's missions for the task generator: goal label -> builder, plus the generator's view of
+    the domain's customers.
+
+    - `opener`: the identification goal most tasks start with (its calls come before every later goal's);
+      None when the domain has none.
+    - `subjects_query`: SQL listing who tasks are about, in a stable order (default: every `customers` row).
+    - `introduce`: subject -> the first sentence of known_info (default: "You are <full_name>.").
     """
-    return {"goal": goal, "action_type": action_type, "reason": reason, "known": list(known), "calls": calls,
-            "communicate": list(communicate), "nl_assertions": list(nl)}
+
+    builders: Mapping[str, MissionBuilder] = field(default_factory=dict)
+    opener: str | None = None
+    subjects_query: str = DEFAULT_SUBJECTS_QUERY
+    introduce: Callable[[Subject], str] = introduce_by_name
+
+    def __post_init__(self) -> None:
+        if self.opener is not None and self.opener not in self.builders:
+            raise ValueError(f"opener {self.opener!r} is not one of the goals: {sorted(self.builders)}")
+
+    def __getitem__(self, goal: str) -> MissionBuilder:
+        return self.builders[goal]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.builders)
+
+    def __len__(self) -> int:
+        return len(self.builders)
+
+    def subjects(self, db: sqlite3.Connection) -> list[Subject]:
+        """Every subject of the snapshot `db`, as `subjects_query` lists them."""
+        return select_rows(db, self.subjects_query)

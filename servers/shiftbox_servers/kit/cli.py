@@ -1,4 +1,7 @@
-"""`shiftbox-server DOMAIN`: serve one domain's tools over stdio or streamable HTTP (127.0.0.1)."""
+"""`shiftbox-server DOMAIN`: serve one domain's tools over stdio or streamable HTTP (127.0.0.1).
+
+Only argument parsing and the choice of transport; the server itself comes from `open_server`.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._domain import domain_names, get_domain
-from ._server import DomainServer
-from ._snapshot import Snapshot, SnapshotError
+from ._domain import domain_names
+from ._open import open_server
+from ._snapshot import SnapshotError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,16 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--toolset", default="default",
                         help="tool profile: default, or agentchangebench (the reference's exact tool set)")
     return parser
-
-
-def open_server(domain_name: str, snapshot_dir: Path | None = None, **kwargs) -> DomainServer:
-    domain = get_domain(domain_name)
-    snapshot = Snapshot.load(snapshot_dir or domain.default_snapshot_dir())
-    if snapshot.manifest.domain != domain.name:
-        raise SnapshotError(
-            f"snapshot {snapshot.directory} is for domain {snapshot.manifest.domain!r}, not {domain.name!r}"
-        )
-    return DomainServer(domain, snapshot, **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:

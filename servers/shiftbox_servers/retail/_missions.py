@@ -1,8 +1,8 @@
 """Retail missions for the seeded task generator (`shiftbox tasks generate retail`).
 
 Same contract as `shiftbox_servers.banking._missions` (read its docstring for the mission format):
-one builder per goal label, `build(db, rng, subject) -> mission dict | None`, where `subject` is a
-`users` row (plus `customer_id` and `full_name`, see `Missions.subjects`).
+one builder per goal label, `build(db, rng, subject) -> Mission | None`, where `subject` is a
+`users` row (plus `customer_id` and `full_name`, see `MISSIONS.subjects_query`).
 
 Retail has no identification goal label: every goal's tools include the two identification tools.
 So the first customer-specific mission of a task opens with the identification call
@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from shiftbox_servers.kit import Mission
+from shiftbox_servers.kit import Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
-
-Builder = Callable[[sqlite3.Connection, random.Random, dict[str, Any]], Mission | None]
 
 PENDING, PENDING_MODIFIED, DELIVERED = "pending", "pending (item modified)", "delivered"
 NEW_ADDRESSES = (
@@ -118,10 +116,10 @@ def _identified(db: sqlite3.Connection, rng: random.Random, subject: dict[str, A
         identify = _call("identify", "find_user_id_by_name_zip",
                          {"first_name": user["first_name"], "last_name": user["last_name"], "zip": user["zip"]})
         known = f"You don't remember the email on your account; your zip code is {user['zip']}."
-    calls = [identify] + [{**c, "after": c["after"] or ["identify"]} for c in mission["calls"]]
-    return {**mission, "calls": calls, "known": [known, *mission["known"]],
-            "nl_assertions": ["Agent authenticated the customer before acting on their account",
-                              *mission["nl_assertions"]]}
+    calls = (identify, *(replace(c, after=c.after or ("identify",)) for c in mission.calls))
+    return replace(mission, calls=calls, known=(known, *mission.known),
+                   nl_assertions=("Agent authenticated the customer before acting on their account",
+                                  *mission.nl_assertions))
 
 
 # -- builders ----------------------------------------------------------------------------------------
@@ -287,7 +285,7 @@ def returns(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any])
         calls = [_call("check", "get_order_details", {"order_id": order_id})]
         if len(chosen) > 1:
             calls.append(_call("refund", "calculate", {"expression": expression}, ("check",)))
-        calls.append(_call("ret", "return_delivered_order_items", params, (calls[-1]["key"],)))
+        calls.append(_call("ret", "return_delivered_order_items", params, (calls[-1].key,)))
         communicate = (("refund.result", "ret.status") if len(chosen) > 1
                        else (f"check.items.{chosen[0]['line_no'] - 1}.price", "ret.status"))
         return _identified(db, rng, subject, _mission(
@@ -361,7 +359,7 @@ def payment_change(db: sqlite3.Connection, rng: random.Random, subject: dict[str
             f"You want your order {order_id} paid with your {_describe(method)} instead, but first you want to hear "
             "which payment methods you have on file.",
             [_call("profile", "get_user_details", {"user_id": user_id}),
-             {**change, "after": ["profile"]}],
+             replace(change, after=("profile",))],
             known=(f"Your order is {order_id}.",),
             communicate=("change.payment_history.0.amount",),
             nl=("Agent listed the customer's payment methods from their profile", *nl)))
@@ -382,7 +380,7 @@ def account_update(db: sqlite3.Connection, rng: random.Random, subject: dict[str
         return _identified(db, rng, subject, _mission(
             "account_update", "serial",
             f"You have moved to {where}; you want to hear the default address on file, then have it updated.",
-            [_call("profile", "get_user_details", {"user_id": user_id}), {**update, "after": ["profile"]}],
+            [_call("profile", "get_user_details", {"user_id": user_id}), replace(update, after=("profile",))],
             known=(f"Your new address is {where}.",), communicate=("profile.address.address1",), nl=nl))
     return _identified(db, rng, subject, _mission(
         "account_update", "single", f"You have moved and want your default address changed to {where}.",
@@ -429,22 +427,7 @@ def product_inquiry(db: sqlite3.Connection, rng: random.Random, subject: dict[st
         nl=("Agent looked the product up instead of guessing its options",))
 
 
-class Missions(dict[str, Builder]):
-    """Goal label -> builder, plus the generator's view of retail customers (its `users` rows)."""
-
-    @staticmethod
-    def subjects(db: sqlite3.Connection) -> list[dict[str, Any]]:
-        """Every user, as the subject a task is about (`customer_id` and `full_name` for the generator)."""
-        return _rows(db, "SELECT user_id AS customer_id, first_name || ' ' || last_name AS full_name, * "
-                         "FROM users ORDER BY user_id")
-
-    @staticmethod
-    def introduce(subject: dict[str, Any]) -> str:
-        """The opening sentence of known_info (how to identify comes from the first mission)."""
-        return f"You are {subject['full_name']}."
-
-
-MISSIONS: Missions = Missions({
+MISSIONS = MissionSet({
     "order_tracking": order_tracking,
     "order_cancellation": order_cancellation,
     "address_change": address_change,
@@ -454,5 +437,8 @@ MISSIONS: Missions = Missions({
     "payment_change": payment_change,
     "account_update": account_update,
     "product_inquiry": product_inquiry,
-})
-"""Goal label -> mission builder (every label of GOAL_TOOLS)."""
+}, subjects_query="SELECT user_id AS customer_id, first_name || ' ' || last_name AS full_name, * "
+                  "FROM users ORDER BY user_id")
+"""Goal label -> mission builder (every label of GOAL_TOOLS). Tasks are about every user (`customer_id` and
+`full_name` for the generator), who introduces themselves by name (how to identify comes from the first
+mission); no goal opens a task."""

@@ -21,7 +21,7 @@ from shiftbox.tasks import GenerationError, generate_tasks, load_task_file, vali
 from shiftbox.tasks._generate import ACTION_TYPES, GENERATOR_VERSION, action_types
 from shiftbox.users import ScriptedUser, load_personas
 from shiftbox.world import open_world
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, mission
 from tests.client.tasks.generation import DOMAINS, N, seed7, snapshot_dir
 
 OPENERS = {"banking": "authentication", "airline": "reservation_lookup"}
@@ -148,10 +148,9 @@ def test_a_mission_without_gold_calls_is_refused(domain, monkeypatch):
     d = get_domain(domain)
 
     def talk_only(label):
-        return lambda db, rng, subject: {"goal": label, "action_type": "chat", "reason": "You want to chat.",
-                                         "known": [], "calls": [], "communicate": [], "nl_assertions": ["Chatted"]}
+        return lambda db, rng, subject: mission(label, "chat", "You want to chat.", [], nl=("Chatted",))
 
-    missions = type(d.missions)({g: talk_only(g) for g in d.missions})
+    missions = dataclasses.replace(d.missions, builders={g: talk_only(g) for g in d.missions})
     monkeypatch.setattr("shiftbox.tasks._generate.get_domain", lambda name: dataclasses.replace(d, missions=missions))
     with pytest.raises(GenerationError, match="without gold calls"):
         generate_tasks(domain, snapshot_dir(domain), n=1, seed=1)
