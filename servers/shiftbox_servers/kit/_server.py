@@ -16,6 +16,7 @@ import anyio
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
@@ -120,9 +121,8 @@ class DomainServer:
             log_level="WARNING",
             middleware=[self._episode_middleware],
             lifespan=self._lifespan,
+            tools=[self._mcp_tool(spec) for spec in self.tools],
         )
-        for spec in self.tools:
-            self._register_tool(spec)
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -143,16 +143,19 @@ class DomainServer:
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _register_tool(self, spec: ToolSpec) -> None:
+    def _mcp_tool(self, spec: ToolSpec) -> Tool:
+        """The SDK's registration of one domain tool (handed to `MCPServer(tools=...)`, in declaration order)."""
+
         async def call(**kwargs: Any) -> Any:
             return self.run_tool(spec, current_episode_id.get(), kwargs)
 
         functools.update_wrapper(call, spec.fn)
         call.__signature__ = spec.signature  # type: ignore[attr-defined]
         del call.__wrapped__  # type: ignore[attr-defined]
-        self.mcp.add_tool(call, name=spec.name, description=spec.description, annotations=spec.annotations)
+        tool = Tool.from_function(call, name=spec.name, description=spec.description, annotations=spec.annotations)
         # The published schema is closed, like the validator behind it.
-        self.mcp._tool_manager.get_tool(spec.name).parameters["additionalProperties"] = False
+        tool.parameters["additionalProperties"] = False
+        return tool
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
