@@ -441,23 +441,7 @@ def book_reservation(
     total = round_money(sum(prices) * pax + (INSURANCE_FEE * pax if insurance == "yes" else 0)
                         + BAG_FEE * nonfree_baggages)
 
-    ids = [p.payment_id.strip() for p in payment_methods]
-    repeated = [i for i, c in Counter(ids).items() if c > 1]
-    if repeated:
-        raise InvalidArguments(f"payment method {repeated[0]} is listed twice; give one amount per method",
-                               field="payment_methods")
-    methods = [_payment_method(ep, pid, uid, f"payment_methods.{i}.payment_id") for i, pid in enumerate(ids)]
-    kinds = Counter(m["source"] for m in methods)
-    for source, limit in (("certificate", MAX_CERTIFICATES), ("credit_card", MAX_CREDIT_CARDS),
-                          ("gift_card", MAX_GIFT_CARDS)):
-        if kinds[source] > limit:
-            raise PreconditionFailed(f"a reservation can use at most one certificate, one credit card and "
-                                     f"three gift cards; {kinds[source]} {source.replace('_', ' ')}s given",
-                                     field="payment_methods")
-    for i, (method, pay) in enumerate(zip(methods, payment_methods, strict=True)):
-        if method["source"] != "credit_card" and pay.amount > method["balance"] + CENT:
-            raise PreconditionFailed(f"{method['payment_id']} has {method['balance']:.2f} left, less than "
-                                     f"{pay.amount:.2f}", field=f"payment_methods.{i}.amount")
+    methods = _booking_methods(ep, uid, payment_methods)
     paid = round_money(sum(p.amount for p in payment_methods))
     if abs(paid - total) >= CENT:
         raise PreconditionFailed(
@@ -478,6 +462,35 @@ def book_reservation(
     for i, p in enumerate(passengers):
         ep.execute("INSERT INTO reservation_passengers VALUES (?, ?, ?, ?, ?)",
                    (rid, i, " ".join(p.first_name.split()), " ".join(p.last_name.split()), p.dob))
+    _charge(ep, rid, methods, payment_methods)
+    return _reservation_model(ep, _reservation_row(ep, rid))
+
+
+def _booking_methods(ep: Episode, user_id: str, payment_methods: list[PaymentInfo]) -> list[Any]:
+    """The user's payment method rows for a booking's payments, each listed once, within the per-kind limits
+    and (gift cards, certificates) holding its amount; an error naming the offending payment otherwise."""
+    ids = [p.payment_id.strip() for p in payment_methods]
+    repeated = [i for i, c in Counter(ids).items() if c > 1]
+    if repeated:
+        raise InvalidArguments(f"payment method {repeated[0]} is listed twice; give one amount per method",
+                               field="payment_methods")
+    methods = [_payment_method(ep, pid, user_id, f"payment_methods.{i}.payment_id") for i, pid in enumerate(ids)]
+    kinds = Counter(m["source"] for m in methods)
+    for source, limit in (("certificate", MAX_CERTIFICATES), ("credit_card", MAX_CREDIT_CARDS),
+                          ("gift_card", MAX_GIFT_CARDS)):
+        if kinds[source] > limit:
+            raise PreconditionFailed(f"a reservation can use at most one certificate, one credit card and "
+                                     f"three gift cards; {kinds[source]} {source.replace('_', ' ')}s given",
+                                     field="payment_methods")
+    for i, (method, pay) in enumerate(zip(methods, payment_methods, strict=True)):
+        if method["source"] != "credit_card" and pay.amount > method["balance"] + CENT:
+            raise PreconditionFailed(f"{method['payment_id']} has {method['balance']:.2f} left, less than "
+                                     f"{pay.amount:.2f}", field=f"payment_methods.{i}.amount")
+    return methods
+
+
+def _charge(ep: Episode, reservation_id: str, methods: list[Any], payment_methods: list[PaymentInfo]) -> None:
+    """Take a booking's payments: gift cards are debited, a certificate is redeemed whole, each is recorded."""
     for method, pay in zip(methods, payment_methods, strict=True):
         if method["source"] == "gift_card":
             ep.execute("UPDATE payment_methods SET balance = ? WHERE payment_id = ?",
@@ -485,8 +498,7 @@ def book_reservation(
         elif method["source"] == "certificate":
             ep.execute("UPDATE payment_methods SET balance = 0, status = 'redeemed' WHERE payment_id = ?",
                        (method["payment_id"],))
-        _record_payment(ep, rid, method["payment_id"], pay.amount)
-    return _reservation_model(ep, _reservation_row(ep, rid))
+        _record_payment(ep, reservation_id, method["payment_id"], pay.amount)
 
 
 @tools.tool(read_only=False, destructive=True, idempotent=True)

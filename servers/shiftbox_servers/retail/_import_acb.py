@@ -65,6 +65,18 @@ def convert(data: Any) -> dict[str, list[Row]]:
     """db.json's products / users / orders as rows of the shiftbox tables (ValueError on any misfit)."""
     _keys("db.json", "(top level)", data, {"products", "users", "orders"}, {"products", "users", "orders"})
     rows: dict[str, list[Row]] = {table: [] for table in TABLES}
+    variants, product_names = _products(data, rows)
+    methods, listed_orders = _users(data, rows)
+    _orders(data, listed_orders, variants, product_names, methods, rows)
+    try:
+        check_payments_balance(rows)
+    except ValueError as exc:
+        raise _Bad(str(exc)) from None
+    return rows
+
+
+def _products(data: Any, rows: dict[str, list[Row]]) -> tuple[dict[str, Row], dict[str, str]]:
+    """Append the products and their variants to `rows`; return the variants by item id and the product names."""
     variants: dict[str, Row] = {}
     product_names: dict[str, str] = {}
     for key, product in _mapping(data, "products"):
@@ -91,6 +103,11 @@ def convert(data: Any) -> dict[str, list[Row]]:
                                  "available": int(v["available"]),
                                  "price": _number("products", where, "price", v["price"], minimum=0.01)}
     rows["variants"] = list(variants.values())
+    return variants, product_names
+
+
+def _users(data: Any, rows: dict[str, list[Row]]) -> tuple[dict[str, Row], dict[str, list[str]]]:
+    """Append the users and their payment methods to `rows`; return the methods by id and each user's order ids."""
     methods: dict[str, Row] = {}
     listed_orders: dict[str, list[str]] = {}
     emails: set[str] = set()
@@ -127,6 +144,12 @@ def convert(data: Any) -> dict[str, list[Row]]:
             raise _fail("users", key, "orders", "must be a list of order ids")
         listed_orders[key] = user["orders"]
     rows["payment_methods"] = list(methods.values())
+    return methods, listed_orders
+
+
+def _orders(data: Any, listed_orders: dict[str, list[str]], variants: dict[str, Row], product_names: dict[str, str],
+            methods: dict[str, Row], rows: dict[str, list[Row]]) -> None:
+    """Append every order to `rows`, checking that each user lists exactly the orders that name them."""
     owned: dict[str, list[str]] = {user_id: [] for user_id in listed_orders}
     for key, order in _mapping(data, "orders"):
         _keys("orders", key, order, ORDER_FIELDS,
@@ -141,11 +164,6 @@ def convert(data: Any) -> dict[str, list[Row]]:
         if sorted(listed) != sorted(owned[user_id]):
             raise _fail("users", user_id, "orders", f"lists {sorted(listed)} but the orders of the user are "
                         f"{sorted(owned[user_id])}")
-    try:
-        check_payments_balance(rows)
-    except ValueError as exc:
-        raise _Bad(str(exc)) from None
-    return rows
 
 
 def _order(key: str, order: dict, user_id: str, variants: dict[str, Row], product_names: dict[str, str],
