@@ -1,15 +1,22 @@
 """What every domain server promises, checked for each domain: its published contract (golden_tools.json),
-closed schemas, strict arguments, a native snapshot that rebuilds to the byte, and the stdio transport."""
+closed schemas, strict arguments, a native snapshot that rebuilds to the byte, the stdio transport, and
+episodes isolated over streamable HTTP."""
 
 from __future__ import annotations
 
+import json
 import sys
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from shiftbox_servers.kit import SnapshotManifest, get_domain
+from shiftbox_servers.kit import SnapshotManifest, get_domain, http_server_process
 from tests.servers.airline.test_strict_arguments import CASES as AIRLINE_CASES
 from tests.servers.banking.test_strict_arguments import CASES as BANKING_CASES
 from tests.servers.conftest import DOMAINS
@@ -31,6 +38,45 @@ STDIO_CALLS = {
     "airline": (("get_reservation_details", {"reservation_id": "AAA111"}, ("user_id", "ana_lopez_1001")),
                 ("update_reservation_baggages", {"reservation_id": "AAA111", "total_baggages": "2",
                                                  "nonfree_baggages": 0, "payment_id": "x"})),
+}
+
+
+
+@dataclass(frozen=True)
+class IsolationProbe:
+    """A write in episode one while episode two reads, and what the read shows before and after the write."""
+
+    write: tuple[str, dict[str, Any]]
+    read: tuple[str, dict[str, Any]]
+    seen: Callable[[dict[str, Any]], Any]
+    before: Any
+    after: Any
+    hidden: tuple[str, str] | None = None
+    """(tool, id field of the write's output): looking the written row up from episode two finds nothing."""
+
+
+BOOKING = {
+    "user_id": "ben_okafor_2002", "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
+    "cabin": "basic_economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20"}],
+    "passengers": [{"first_name": "Ben", "last_name": "Okafor", "dob": "1985-05-05"}],
+    "payment_methods": [{"payment_id": "credit_card_2000001", "amount": 100}],
+    "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no",
+}
+ISOLATION = {
+    "banking": IsolationProbe(
+        ("file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"}),
+        ("get_transactions", {"account_id": "acc_a1"}),
+        lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"], "Posted", "Disputed",
+        ("get_dispute", "dispute_id")),
+    "retail": IsolationProbe(
+        ("cancel_pending_order", {"order_id": "#W1000001", "reason": "no longer needed"}),
+        ("get_order_details", {"order_id": "#W1000001"}),
+        lambda res: res["status"], "pending", "cancelled"),
+    "airline": IsolationProbe(
+        ("book_reservation", BOOKING),
+        ("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}),
+        lambda res: res["flights"][0]["available_seats"]["basic_economy"], 5, 4,
+        ("get_reservation_details", "reservation_id")),
 }
 
 
@@ -101,3 +147,34 @@ async def test_stdio_subprocess_reports_version_and_snapshot(every_domain, domai
         await fails(client, bad_tool, bad_arguments, "invalid_arguments")
         policy = await client.read_resource("shiftbox://policy")
         assert f"{every_domain} agent policy" in policy.contents[0].text
+
+
+@pytest.mark.anyio
+async def test_http_concurrent_episodes_are_isolated(every_domain, domain_snapshot):
+    probe = ISOLATION[every_domain]
+    async with http_server_process(every_domain, domain_snapshot.directory) as base:
+        async with Client(f"{base}/episodes/one/mcp") as one, Client(f"{base}/episodes/two/mcp") as two:
+            results = {}
+
+            async def write_in_one():
+                results["written"] = await ok(one, *probe.write)
+
+            async def read_in_two():
+                results["two_before"] = await ok(two, *probe.read)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write_in_one)
+                tg.start_soon(read_in_two)
+            two_after = await ok(two, *probe.read)
+            one_after = await ok(one, *probe.read)
+            assert probe.seen(one_after) == probe.after
+            assert probe.seen(two_after) == probe.before and probe.seen(results["two_before"]) == probe.before
+            if probe.hidden:
+                tool, key = probe.hidden
+                await fails(two, tool, {key: results["written"][key]}, "not_found")
+
+        health = json.loads(urllib.request.urlopen(base + "/healthz").read())
+        assert health["episodes"] == 2 and health["sha256"] == domain_snapshot.manifest.sha256
+        assert health["rss_bytes"] > 10_000_000   # the resident memory of a Python server process
+        req = urllib.request.Request(base + "/episodes/one", method="DELETE")
+        assert json.loads(urllib.request.urlopen(req).read()) == {"dropped": True}

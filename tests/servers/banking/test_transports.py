@@ -1,12 +1,9 @@
-"""The banking server over every transport: in-memory, stdio subprocess, streamable HTTP on 127.0.0.1."""
+"""The banking server in memory, to legacy HTTP clients, and refusing what it cannot serve (stdio and\nisolated HTTP episodes for every domain: tests/servers/test_every_domain.py)."""
 
 from __future__ import annotations
 
-import json
 import sys
-import urllib.request
 
-import anyio
 import pytest
 from mcp import Client
 
@@ -19,35 +16,6 @@ pytestmark = pytest.mark.anyio
 async def test_in_memory(bank):
     c = await ok(bank, "get_customer_by_phone", {"phone_number": "555-000-2222"})
     assert c["customer_id"] == "cust_b"
-
-
-async def test_http_concurrent_episodes_are_isolated(banking_snapshot):
-    async with http_server_process("banking", banking_snapshot.directory) as base:
-        async with Client(f"{base}/episodes/one/mcp") as one, Client(f"{base}/episodes/two/mcp") as two:
-            results = {}
-
-            async def write_in_one():
-                results["dispute"] = await ok(one, "file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2",
-                                                                    "reason_code": "unauthorized"})
-
-            async def read_in_two():
-                results["two_before"] = await ok(two, "get_transactions", {"account_id": "acc_a1"})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(write_in_one)
-                tg.start_soon(read_in_two)
-            two_after = await ok(two, "get_transactions", {"account_id": "acc_a1"})
-            one_after = await ok(one, "get_transactions", {"account_id": "acc_a1"})
-            status = lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"]  # noqa: E731
-            assert status(one_after) == "Disputed"
-            assert status(two_after) == "Posted" and status(results["two_before"]) == "Posted"
-            await fails(two, "get_dispute", {"dispute_id": results["dispute"]["dispute_id"]}, "not_found")
-
-        health = json.loads(urllib.request.urlopen(base + "/healthz").read())
-        assert health["episodes"] == 2 and health["sha256"] == banking_snapshot.manifest.sha256
-        assert health["rss_bytes"] > 10_000_000   # the resident memory of a Python server process
-        req = urllib.request.Request(base + "/episodes/one", method="DELETE")
-        assert json.loads(urllib.request.urlopen(req).read()) == {"dropped": True}
 
 
 async def test_http_legacy_clients_get_one_episode_per_session(banking_snapshot):
