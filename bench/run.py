@@ -213,7 +213,7 @@ def bench_episode_memory(n: int = 1000) -> list[dict]:
 
 async def bench_simulations(concurrencies: tuple[int, ...] = (1, 8, 64), n: int = 150) -> list[dict]:
     """Scripted oracle + scripted user on the generated banking tasks, in-process server: sims/s."""
-    from shiftbox.agents._scripted import scripted_agent
+    from shiftbox.agents import scripted_agent
     from shiftbox.orchestrator import run_simulation
     from shiftbox.tasks import load_task_file
     from shiftbox.users import ScriptedUser
@@ -269,7 +269,7 @@ def bench_metrics(total: int = 10_000) -> list[dict]:
     from shiftbox.tasks import load_task_file
 
     async def sample():
-        from shiftbox.agents._scripted import scripted_agent
+        from shiftbox.agents import scripted_agent
         from shiftbox.orchestrator import run_simulation
         from shiftbox.users import ScriptedUser
         from shiftbox.world import open_world

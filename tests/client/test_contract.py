@@ -50,9 +50,9 @@ def test_run_records_the_user_simulators_identity(tmp_path):
 
 
 def test_an_llm_user_names_its_model_and_prompt_digest():
-    from shiftbox.users._factories import litellm
+    from shiftbox import user_from_spec
 
-    sim = litellm("openai/some-model", {}).identity()
+    sim = user_from_spec("litellm:openai/some-model").identity()
     assert sim.kind == "litellm" and sim.model == "openai/some-model"
     assert len(sim.prompt_sha256) == 64 and len(sim.personas_sha256) == 64
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiftbox.agents import Agent, AgentReply
-from shiftbox.agents._scripted import scripted_agent
+from shiftbox.agents import Agent, AgentReply, scripted_agent
 from shiftbox.orchestrator import SimulationLimits, derive_seed, run_simulation
 from shiftbox.trajectory import ToolCall
 from shiftbox.users import ScriptedUser

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox.agents import Agent, AgentReply
-from shiftbox.agents._scripted import scripted_agent
+from shiftbox.agents import Agent, AgentReply, scripted_agent
 from shiftbox.cli import app
 from shiftbox.metrics import compute_run_metrics, shift_report_score
 from shiftbox.orchestrator import run_simulation

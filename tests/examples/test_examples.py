@@ -35,7 +35,7 @@ from mcp import Client
 
 from shiftbox.testing import Reply, fake_openai
 from shiftbox.testing.fake_brains import ScriptedLLM
-from shiftbox.users._llm import strip_control_tokens
+from shiftbox.users import strip_control_tokens
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
     STATE_DIFF_URI,

@@ -8,8 +8,7 @@ import json
 import pytest
 
 from shiftbox import SpecError, agent_from_spec
-from shiftbox.agents import AgentContext
-from shiftbox.agents._litellm import INVALID_JSON_KEY, LiteLLMAgent, parse_arguments
+from shiftbox.agents import INVALID_JSON_KEY, AgentContext, LiteLLMAgent, parse_arguments
 from shiftbox.errors import LLMRequestRejected, LLMUnavailable
 from shiftbox.llm import Cassette, use_cassette
 from shiftbox.orchestrator import run_simulation, simulation_id

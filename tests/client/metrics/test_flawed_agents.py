@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from shiftbox.agents._scripted import scripted_agent
+from shiftbox.agents import scripted_agent
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
 from shiftbox.users import ScriptedUser

@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from shiftbox.agents._scripted import OracleAgent, scripted_agent
+from shiftbox.agents import OracleAgent, scripted_agent
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import ActionSet, load_task_file

@@ -13,7 +13,7 @@ from itertools import pairwise, permutations
 import anyio
 import pytest
 
-from shiftbox.agents._scripted import scripted_agent
+from shiftbox.agents import scripted_agent
 from shiftbox.cli.demo import demo_sample
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation

@@ -11,10 +11,11 @@ from shiftbox.errors import LLMBadReply
 from shiftbox.orchestrator import run_simulation
 from shiftbox.testing import Reply, fake_openai
 from shiftbox.trajectory import Message, ToolCall
-from shiftbox.users import UserContext, get_persona
-from shiftbox.users._llm import (
+from shiftbox.users import (
     OPENING,
     LLMUser,
+    UserContext,
+    get_persona,
     next_goal_index,
     simulator_view,
     strip_control_tokens,

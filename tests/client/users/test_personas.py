@@ -133,7 +133,7 @@ def test_switches_require_their_templates():
 
 
 def test_llm_prompt_carries_the_switches():
-    from shiftbox.users._llm import persona_text
+    from shiftbox.users import persona_text
 
     easy = persona_text(get_persona("EASY_1"))
     assert "How you move to a new topic" in easy

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shiftbox.agents._scripted import scripted_agent
+from shiftbox.agents import scripted_agent
 from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import (
     ActionSet,
@@ -20,14 +20,16 @@ from shiftbox.tasks import (
 )
 from shiftbox.trajectory import Message, ToolCall, ToolCallRecord
 from shiftbox.users import (
+    FACT_LABELS,
     ScriptedUser,
     UserContext,
     UserReply,
     UserSimulator,
     get_persona,
     load_personas,
+    parse_known_info,
+    usable_requests,
 )
-from shiftbox.users._scripted import FACT_LABELS, parse_known_info, usable_requests
 from shiftbox.world import open_world
 from shiftbox_servers.banking import DOMAIN, GOAL_REQUESTS, GOAL_TOOLS
 from tests.client.harness import handwritten
