@@ -111,11 +111,7 @@ def describe(found: list[list[str]], edges: dict[str, set[str]]) -> str:
                      for c in found)
 
 
-@pytest.mark.parametrize("package", [
-    pytest.param("shiftbox", marks=pytest.mark.xfail(strict=True, reason="issue 17 in progress: llm/ package and the "
-                                                                          "task generator's move break this circle")),
-    "shiftbox_servers",
-])
+@pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_no_import_circle_between_top_level_packages(package):
     """`shiftbox.runs` may use `shiftbox.world`, or the other way round, never both (lazy imports count)."""
     def top(name: str) -> str:

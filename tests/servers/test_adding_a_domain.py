@@ -55,7 +55,7 @@ def test_the_kit_finds_the_installed_domain_by_name(site):
 
 
 def test_snapshot_build_and_task_generation_use_it(site, tmp_path):
-    from shiftbox.tasks import generate_tasks
+    from shiftbox.generation import generate_tasks
 
     domain = get_domain("toyshop")
     manifest = domain.build_snapshot(domain.default_snapshot_dir())

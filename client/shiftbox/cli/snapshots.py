@@ -22,16 +22,16 @@ from shiftbox_servers.kit import (
     stamp_tool_contracts,
 )
 
+from ._common import fail
+
 snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
-console = Console(stderr=True, soft_wrap=True)
 
 
 def _domain_or_exit(name: str):
     try:
         return get_domain(name)
     except KeyError as exc:
-        console.print(f"[red]error:[/] {exc.args[0]}")
-        raise typer.Exit(2) from None
+        raise fail(str(exc.args[0])) from None
 
 
 def _print_manifest(manifest: SnapshotManifest, directory: Path, seconds: float | None = None) -> None:
@@ -58,8 +58,7 @@ def build(
     """
     names = [domain] if domain else sorted(registered_domains())
     if out is not None and (len(names) != 1 or root is not None):
-        console.print("[red]error:[/] --out needs exactly one DOMAIN and no --root (use --root DIR for several)")
-        raise typer.Exit(2)
+        raise fail("--out needs exactly one DOMAIN and no --root (use --root DIR for several)")
     for name in names:
         d = _domain_or_exit(name)
         directory = out or ((root / d.name / d.snapshot_version) if root is not None else d.default_snapshot_dir())
@@ -80,9 +79,7 @@ def verify(
     root = directory or snapshots_root()
     found = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
     if not found:
-        console.print(f"[red]error:[/] no snapshot (manifest.json) under {root}; build one with "
-                      "`shiftbox snapshots build`")
-        raise typer.Exit(2)
+        raise fail(f"no snapshot (manifest.json) under {root}; build one with `shiftbox snapshots build`")
     table = Table("snapshot", "sha256", "content", "rows")
     failed = False
     for path in found:
@@ -119,16 +116,12 @@ def import_agentchangebench(
     d = _domain_or_exit(domain)
     importer = d.importers.get("agentchangebench")
     if importer is None:
-        console.print(f"[red]error:[/] domain {domain!r} has no AgentChangeBench importer (its database "
-                      "is not available upstream)")
-        raise typer.Exit(2)
+        raise fail(f"domain {domain!r} has no AgentChangeBench importer (its database is not available upstream)")
     if not source.is_file():
-        console.print(f"[red]error:[/] {source} does not exist or is not a file")
-        raise typer.Exit(2)
+        raise fail(f"{source} does not exist or is not a file")
     try:
         importer(source, out)
         manifest = stamp_tool_contracts(d, out)
     except (ValueError, sqlite3.IntegrityError) as exc:
-        console.print(f"[red]error:[/] cannot import {source}: {exc}")
-        raise typer.Exit(2) from None
+        raise fail(f"cannot import {source}: {exc}") from None
     _print_manifest(manifest, out)

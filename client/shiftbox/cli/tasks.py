@@ -13,11 +13,10 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
+from ..generation import GenerationError, generate_tasks
 from ..tasks import (
     Finding,
-    GenerationError,
     TaskFile,
-    generate_tasks,
     import_agentchangebench,
     load_task_file,
     render_stats,
@@ -25,21 +24,16 @@ from ..tasks import (
     validate_tasks,
 )
 from ..tasks._validate import finding_order
+from ._common import fail
 
 tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
-console = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(2)
 
 
 def _load_or_exit(path: Path) -> TaskFile:
     try:
         return load_task_file(path)
     except ValueError as exc:
-        raise _fail(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
+        raise fail(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
 
 
 @tasks_app.command("validate")
@@ -65,7 +59,7 @@ def validate(
             findings = _recorded_failures(task_file)
         findings = sorted(findings + validate_tasks(task_file, snapshot), key=finding_order)
     except (SnapshotError, ValueError) as exc:
-        raise _fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
+        raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
                     f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None
     errors = sum(f.severity == "error" for f in findings)
     if as_json:
@@ -131,10 +125,10 @@ def import_acb(
     try:
         task_file = import_agentchangebench(source, domain, snapshot)
     except SnapshotError as exc:
-        raise _fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass the snapshot directory the tasks are "
+        raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass the snapshot directory the tasks are "
                     "written for (see `shiftbox snapshots import`)") from None
     except ValueError as exc:
-        raise _fail(f"{exc}\n  fix: pass an AgentChangeBench or tau2 task list (e.g. banking/tasks.json), and "
+        raise fail(f"{exc}\n  fix: pass an AgentChangeBench or tau2 task list (e.g. banking/tasks.json), and "
                     "with --snapshot the snapshot the tasks are written for") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -183,18 +177,18 @@ def generate(
     try:
         dom = get_domain(domain)
     except KeyError as exc:
-        raise _fail(f"{exc.args[0]}\n  fix: pass an installed domain name") from None
+        raise fail(f"{exc.args[0]}\n  fix: pass an installed domain name") from None
     if not dom.missions:
-        raise _fail(f"domain {domain!r} has no task missions\n  fix: give its Domain(...) a `missions` mapping "
-                    "(goal label -> builder), as shiftbox_servers.banking._missions does")
+        raise fail(f"domain {domain!r} has no task missions\n  fix: give its Domain(...) a `missions` MissionSet "
+                    "(goal label -> builder; docs/adding-a-domain.md)")
     snapshot_dir = snapshot or dom.default_snapshot_dir()
     try:
         task_file = generate_tasks(domain, snapshot_dir, n=n, seed=seed)
     except SnapshotError as exc:
-        raise _fail(f"cannot use snapshot {snapshot_dir}: {exc}\n  fix: pass a snapshot directory of the {domain} "
+        raise fail(f"cannot use snapshot {snapshot_dir}: {exc}\n  fix: pass a snapshot directory of the {domain} "
                     "domain (see `shiftbox snapshots build`)") from None
     except (GenerationError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
     cover = task_stats(task_file)["goal_pair_coverage"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from shiftbox.tasks import TaskFile, generate_tasks
+from shiftbox.generation import generate_tasks
+from shiftbox.tasks import TaskFile
 from tests.client.harness import REPO
 
 DOMAINS = ("banking", "retail", "airline")

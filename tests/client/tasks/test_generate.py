@@ -15,10 +15,16 @@ import pytest
 
 from shiftbox.agents import scripted_agent
 from shiftbox.cli.demo import demo_sample
+from shiftbox.generation import (
+    ACTION_TYPES,
+    GENERATOR_VERSION,
+    GenerationError,
+    action_types,
+    generate_tasks,
+)
 from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
-from shiftbox.tasks import GenerationError, generate_tasks, load_task_file, validate_tasks
-from shiftbox.tasks._generate import ACTION_TYPES, GENERATOR_VERSION, action_types
+from shiftbox.tasks import load_task_file, validate_tasks
 from shiftbox.users import ScriptedUser, load_personas
 from shiftbox.world import open_world
 from shiftbox_servers.kit import get_domain, mission
@@ -138,7 +144,7 @@ def test_oracle_and_scripted_user_solve_a_sample(domain):
 
 def test_domain_without_missions_is_refused(domain, monkeypatch):
     bare = dataclasses.replace(get_domain(domain), missions={})
-    monkeypatch.setattr("shiftbox.tasks._generate.get_domain", lambda name: bare)
+    monkeypatch.setattr("shiftbox.generation._generate.get_domain", lambda name: bare)
     with pytest.raises(ValueError, match="no task missions"):
         generate_tasks(domain, snapshot_dir(domain), n=1, seed=1)
 
@@ -151,6 +157,6 @@ def test_a_mission_without_gold_calls_is_refused(domain, monkeypatch):
         return lambda db, rng, subject: mission(label, "chat", "You want to chat.", [], nl=("Chatted",))
 
     missions = dataclasses.replace(d.missions, builders={g: talk_only(g) for g in d.missions})
-    monkeypatch.setattr("shiftbox.tasks._generate.get_domain", lambda name: dataclasses.replace(d, missions=missions))
+    monkeypatch.setattr("shiftbox.generation._generate.get_domain", lambda name: dataclasses.replace(d, missions=missions))
     with pytest.raises(GenerationError, match="without gold calls"):
         generate_tasks(domain, snapshot_dir(domain), n=1, seed=1)

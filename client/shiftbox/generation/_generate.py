@@ -48,7 +48,7 @@ from shiftbox_servers.kit import (
 )
 
 from ..errors import ShiftboxError, unwrapped_errors
-from ._model import (
+from ..tasks import (
     ActionSet,
     EvaluationCriteria,
     GoalShifts,
@@ -59,6 +59,7 @@ from ._model import (
     ToolCallSpec,
     UserScenario,
 )
+from ..users import load_personas
 
 GENERATOR_VERSION = 2
 """2: all catalog personas (rotated blocks), chat missions grounded in a read, communicate_info_by_goal."""
@@ -104,7 +105,6 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> Tas
 
 def catalog_personas() -> tuple[str, ...]:
     """The persona keys of the catalog, in catalog order (the one list of personas)."""
-    from ..users._personas import load_personas  # users imports tasks: import at call time
 
     return tuple(load_personas())
 
