@@ -17,8 +17,7 @@ from shiftbox.conformance import (
     compare_outcomes,
     load_deliberate_differences,
 )
-from shiftbox_servers.banking._import_acb import import_agentchangebench
-from shiftbox_servers.banking._schema import CLOCK_START, new_database
+from shiftbox_servers.banking import CLOCK_START, import_agentchangebench, new_database
 from tests.conftest import REPO, require_acb
 from tests.servers.banking import conftest as bank
 from tests.servers.helpers import fixture_snapshot

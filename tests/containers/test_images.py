@@ -17,8 +17,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from shiftbox.world import RUN_FLAGS, inspect_image
-from shiftbox_servers.kit import SERVER_VERSION, Snapshot, get_domain, open_server
-from shiftbox_servers.kit._spawn import _free_port
+from shiftbox_servers.kit import SERVER_VERSION, Snapshot, free_port, get_domain, open_server
 from tests.conftest import REPO
 from tests.containers.conftest import DOMAINS, build_cli, locked_version
 from tests.servers.helpers import (
@@ -96,7 +95,7 @@ def test_compose_serves_each_domain_on_its_own_loopback_port():
 @pytest.mark.anyio
 async def test_http_container_as_compose_runs_it_keeps_episodes_apart(docker, images):
     command = list(yaml.safe_load(COMPOSE.read_text())["services"]["banking"]["command"])
-    port = _free_port()
+    port = free_port()
     command[command.index("--port") + 1] = str(port)
     name = f"shiftbox-test-http-{secrets.token_hex(4)}"
     started = subprocess.run([docker, "run", "-d", "--rm", "--name", name, "--network", "host", *RUN_FLAGS[2:],

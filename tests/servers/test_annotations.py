@@ -23,7 +23,7 @@ def test_every_published_tool_declares_all_three_hints_and_read_only_is_not_dest
 
 
 def test_each_manifest_records_the_contract_its_servers_publish_for_every_tool_set():
-    from shiftbox_servers.kit._contract import published_contract
+    from shiftbox_servers.kit import published_contract
 
     for name, domain in sorted(registered_domains().items()):
         snapshot = Snapshot.load(domain.default_snapshot_dir())

@@ -4,8 +4,9 @@ from pathlib import Path
 
 from shiftbox_servers.kit import Domain, deferred
 
+from ._anchors import SEARCH_RULES
 from ._missions import MISSIONS
-from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
+from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import tools
 
 GOAL_TOOLS: dict[str, tuple[str, ...]] = {
@@ -79,6 +80,9 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
 GENERIC_TERMS = ("flight", "reservation", "booking", "trip", "ticket", "change", "details", "look up", "help")
 
 
+build_native = deferred(f"{__name__}._builder", "build_native")
+import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
+
 DOMAIN = Domain(
     name="airline",
     tools=tools,
@@ -88,9 +92,12 @@ DOMAIN = Domain(
     generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
-    build_snapshot=deferred(f"{__name__}._builder", "build_native"),
-    importers={"agentchangebench": deferred(f"{__name__}._import_acb", "import_agentchangebench")},
+    build_snapshot=build_native,
+    importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
 )
 
-__all__ = ["DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "tools"]
+__all__ = [
+    "CLOCK_START", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
+    "SEARCH_RULES", "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "tools",
+]

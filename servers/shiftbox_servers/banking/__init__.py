@@ -6,7 +6,8 @@ from pathlib import Path
 from shiftbox_servers.kit import Domain, deferred
 
 from ._missions import MISSIONS
-from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
+from ._phone import normalize_phone
+from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import parity_tools, tools
 
 GOAL_TOOLS: dict[str, tuple[str, ...]] = {
@@ -88,6 +89,9 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
 GENERIC_TERMS = ("account", "customer", "bank", "money", "request", "details", "information", "help")
 
 
+build_native = deferred(f"{__name__}._builder", "build_native")
+import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
+
 DOMAIN = Domain(
     name="banking",
     tools=tools,
@@ -98,9 +102,13 @@ DOMAIN = Domain(
     goal_requests=GOAL_REQUESTS,
     missions=MISSIONS,
     snapshot_version=SNAPSHOT_VERSION,
-    build_snapshot=deferred(f"{__name__}._builder", "build_native"),
-    importers={"agentchangebench": deferred(f"{__name__}._import_acb", "import_agentchangebench")},
+    build_snapshot=build_native,
+    importers={"agentchangebench": import_agentchangebench},
     toolsets={"agentchangebench": tools + parity_tools},
 )
 
-__all__ = ["DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION", "parity_tools", "tools"]
+__all__ = [
+    "CLOCK_START", "DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
+    "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "normalize_phone",
+    "parity_tools", "tools",
+]

@@ -6,6 +6,7 @@ from ._contract import (
     ToolContract,
     contract_changes,
     describe_changes,
+    published_contract,
     stamp_tool_contracts,
     tool_contract,
 )
@@ -64,6 +65,7 @@ from ._server import (
     meta_episode_id,
     request_episode_id,
 )
+from ._shared_pages import MEMORY_ENV, MappedDatabase
 from ._snapshot import (
     Snapshot,
     SnapshotError,
@@ -76,7 +78,7 @@ from ._snapshot import (
     state_diff,
     write_snapshot,
 )
-from ._spawn import die_with_parent, http_server_process
+from ._spawn import die_with_parent, free_port, http_server_process
 from ._tools import (
     ToolSet,
     ToolSpec,
@@ -93,8 +95,8 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
-    "ToolContract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
+    "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
 ]

@@ -41,7 +41,7 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -52,7 +52,7 @@ async def http_server_process(domain: str, snapshot_dir: Path, *extra: str,
                               timeout_s: float = 30.0) -> AsyncIterator[str]:
     """Yield the base URL of a fresh `shiftbox-server DOMAIN --transport http`; killed on exit, and with the
     calling process if that dies first (Linux: `die_with_parent`)."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile() as log:  # never a pipe: an unread pipe stalls a chatty server
         proc = subprocess.Popen(

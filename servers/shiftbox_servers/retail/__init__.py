@@ -5,7 +5,7 @@ from pathlib import Path
 from shiftbox_servers.kit import Domain, deferred
 
 from ._missions import MISSIONS
-from ._schema import SCHEMA_VERSION, SNAPSHOT_VERSION
+from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import tools
 
 _AUTH = ("find_user_id_by_email", "find_user_id_by_name_zip")
@@ -89,6 +89,10 @@ GOAL_LEXICON: dict[str, tuple[str, ...]] = {
 GENERIC_TERMS = ("order", "item", "product", "customer", "account", "details", "information", "help")
 
 
+build_native = deferred(f"{__name__}._builder", "build_native")
+import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
+check_payments_balance = deferred(f"{__name__}._builder", "check_payments_balance")
+
 DOMAIN = Domain(
     name="retail",
     tools=tools,
@@ -98,10 +102,13 @@ DOMAIN = Domain(
     generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     snapshot_version=SNAPSHOT_VERSION,
-    build_snapshot=deferred(f"{__name__}._builder", "build_native"),
-    importers={"agentchangebench": deferred(f"{__name__}._import_acb", "import_agentchangebench")},
+    build_snapshot=build_native,
+    importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
 )
 
-__all__ = ["DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA_VERSION", "SNAPSHOT_VERSION",
-           "tools"]
+__all__ = [
+    "CLOCK_START", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
+    "SNAPSHOT_VERSION", "build_native", "check_payments_balance", "import_agentchangebench", "new_database",
+    "tools",
+]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from shiftbox.cli.tasks import tasks_app
 from shiftbox.tasks import TaskFile, import_agentchangebench
-from shiftbox_servers.banking._import_acb import import_agentchangebench as import_acb_snapshot
+from shiftbox_servers.banking import import_agentchangebench as import_acb_snapshot
 from tests.conftest import require_acb
 
 runner = CliRunner()

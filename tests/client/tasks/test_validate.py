@@ -22,7 +22,7 @@ from shiftbox.tasks import (
     import_agentchangebench,
     validate_tasks,
 )
-from shiftbox_servers.banking._import_acb import import_agentchangebench as import_acb_snapshot
+from shiftbox_servers.banking import import_agentchangebench as import_acb_snapshot
 from shiftbox_servers.kit import domain_names
 from tests.conftest import require_acb
 

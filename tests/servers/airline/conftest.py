@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiftbox_servers.airline._schema import CLOCK_START, new_database
+from shiftbox_servers.airline import CLOCK_START, new_database
 from shiftbox_servers.kit import Snapshot, insert_rows
 from tests.servers.helpers import fixture_snapshot
 

@@ -16,8 +16,7 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox_servers.airline import DOMAIN
-from shiftbox_servers.airline._import_acb import import_agentchangebench
+from shiftbox_servers.airline import DOMAIN, import_agentchangebench
 from shiftbox_servers.kit import DomainServer, Snapshot
 from tests.servers.helpers import fails, ok
 

@@ -126,7 +126,7 @@ async def test_the_tasks_choices_lead_to_their_gold_itineraries(native):
     """Searching as each task's user would, the gold itinerary is the unique cheapest (or fastest) one."""
     from datetime import datetime, timedelta
 
-    from shiftbox_servers.airline._anchors import SEARCH_RULES
+    from shiftbox_servers.airline import SEARCH_RULES
 
     def at(day: str, clock: str) -> datetime:  # 'HH:MM[:SS][+1]' on a day ('24:00' is the next midnight)
         extra = timedelta(days=1) if clock.endswith("+1") else timedelta()

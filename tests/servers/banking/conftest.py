@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiftbox_servers.banking._schema import CLOCK_START, new_database
+from shiftbox_servers.banking import CLOCK_START, new_database
 from shiftbox_servers.kit import Snapshot
 from tests.servers.helpers import fixture_snapshot
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from shiftbox_servers.banking import DOMAIN
-from shiftbox_servers.banking._schema import CLOCK_START, new_database
+from shiftbox_servers.banking import CLOCK_START, DOMAIN, new_database
 from shiftbox_servers.kit import DomainServer
 from tests.servers.banking.conftest import (
     ACCOUNTS,

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from shiftbox_servers.banking import DOMAIN
-from shiftbox_servers.banking._import_acb import import_agentchangebench
-from shiftbox_servers.banking._phone import normalize_phone
+from shiftbox_servers.banking import DOMAIN, import_agentchangebench, normalize_phone
 from shiftbox_servers.kit import DomainServer, Snapshot
 from tests.conftest import require_acb
 from tests.servers.helpers import fails, ok

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from shiftbox_servers.kit import Snapshot
-from shiftbox_servers.retail._schema import CLOCK_START, new_database
+from shiftbox_servers.retail import CLOCK_START, new_database
 from tests.servers.helpers import fixture_snapshot
 
 

@@ -8,9 +8,9 @@ import pytest
 from mcp import Client
 
 from shiftbox_servers.kit import DomainServer
+from shiftbox_servers.retail import CLOCK_START as RETAIL_CLOCK
 from shiftbox_servers.retail import DOMAIN as RETAIL
-from shiftbox_servers.retail._schema import CLOCK_START as RETAIL_CLOCK
-from shiftbox_servers.retail._schema import new_database as new_retail_database
+from shiftbox_servers.retail import new_database as new_retail_database
 from tests.servers.helpers import fails, fixture_snapshot, ok
 from tests.servers.retail import conftest as retail
 

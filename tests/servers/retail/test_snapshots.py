@@ -10,9 +10,7 @@ import pytest
 from mcp import Client
 
 from shiftbox_servers.kit import DomainServer, Snapshot
-from shiftbox_servers.retail import DOMAIN
-from shiftbox_servers.retail._builder import check_payments_balance
-from shiftbox_servers.retail._import_acb import import_agentchangebench
+from shiftbox_servers.retail import DOMAIN, check_payments_balance, import_agentchangebench
 from tests.conftest import require_acb
 from tests.servers.helpers import call, digest, fails, ok
 
