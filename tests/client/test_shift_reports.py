@@ -157,7 +157,7 @@ def test_default_run_json_does_not_name_a_toolset(tmp_path):
 
 
 def test_recorded_agentchangebench_runs_carry_the_agents_shift_reports():
-    from shiftbox.metrics._agentchangebench import load_agentchangebench_results
+    from shiftbox.agentchangebench import load_agentchangebench_results
 
     path = require_acb("simulations", "banking_test_run.json")
     results = load_agentchangebench_results(Path(path))

@@ -52,8 +52,8 @@ def replay(
 
     Example: shiftbox conformance replay ../shared/external/agentchangebench/simulations/banking_test_run.json --format agentchangebench
     """
+    from ..agentchangebench import REFERENCE_SNAPSHOTS
     from ..conformance import default_table, load_deliberate_differences, replay_agentchangebench
-    from ..tasks._import_acb import REFERENCE_SNAPSHOTS
 
     if not file.is_file():
         raise fail(f"{file} does not exist or is not a file")
@@ -64,7 +64,7 @@ def replay(
         table = load_deliberate_differences(table_path)
     except (OSError, ValueError) as exc:
         raise fail(str(exc)) from None
-    from ..metrics._agentchangebench import load_agentchangebench_results
+    from ..agentchangebench import load_agentchangebench_results
 
     try:
         results = load_agentchangebench_results(file)

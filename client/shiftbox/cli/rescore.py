@@ -60,7 +60,7 @@ def rescore(
     if not file.is_file():
         raise fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
                     "../shared/external/agentchangebench/simulations/banking_test_run.json")
-    from ..metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
+    from ..agentchangebench import compat_run_metrics, load_agentchangebench_results
 
     try:
         results = load_agentchangebench_results(file)

@@ -13,11 +13,11 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
+from ..agentchangebench import import_agentchangebench
 from ..generation import GenerationError, generate_tasks
 from ..tasks import (
     Finding,
     TaskFile,
-    import_agentchangebench,
     load_task_file,
     render_stats,
     task_stats,

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics._agentchangebench import load_agentchangebench_results
+from ..agentchangebench import load_agentchangebench_results
 from ..trajectory import ToolCallRecord
 from ..world import EpisodeClient, apply_initial_state, open_world
 from ._compare import compare_outcomes, parse_reference, strings_in

@@ -34,7 +34,7 @@ from ._retention import Retention, retention
 from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
-from ._tue import tue_score
+from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_score, tue_value
 
 __all__ = [
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
@@ -44,4 +44,5 @@ __all__ = [
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
     "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
+    "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value",
 ]

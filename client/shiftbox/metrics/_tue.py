@@ -8,6 +8,14 @@ from ..trajectory import Trajectory
 from ._model import TUEScore
 
 T_WEIGHT, P_WEIGHT = 0.6, 0.4
+"""TUE's weights of T and P: the one place they are written (compat mode and the report use them too)."""
+TUE_FORMULA = f"{T_WEIGHT:g}\u00b7T + {P_WEIGHT:g}\u00b7P"
+"""The formula as reports print it."""
+
+
+def tue_value(t: float | None, p: float | None) -> float | None:
+    """TUE from its two shares; None when either is not measured."""
+    return T_WEIGHT * t + P_WEIGHT * p if t is not None and p is not None else None
 
 
 def arguments_fit(model: type[BaseModel] | None, arguments: dict) -> bool:
@@ -29,5 +37,4 @@ def tue_score(trajectory: Trajectory, schemas: dict[str, type[BaseModel]] | None
     valid = None if schemas is None else sum(arguments_fit(schemas.get(c.name), c.arguments) for c in calls)
     t = executed / n if n else None
     p = valid / n if n and valid is not None else None
-    tue = T_WEIGHT * t + P_WEIGHT * p if t is not None and p is not None else None
-    return TUEScore(calls=n, executed=executed, schema_valid=valid, t=t, p=p, tue=tue)
+    return TUEScore(calls=n, executed=executed, schema_valid=valid, t=t, p=p, tue=tue_value(t, p))

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ._model import Interval, SimulationMetrics
 from ._passk import pass_hat_k
+from ._tue import tue_value
 
 Counts = Counter[str]
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20251123
 CONFIDENCE = 0.95
-T_WEIGHT, P_WEIGHT = 0.6, 0.4
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -28,8 +28,7 @@ def _ratio(num: float, den: float) -> float | None:
 
 
 def _tue(c: Mapping[str, float]) -> float | None:
-    t, p = _ratio(c["executed"], c["calls"]), _ratio(c["schema_valid"], c["p_calls"])
-    return T_WEIGHT * t + P_WEIGHT * p if t is not None and p is not None else None
+    return tue_value(_ratio(c["executed"], c["calls"]), _ratio(c["schema_valid"], c["p_calls"]))
 
 
 FIGURES: dict[str, Callable[[Mapping[str, float]], float | None]] = {

@@ -42,7 +42,7 @@ def score_trajectories(trajectories: list[Trajectory], tasks: dict, compat: str 
     if compat is not None and compat not in COMPAT_MODES:
         raise ValueError(f"compat mode {compat!r} is not known; choose one of: {', '.join(COMPAT_MODES)}")
     if compat == "agentchangebench":
-        from ..metrics._agentchangebench import compat_run_metrics
+        from ..agentchangebench import compat_run_metrics
 
         return compat_run_metrics(trajectories, tasks)
     return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)

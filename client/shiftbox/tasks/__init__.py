@@ -1,7 +1,8 @@
-"""Tasks: the model, loading native and AgentChangeBench task files, validation and stats (generation: `shiftbox.generation`)."""
+"""Tasks: the model, loading native and AgentChangeBench task files, validation and stats (generation: `shiftbox.generation`).
 
-from ._import_acb import assign_goals, import_agentchangebench
-from ._load import load_task_file
+The AgentChangeBench / tau2 task importer is `shiftbox.agentchangebench`."""
+
+from ._load import describe_errors, load_task_file, read_json
 from ._matching import (
     action_matches,
     canonical_value,
@@ -23,11 +24,11 @@ from ._model import (
     UserScenario,
 )
 from ._stats import render_stats, task_stats
-from ._validate import Finding, validate_tasks
+from ._validate import Finding, record_gold_outcomes, validate_tasks
 
 __all__ = [
     "TASK_FILE_SCHEMA_VERSION", "ActionSet", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
-    "assign_goals", "import_agentchangebench", "load_task_file", "render_stats", "satisfied_actions",
+    "describe_errors", "load_task_file", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
     "spec_matches", "task_stats", "validate_tasks",
 ]

@@ -122,7 +122,7 @@ def test_missing_task_file_and_wrong_domain(tmp_path):
 
 
 def test_oracle_completes_every_valid_agentchangebench_banking_task(tmp_path):
-    from shiftbox.tasks import import_agentchangebench
+    from shiftbox.agentchangebench import import_agentchangebench
     from shiftbox_servers.banking import import_agentchangebench as import_db
 
     task_file = import_agentchangebench(require_acb("banking", "tasks.json"))

@@ -7,8 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from shiftbox.agentchangebench import import_agentchangebench
 from shiftbox.cli.tasks import tasks_app
-from shiftbox.tasks import TaskFile, import_agentchangebench
+from shiftbox.tasks import TaskFile
 from shiftbox_servers.banking import import_agentchangebench as import_acb_snapshot
 from tests.conftest import require_acb
 

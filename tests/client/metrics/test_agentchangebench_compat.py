@@ -10,12 +10,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from shiftbox.cli.rescore import rescore
-from shiftbox.metrics._agentchangebench import (
+from shiftbox.agentchangebench import (
     compat_run_metrics,
     load_agentchangebench_results,
     load_agentchangebench_simulations,
 )
+from shiftbox.cli.rescore import rescore
 from tests.conftest import require_acb
 
 TEST_RUN = "banking_test_run.json"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from shiftbox.agentchangebench import compat_run_metrics, load_agentchangebench_results
 from shiftbox.cli import app
-from shiftbox.metrics._agentchangebench import compat_run_metrics, load_agentchangebench_results
 
 ASSERTIONS = ["The assistant helped.", "The assistant was polite."]
 

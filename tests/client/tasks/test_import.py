@@ -6,14 +6,13 @@ import json
 
 import pytest
 
+from shiftbox.agentchangebench import assign_goals, import_agentchangebench
 from shiftbox.tasks import (
     GoalShifts,
     Instructions,
     Task,
     TaskFile,
     UserScenario,
-    assign_goals,
-    import_agentchangebench,
     load_task_file,
 )
 from tests.conftest import require_acb

@@ -7,7 +7,8 @@ from collections import Counter
 
 from rich.console import Console
 
-from shiftbox.tasks import import_agentchangebench, render_stats, task_stats
+from shiftbox.agentchangebench import import_agentchangebench
+from shiftbox.tasks import render_stats, task_stats
 from shiftbox_servers.banking import GOAL_TOOLS
 from tests.conftest import require_acb
 

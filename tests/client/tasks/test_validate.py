@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from shiftbox.agentchangebench import import_agentchangebench
 from shiftbox.tasks import (
     ActionSet,
     EvaluationCriteria,
@@ -19,7 +20,6 @@ from shiftbox.tasks import (
     TaskFile,
     ToolCallSpec,
     UserScenario,
-    import_agentchangebench,
     validate_tasks,
 )
 from shiftbox_servers.banking import import_agentchangebench as import_acb_snapshot

@@ -17,16 +17,15 @@ beside `initialization_data` and `message_history`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import ValidationError
 
 from shiftbox_servers.kit import get_domain
 
-from ._model import (
+from ..tasks import (
     ActionSet,
     EvaluationCriteria,
     GoalShifts,
@@ -37,120 +36,25 @@ from ._model import (
     TaskFile,
     ToolCallSpec,
     UserScenario,
+    describe_errors,
+    read_json,
+    record_gold_outcomes,
+)
+from ._reference_format import (
+    REFERENCE_LIST,
+    RefCriteria,
+    RefDescription,
+    RefGoalShifts,
+    RefInitialState,
+    RefTask,
 )
 
 REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1", "airline": "airline/v1"}
 """Snapshot the reference task ids refer to. The airline database is not available upstream; the native
 airline snapshot is built to hold the ids AgentChangeBench's airline tasks use."""
 AGENT_ENV = "assistant"
-
-
-class _Ref(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class RefToolCall(_Ref):
-    function_name: str
-    params: dict[str, Any] | None = None
-
-
-class RefActionSet(_Ref):
-    action_id: str
-    allowed_tools: list[RefToolCall]
-    required_parameters: list[str] | None = None
-    depends_on: list[str] | None = None
-
-
-class RefAction(_Ref):
-    action_id: str
-    name: str
-    arguments: dict[str, Any] | None = None
-
-
-class RefInitAction(_Ref):
-    model_config = ConfigDict(extra="allow")
-    env_type: str
-    func_name: str
-    arguments: dict[str, Any] | None = None
-
-
-class RefInitialState(_Ref):
-    initialization_data: Any = None
-    initialization_actions: list[RefInitAction] | None = None
-    message_history: Any = None
-
-
-class RefCriteria(_Ref):
-    action_sets: list[RefActionSet] | None = None
-    actions: list[RefAction] | None = None
-    communicate_info: list[str] | None = None
-    nl_assertions: list[str] | None = None
-
-
-class RefInstructions(_Ref):
-    domain: str | None = None
-    reason_for_call: str | None = None
-    known_info: str | None = None
-    unknown_info: str | None = None
-    task_instructions: str | None = None
-
-
-class RefGoalShifts(_Ref):
-    required_shifts: int
-    goals: list[str]
-
-
-class RefScenario(_Ref):
-    persona: str | None = None
-    instructions: RefInstructions
-    goal_shifts: RefGoalShifts | None = Field(None, description="absent in tau2's own tasks")
-
-
-class RefDescription(_Ref):
-    purpose: str | None = None
-    relevant_policies: str | None = None
-    notes: str | None = None
-
-
-class RefTask(_Ref):
-    id: str
-    description: RefDescription | None = None
-    ticket: str | None = None
-    user_scenario: RefScenario
-    initial_state: RefInitialState | None = None
-    evaluation_criteria: RefCriteria | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_as_string(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-_REFERENCE_LIST = TypeAdapter(list[RefTask])
 SINGLE_GOAL_FALLBACK = "request"
 """The goal of a task without goal_shifts whose gold calls no goal of the domain lists."""
-
-
-def read_json(path: Path) -> Any:
-    """The file's JSON, or ValueError naming the file and where the JSON breaks."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-
-
-def describe_errors(exc: ValidationError, limit: int = 5) -> str:
-    """Pydantic errors as `location: message`, joined (the first few)."""
-    parts = []
-    for err in exc.errors(include_url=False)[:limit]:
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
-        parts.append(f"{loc or '(top level)'}: {err['msg']}")
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
 def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Path | None = None) -> TaskFile:
@@ -164,15 +68,13 @@ def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Pat
     task_file = reference_task_file(raw, path, domain)
     tau2_ids = tau2_format_ids(raw)
     if snapshot is not None and tau2_ids:
-        from ._validate import record_gold_outcomes
-
         record_gold_outcomes(task_file, Path(snapshot), tau2_ids)
     return task_file
 
 
 def tau2_format_ids(raw: Any) -> list[str]:
     """Ids of the tasks whose gold is tau2's ordered `actions` (not AgentChangeBench `action_sets`)."""
-    return [r.id for r in _REFERENCE_LIST.validate_python(raw)
+    return [r.id for r in REFERENCE_LIST.validate_python(raw)
             if r.evaluation_criteria is not None and r.evaluation_criteria.actions is not None
             and not r.evaluation_criteria.action_sets]
 
@@ -186,7 +88,7 @@ def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
     sequence and max(0, len(goals) - 1) shifts, for reading its results files).
     """
     try:
-        refs = _REFERENCE_LIST.validate_python(raw)
+        refs = REFERENCE_LIST.validate_python(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: not an AgentChangeBench task list: {describe_errors(exc)}") from None
     named = sorted({r.user_scenario.instructions.domain for r in refs} - {None})

@@ -1,0 +1,39 @@
+"""AgentChangeBench / tau2 compatibility: their task lists imported as native tasks, their recorded results
+files read as trajectories, and those scored the way the AgentChangeBench code does (`--compat
+agentchangebench`).
+
+Each compat rule is written down in the module that applies it and was checked against the two recorded
+banking runs: A = banking_test_run.json (gpt-4o as agent and user, 24 simulations, 84 calls) and
+B = banking_gpt-4.1_2025-08-23.json (gpt-4.1 as agent and user, 13 simulations, 78 calls).
+
+- `_reference_format`, `_import_tasks`: the reference task format and its import (`import_agentchangebench`).
+- `_results`: results files as trajectories (`load_agentchangebench_results`); `_stored`: the reference's
+  own stored outputs (judge verdicts, GSRT judge shifts, rewards) that compat scoring reuses.
+- `_tsr`, `_tue`, `_tcrr`, `_gsrt`: each metric's compat rules; `_run_metrics`: the run (`compat_run_metrics`).
+"""
+
+from ._gsrt import compat_gsrt
+from ._import_tasks import (
+    REFERENCE_SNAPSHOTS,
+    assign_goals,
+    import_agentchangebench,
+    reference_task_file,
+    single_goal,
+    tau2_format_ids,
+)
+from ._results import (
+    AgentChangeBenchResults,
+    load_agentchangebench_results,
+    load_agentchangebench_simulations,
+)
+from ._run_metrics import compat_run_metrics, compat_simulation_metrics
+from ._tcrr import compat_tcrr
+from ._tsr import compat_tsr
+from ._tue import compat_tue
+
+__all__ = [
+    "REFERENCE_SNAPSHOTS", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
+    "compat_simulation_metrics", "compat_tcrr", "compat_tsr", "compat_tue", "import_agentchangebench",
+    "load_agentchangebench_results", "load_agentchangebench_simulations", "reference_task_file", "single_goal",
+    "tau2_format_ids",
+]

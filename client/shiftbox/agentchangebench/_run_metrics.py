@@ -1,0 +1,180 @@
+"""A run scored the way the AgentChangeBench code does (`--compat agentchangebench`): per-simulation values,
+the run aggregates, pass^k, breakdowns and the notes saying where the reference itself reports nothing.
+
+The rules of each metric are in the module computing it (`_tsr`, `_tue`, `_tcrr`, `_gsrt`), each checked
+against the two recorded banking runs named in the package notes (A and B).
+
+  * TSR: the plain mean over simulations; channel means are taken over the simulations that have the channel.
+  * pass^k (tau2 `get_tasks_pass_hat_k`): k = 1..min(`info.num_trials`, fewest trials of any task);
+    each task's pass^k = C(c, k) / C(n, k) with n = *every* trial it has (not num_trials); the plain
+    mean over tasks. No simulations: {} (the reference's aggregate fails and prints {1: -1}).
+    pass@k and avg@k are not reported.
+  * Per-simulation values (the reference reports none) apply the same functions to one simulation, with
+    None where a ratio has no denominator. Breakdowns: by_domain and by_agent.
+
+Not reproducible: a task with both `action_sets` and tau2 `actions` is scored by the reference on
+`action_sets` only; the importer merges both, so such a task would be scored on both here (no task in
+A or B has both). NL verdicts and GSRT are only as good as the stored judge outputs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from math import comb
+
+from ..metrics import (
+    Breakdown,
+    RunMetrics,
+    SimulationMetrics,
+    TCRRAggregate,
+    TSRAggregate,
+    TUEAggregate,
+)
+from ..tasks import Task
+from ..trajectory import Trajectory
+from ._gsrt import compat_gsrt, gsrt_aggregate
+from ._stored import has_judge_output, judge_shifts, stored_reward, stores_tsr_details
+from ._tcrr import compat_tcrr, pooled_tcrr
+from ._tsr import compat_success, compat_tsr
+from ._tue import TUEFigures, call_flags, compat_tue, tue_figures
+
+
+def compat_simulation_metrics(trajectory: Trajectory, task: Task) -> SimulationMetrics:
+    tsr = compat_tsr(trajectory, task)
+    return SimulationMetrics(
+        simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
+        domain=trajectory.domain, persona=trajectory.persona, agent=trajectory.agent,
+        termination=trajectory.termination.reason, scored=True, tsr=tsr, tue=compat_tue(trajectory),
+        tcrr=compat_tcrr(trajectory), gsrt=compat_gsrt(trajectory), success=compat_success(trajectory, tsr))
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _pooled_tue(trajectories: list[Trajectory], empty: float | None) -> TUEFigures:
+    return tue_figures([f for t in trajectories for f in call_flags(t)], empty)
+
+
+def _breakdown(trajectories: list[Trajectory], sims: list[SimulationMetrics]) -> Breakdown:
+    calls, by_window, by_batch = pooled_tcrr(trajectories)
+    return Breakdown(simulations=len(sims), tsr=_mean(s.tsr.score for s in sims),
+                     tue=_pooled_tue(trajectories, 0.0).tue,
+                     tcrr=(by_window + by_batch) / calls if calls else 0.0,
+                     gsrt=gsrt_aggregate(trajectories, sims))
+
+
+def _breakdowns(trajectories: list[Trajectory], sims: list[SimulationMetrics]
+                ) -> tuple[dict[str, Breakdown], dict[str, Breakdown]]:
+    """The run by domain and by agent."""
+    by_domain: dict[str, list[int]] = defaultdict(list)
+    by_agent: dict[str, list[int]] = defaultdict(list)
+    for i, t in enumerate(trajectories):
+        by_domain[t.domain].append(i)
+        by_agent[t.agent].append(i)
+
+    def slice_of(indices: list[int]) -> Breakdown:
+        return _breakdown([trajectories[i] for i in indices], [sims[i] for i in indices])
+
+    return ({k: slice_of(v) for k, v in sorted(by_domain.items())},
+            {k: slice_of(v) for k, v in sorted(by_agent.items())})
+
+
+def _pass_hat_k(sims: list[SimulationMetrics], num_trials: int | None) -> dict[int, float]:
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for s in sims:
+        outcomes[s.task_id].append(bool(s.success))
+    if not outcomes:
+        return {}
+    max_k = min(len(v) for v in outcomes.values())
+    if num_trials is not None:
+        max_k = min(max_k, num_trials)
+    return {k: sum(comb(sum(v), k) / comb(len(v), k) for v in outcomes.values()) / len(outcomes)
+            for k in range(1, max_k + 1)}
+
+
+def _notes(trajectories: list[Trajectory], tasks: dict[str, Task], sims: list[SimulationMetrics],
+           num_trials: int | None) -> list[str]:
+    """What the reference would not report, and where these figures come from instead."""
+    notes = ["mode agentchangebench: scored with the AgentChangeBench reference rules (see "
+             "shiftbox.metrics._agentchangebench); TCRR is pooled across simulations by turn number"]
+    stored_tsr = sum(stores_tsr_details(t) for t in trajectories)
+    if stored_tsr < len(trajectories):
+        notes.append(f"TSR: {len(trajectories) - stored_tsr} of {len(trajectories)} simulations store no "
+                     "info.tsr_details, so the reference's own aggregate reports -1; TSR here is "
+                     "recomputed with the reference's per-simulation rules")
+    not_judged = sum(s.tsr.nl_status == "not_judged" for s in sims)
+    if not_judged:
+        notes.append(f"nl_assertion: {not_judged} simulations have no stored verdicts for their task's "
+                     "assertions; the channel is left out of their TSR (no judge is called)")
+    unjudged = [t.simulation_id for t in trajectories if not has_judge_output(t)]
+    if unjudged:
+        notes.append(f"GSRT: {len(unjudged)} of {len(trajectories)} simulations have no judge output "
+                     "(reward_info.info.gsrt_v2), so every GSRT aggregate is undefined (the reference prints -1): "
+                     "rates and medians are None; `shifts` counts the judged shifts of the other simulations")
+    if not trajectories:
+        notes.append("GSRT: no simulations, so every GSRT aggregate is undefined (the reference prints -1)")
+    no_goals = sorted({t.task_id for t in trajectories if not tasks[t.task_id].goals})
+    if no_goals:
+        notes.append(f"tasks without goal_shifts (the older task format): {len(no_goals)}; their goals are "
+                     "unknown, so their shifts come only from stored judge output")
+    unrewarded = sum(stored_reward(t) is None for t in trajectories)
+    if unrewarded:
+        notes.append(f"pass^k: {unrewarded} of {len(trajectories)} simulations store no reward_info.reward; "
+                     "their success is the recomputed TSR within 1e-6 of 1")
+    counts: dict[str, int] = defaultdict(int)
+    for t in trajectories:
+        counts[t.task_id] += 1
+    if num_trials is not None and counts and num_trials < min(counts.values()):
+        notes.append(f"pass^k: k stops at info.num_trials = {num_trials}, below the fewest trials of any "
+                     f"task ({min(counts.values())}); each task's pass^k still uses all its trials")
+    old_format = sum("acknowledgment_turn" not in s for t in trajectories
+                     for s in judge_shifts(t.source_data) or [])
+    if old_format:
+        notes.append(f"GSRT: {old_format} shifts come from the older judge format (agent_turn, no "
+                     "acknowledgment_turn / tool_turn / outcome_turn); the reference reads no "
+                     "acknowledgment from them, so they count as not recovered")
+    return notes
+
+
+def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *,
+                       num_trials: int | None = None) -> tuple[RunMetrics, list[SimulationMetrics]]:
+    """Score trajectories as the AgentChangeBench code does (see the package notes for every rule).
+
+    Stored judge outputs (NL verdicts, GSRT) and stored rewards (success, pass^k) are read from
+    `trajectory.source_data`; nothing is judged. `num_trials` is the results file's `info.num_trials`
+    (caps k in pass^k; None: no cap beyond the fewest trials of any task).
+    """
+    missing = sorted({t.task_id for t in trajectories} - set(tasks))
+    if missing:
+        raise ValueError(f"no task for simulations of {', '.join(missing)}")
+    sims = [compat_simulation_metrics(t, tasks[t.task_id]) for t in trajectories]
+    tue = _pooled_tue(trajectories, 0.0)
+    tcrr_calls, by_window, by_batch = pooled_tcrr(trajectories)
+    redundant = by_window + by_batch
+    by_domain, by_agent = _breakdowns(trajectories, sims)
+    run = RunMetrics(
+        mode="agentchangebench",
+        simulations=len(sims),
+        scored_simulations=len(sims),
+        tool_calls=tue.calls,
+        tsr=TSRAggregate(
+            n=len(sims), mean=_mean(s.tsr.score for s in sims),
+            communicate_info=_mean(s.tsr.communicate_info for s in sims),
+            action=_mean(s.tsr.action for s in sims), nl_assertion=_mean(s.tsr.nl_assertion for s in sims),
+            nl_judged=sum(s.tsr.nl_status == "judged" for s in sims)),
+        tue=TUEAggregate(calls=tue.calls, t=tue.t, p=tue.p, tue=tue.tue,
+                         mean_per_simulation=_mean(s.tue.tue for s in sims)),
+        tcrr=TCRRAggregate(calls=tcrr_calls, redundant=redundant, window=by_window, batch=by_batch,
+                           pooled=redundant / tcrr_calls if tcrr_calls else 0.0,
+                           mean=_mean(s.tcrr.ratio for s in sims)),
+        gsrt=gsrt_aggregate(trajectories, sims),
+        success_threshold=1.0,
+        pass_hat_k=_pass_hat_k(sims, num_trials),
+        by_domain=by_domain,
+        by_agent=by_agent,
+        notes=_notes(trajectories, tasks, sims, num_trials),
+    )
+    return run, sims
