@@ -8,7 +8,7 @@ from ._aggregate import (
     simulation_metrics,
 )
 from ._compare import Comparison, MetricDifference, compare
-from ._gsrt import shift_recoveries
+from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
 from ._judges import DeterministicDetector, Judge, NLVerdicts
 from ._model import (
     AgentScores,
@@ -44,5 +44,5 @@ __all__ = [
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
     "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
-    "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value",
+    "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "ShiftWindow", "shift_windows",
 ]

@@ -11,22 +11,41 @@ action sets is not measured either.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..tasks import Task, satisfied_actions
-from ..trajectory import Trajectory
+from ..trajectory import GoalShift, Message, Trajectory
 from ._judges import DeterministicDetector, Judge
 from ._model import ShiftRecovery
 
 
-def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, detector: DeterministicDetector,
-                     transfer_tool: str = "transfer_to_human_agents") -> list[ShiftRecovery]:
+class ShiftWindow(NamedTuple):
+    """A goal shift and the span GSRT times it over: from its message up to the next shift's (or the end)."""
+
+    shift: GoalShift
+    end: int
+    """The message index the window stops before: the next shift's message, or the conversation's length."""
+    turns: list[Message]
+    """The assistant messages inside the window; agent turn k after the shift is `turns[k - 1]`."""
+
+
+def shift_windows(trajectory: Trajectory) -> list[ShiftWindow]:
+    """Each shift's window, in message order (the turn count GSRT stages and the report's badges share)."""
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     assistants = [m for m in trajectory.messages if m.role == "assistant"]
+    windows = []
+    for i, shift in enumerate(shifts):
+        end = shifts[i + 1].message_index if i + 1 < len(shifts) else len(trajectory.messages)
+        windows.append(ShiftWindow(shift, end, [m for m in assistants if shift.message_index < m.index < end]))
+    return windows
+
+
+def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, detector: DeterministicDetector,
+                     transfer_tool: str = "transfer_to_human_agents") -> list[ShiftRecovery]:
     calls = [(c.message_index, (c.name, c.arguments, c.is_error, c.error_kind)) for c in trajectory.tool_calls]
     results = []
-    for i, shift in enumerate(shifts):
+    for shift, end, turns in shift_windows(trajectory):
         start = shift.message_index
-        end = shifts[i + 1].message_index if i + 1 < len(shifts) else len(trajectory.messages)
-        turns = [m for m in assistants if start < m.index < end]
         goal = shift.to_goal
         relevant = detector.relevant_tools.get(goal, set())
         actions = task.action_sets_for(goal)

@@ -1,6 +1,7 @@
 """Reports: the terminal summary and the self-contained HTML report."""
 
-from ._html import comparison_section, render_html, save_html
+from ._page import render_html, save_html
+from ._tables import comparison_section
 from ._terminal import (
            agents_summary,
            breakdown_table,

@@ -1,0 +1,87 @@
+"""The headline cards of one agent: simulations, TSR, TUE, TCRR, goal-shift recovery, GSRT turns, pass^k."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..metrics import TUE_FORMULA, RunMetrics, SimulationMetrics
+from ._html_text import STAGE_NAMES, STAGES, e, f3, pct, scored_simulations, turns, with_ci
+
+
+def _dl(rows: Iterable[tuple[str, str]]) -> str:
+    return "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
+def _card(title: str, big: str, sub: str, body: str = "", big_note: str = "") -> str:
+    note = f"<small>{e(big_note)}</small>" if big_note else ""
+    return (f'<div class="card"><h3>{e(title)}</h3><div class="big">{e(big)}{note}</div>'
+            f'<div class="sub">{sub}</div>{body}</div>')
+
+
+def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
+    """The headline cards of one agent, each figure with its 95% bootstrap interval over tasks."""
+    scored = scored_simulations(sims)
+    recoveries = [r for s in scored for r in s.gsrt]
+    n_shifts = len(recoveries)
+    recovered = sum(r.recovered for r in recoveries)
+    transferred = sum(r.transferred for r in recoveries)
+    excluded = ", ".join(f"{k} {v}" for k, v in sorted(m.excluded.items())) or "none"
+    tasks = len({s.task_id for s in sims})
+    ci = m.intervals
+    cards = [
+        _card("Simulations", str(m.simulations), f"{m.scored_simulations} scored \u00b7 {tasks} tasks",
+              _dl([("not scored", e(excluded)), ("tool calls (scored)", str(m.tool_calls)),
+                   ("successes", f"{sum(bool(s.success) for s in scored)} / {len(scored)}"),
+                   ("unscored (a goal nothing measured)", str(m.tsr.unscored)),
+                   ("rerun agreement", f"{f3(m.rerun_agreement)} ({m.rerun_agreement_n} tasks with 2+ trials)")])),
+    ]
+    tsr_rows = [("95% CI", with_ci(m.tsr.mean, ci.get("tsr"))), ("communicate_info", f3(m.tsr.communicate_info)),
+                ("action", f3(m.tsr.action)), ("nl_assertion", f"{f3(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")]
+    if m.tsr.state_match_n:
+        tsr_rows.append(("state match", f"{f3(m.tsr.state_match)} (n={m.tsr.state_match_n})"))
+    unscored = f" \u00b7 {m.tsr.unscored} unscored" if m.tsr.unscored else ""
+    cards.append(_card("TSR \u00b7 task success", f3(m.tsr.mean), f"mean over n={m.tsr.n} scored simulations{unscored}",
+                       _dl(tsr_rows)))
+    cards.append(_card("TUE \u00b7 tool-use efficiency", f3(m.tue.tue), f"{TUE_FORMULA} pooled over "
+                       f"{m.tue.calls} calls",
+                       _dl([("95% CI", with_ci(m.tue.tue, ci.get("tue"))), ("T (executed without error)", f3(m.tue.t)),
+                            ("P (schema-valid arguments)", f3(m.tue.p)),
+                            ("mean per simulation", f3(m.tue.mean_per_simulation))])))
+    tcrr_rows = [("95% CI", with_ci(m.tcrr.pooled, ci.get("tcrr"))),
+                 ("redundant / calls", f"{m.tcrr.redundant} / {m.tcrr.calls}"),
+                 ("by window rule", str(m.tcrr.window)), ("by batch rule only", str(m.tcrr.batch)),
+                 ("mean per simulation", f3(m.tcrr.mean))]
+    if m.tcrr.state_aware_pooled is not None:
+        tcrr_rows.append(("state-aware (pooled)", f3(m.tcrr.state_aware_pooled)))
+    cards.append(_card("TCRR \u00b7 redundant calls", f3(m.tcrr.pooled), "pooled over scored calls (lower is better)",
+                       _dl(tcrr_rows)))
+    g = m.gsrt
+    cards.append(_card("Goal-shift recovery", pct(g.recovery_rate), f"{recovered} of {g.shifts} shifts recovered",
+                       _dl([("95% CI", with_ci(g.recovery_rate, ci.get("recovery"))),
+                            ("transferred to a human", f"{pct(g.transfer_rate)} ({transferred}/{n_shifts})"),
+                            ("never acknowledged", pct(g.never_ack)), ("never a relevant tool", pct(g.never_tool)),
+                            ("outcome never reached", pct(g.never_outcome)),
+                            ("outcome not measured", f"{g.outcome_not_measured} shifts")])))
+    stage_rows = "".join(f"<tr><td>{e(STAGE_NAMES[s])}</td><td>{turns(getattr(g, f'median_{s}'))}</td>"
+                         f"<td>{turns(getattr(g, f'p90_{s}'))}</td><td>{pct(getattr(g, f'never_{s}'))}</td></tr>"
+                         for s in STAGES)
+    cards.append(_card("GSRT \u00b7 agent turns", turns(g.median_ack), "median turns to acknowledge a shift "
+                       "(never-reached stages count as infinitely late)",
+                       '<table class="data"><thead><tr><th>stage</th><th>median</th><th>p90</th><th>never</th></tr>'
+                       f"</thead><tbody>{stage_rows}</tbody></table>", big_note="turns"))
+    if m.pass_hat_k:
+        ks = sorted(m.pass_hat_k)
+        rows = "".join(f"<tr><td>k={k}</td><td>{with_ci(m.pass_hat_k.get(k), ci.get(f'pass^{k}'))}</td>"
+                       f"<td>{f3(m.pass_at_k.get(k))}</td><td>{f3(m.avg_at_k.get(k))}</td></tr>" for k in ks)
+        cards.append(_card("pass^k \u00b7 reliability", f3(m.pass_hat_k[ks[-1]]),
+                           f"k={ks[-1]}; success = TSR \u2265 {m.success_threshold:g}",
+                           '<table class="data"><thead><tr><th>k</th><th>pass^k [95% CI]</th><th>pass@k</th>'
+                           f"<th>avg@k</th></tr></thead><tbody>{rows}</tbody></table>"))
+    notes = ""
+    if m.notes:
+        notes = ('<div class="notes"><strong>Not measured</strong><ul>'
+                 + "".join(f"<li>{e(n)}</li>" for n in m.notes) + "</ul></div>")
+    boot = m.bootstrap
+    method = (f'<p class="legend-line">95% CI: percentile bootstrap over {boot.get("tasks", 0)} tasks '
+              f'({boot["resamples"]} resamples, seed {boot["seed"]}).</p>' if boot else "")
+    return f'<div class="cards">{"".join(cards)}</div>{method}{notes}'
