@@ -6,7 +6,7 @@ against the two recorded banking runs named in the package notes (A and B).
 
   * TSR: the plain mean over simulations; channel means are taken over the simulations that have the channel.
   * pass^k (tau2 `get_tasks_pass_hat_k`): k = 1..min(`info.num_trials`, fewest trials of any task);
-    each task's pass^k = C(c, k) / C(n, k) with n = *every* trial it has (not num_trials); the plain
+    each task's pass^k = C(c, k) / C(n, k) (`metrics.pass_hat_k`) with n = *every* trial it has (not num_trials); the plain
     mean over tasks. No simulations: {} (the reference's aggregate fails and prints {1: -1}).
     pass@k and avg@k are not reported.
   * Per-simulation values (the reference reports none) apply the same functions to one simulation, with
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from math import comb
 
 from ..metrics import (
     Breakdown,
@@ -30,6 +29,7 @@ from ..metrics import (
     TCRRAggregate,
     TSRAggregate,
     TUEAggregate,
+    pass_hat_k,
 )
 from ..tasks import Task
 from ..trajectory import Trajectory
@@ -91,7 +91,7 @@ def _pass_hat_k(sims: list[SimulationMetrics], num_trials: int | None) -> dict[i
     max_k = min(len(v) for v in outcomes.values())
     if num_trials is not None:
         max_k = min(max_k, num_trials)
-    return {k: sum(comb(sum(v), k) / comb(len(v), k) for v in outcomes.values()) / len(outcomes)
+    return {k: sum(pass_hat_k(len(v), sum(v), k) for v in outcomes.values()) / len(outcomes)
             for k in range(1, max_k + 1)}
 
 

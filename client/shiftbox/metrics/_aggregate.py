@@ -42,6 +42,7 @@ from ._uncertainty import (
     BOOTSTRAP_SEED,
     FIGURES,
     bootstrap_intervals,
+    ratio,
     rerun_agreement,
     simulation_counts,
     task_counts,
@@ -103,10 +104,6 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _ratio(num: int, den: int) -> float | None:
-    return num / den if den else None
-
-
 def _quantile(values: list[float], q: float) -> float:
     """Linear interpolation between closest ranks of sorted values; past an infinite neighbour it is infinite."""
     pos = q * (len(values) - 1)
@@ -139,8 +136,8 @@ def aggregate_gsrt(recoveries: list[ShiftRecovery]) -> GSRTAggregate:
              "outcome": stage_statistics([r.outcome for r in recoveries if r.outcome_measured])}
     return GSRTAggregate(
         shifts=n,
-        recovery_rate=_ratio(sum(r.recovered for r in recoveries), n),
-        transfer_rate=_ratio(sum(r.transferred for r in recoveries), n),
+        recovery_rate=ratio(sum(r.recovered for r in recoveries), n),
+        transfer_rate=ratio(sum(r.transferred for r in recoveries), n),
         **{f"{kind}_{stage}": value for stage, values in stats.items()
            for kind, value in zip(("median", "p90", "never"), values, strict=True)},
         outcome_not_measured=sum(not r.outcome_measured for r in recoveries),
@@ -202,8 +199,8 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
                      "success; add an action set or communicate_info for that goal, or configure a judge")
     if counts["p_calls"] < counts["calls"]:
         notes.append("P not measured for simulations of domains that are not installed")
-    t = _ratio(counts["executed"], counts["calls"])
-    p = _ratio(counts["schema_valid"], counts["p_calls"])
+    t = ratio(counts["executed"], counts["calls"])
+    p = ratio(counts["schema_valid"], counts["p_calls"])
     return RunMetrics(
         mode="shiftbox", agent=agent, simulations=len(sims), scored_simulations=len(scored), excluded=dict(excluded),
         tool_calls=counts["calls"],
@@ -212,7 +209,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
             communicate_info=_mean(s.tsr.communicate_info for s in scored),
             action=_mean(s.tsr.action for s in scored), nl_assertion=_mean(s.tsr.nl_assertion for s in scored),
             nl_judged=sum(s.tsr.nl_status == "judged" for s in scored), unscored=unscored,
-            state_match=_ratio(sum(state), len(state)), state_match_n=len(state),
+            state_match=ratio(sum(state), len(state)), state_match_n=len(state),
         ),
         tue=TUEAggregate(calls=counts["calls"], t=t, p=p, tue=FIGURES["tue"](counts),
                          mean_per_simulation=_mean(s.tue.tue for s in scored)),
@@ -220,7 +217,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
             calls=counts["calls"], redundant=counts["redundant"],
             window=sum(s.tcrr.window for s in scored), batch=sum(s.tcrr.batch for s in scored),
             pooled=FIGURES["tcrr"](counts), mean=_mean(s.tcrr.ratio for s in scored),
-            state_aware_pooled=_ratio(sum(s.tcrr.state_aware_redundant for s in aware),
+            state_aware_pooled=ratio(sum(s.tcrr.state_aware_redundant for s in aware),
                                       sum(s.tcrr.calls for s in aware)),
         ),
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),

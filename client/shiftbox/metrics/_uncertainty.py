@@ -23,19 +23,20 @@ BOOTSTRAP_SEED = 20251123
 CONFIDENCE = 0.95
 
 
-def _ratio(num: float, den: float) -> float | None:
+def ratio(num: float, den: float) -> float | None:
+    """num / den, or None when there is nothing to divide by (every headline ratio of metrics)."""
     return num / den if den else None
 
 
 def _tue(c: Mapping[str, float]) -> float | None:
-    return tue_value(_ratio(c["executed"], c["calls"]), _ratio(c["schema_valid"], c["p_calls"]))
+    return tue_value(ratio(c["executed"], c["calls"]), ratio(c["schema_valid"], c["p_calls"]))
 
 
 FIGURES: dict[str, Callable[[Mapping[str, float]], float | None]] = {
-    "tsr": lambda c: _ratio(c["tsr_sum"], c["tsr_n"]),
+    "tsr": lambda c: ratio(c["tsr_sum"], c["tsr_n"]),
     "tue": _tue,
-    "tcrr": lambda c: _ratio(c["redundant"], c["calls"]),
-    "recovery": lambda c: _ratio(c["recovered"], c["shifts"]),
+    "tcrr": lambda c: ratio(c["redundant"], c["calls"]),
+    "recovery": lambda c: ratio(c["recovered"], c["shifts"]),
 }
 """Headline figure -> its value from the counts of a set of simulations (or of tasks, for pass^k)."""
 
@@ -61,7 +62,7 @@ def pass_counts(successes: Sequence[bool], ks: Iterable[int]) -> Counts:
 
 
 def pass_figure(k: int) -> Callable[[Mapping[str, float]], float | None]:
-    return lambda c: _ratio(c[f"pass^{k}"], c["pass_tasks"])
+    return lambda c: ratio(c[f"pass^{k}"], c["pass_tasks"])
 
 
 def task_counts(sims: Sequence[SimulationMetrics], ks: Iterable[int]) -> dict[str, Counts]:
@@ -149,4 +150,4 @@ def rerun_agreement(sims: Sequence[SimulationMetrics]) -> tuple[float | None, in
         if s.scored and s.success is not None:
             outcomes[s.task_id].append(s.success)
     repeated = [v for v in outcomes.values() if len(v) > 1]
-    return _ratio(sum(len(set(v)) == 1 for v in repeated), len(repeated)), len(repeated)
+    return ratio(sum(len(set(v)) == 1 for v in repeated), len(repeated)), len(repeated)
