@@ -6,21 +6,23 @@ Each compat rule is written down in the module that applies it and was checked a
 banking runs: A = banking_test_run.json (gpt-4o as agent and user, 24 simulations, 84 calls) and
 B = banking_gpt-4.1_2025-08-23.json (gpt-4.1 as agent and user, 13 simulations, 78 calls).
 
-- `_reference_format`, `_import_tasks`: the reference task format and its import (`import_agentchangebench`).
+- `_import_tasks`: task lists imported with their gold outcomes (`import_agentchangebench`). The conversion of
+  the reference task format itself (`reference_task_file`, re-exported here) is in `shiftbox.tasks`, because
+  `load_task_file` accepts reference lists and `tasks` cannot depend on this package.
 - `_results`: results files as trajectories (`load_agentchangebench_results`); `_stored`: the reference's
   own stored outputs (judge verdicts, GSRT judge shifts, rewards) that compat scoring reuses.
 - `_tsr`, `_tue`, `_tcrr`, `_gsrt`: each metric's compat rules; `_run_metrics`: the run (`compat_run_metrics`).
 """
 
-from ._gsrt import compat_gsrt
-from ._import_tasks import (
+from ..tasks import (
     REFERENCE_SNAPSHOTS,
     assign_goals,
-    import_agentchangebench,
     reference_task_file,
     single_goal,
     tau2_format_ids,
 )
+from ._gsrt import compat_gsrt
+from ._import_tasks import import_agentchangebench
 from ._results import (
     AgentChangeBenchResults,
     load_agentchangebench_results,

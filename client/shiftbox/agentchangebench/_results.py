@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tasks import Task, read_json
+from ..tasks import Task, read_json, reference_task_file
 from ..trajectory import (
     SHIFT_REPORT_TOOL,
     STOP_TOKENS,
@@ -45,7 +45,6 @@ from ..trajectory import (
     Trajectory,
     shift_reports_of,
 )
-from ._import_tasks import reference_task_file
 from ._stored import as_int, judge_shifts
 
 SHIFT_REPORT_DOMAINS = {"banking"}

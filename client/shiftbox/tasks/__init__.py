@@ -1,8 +1,10 @@
 """Tasks: the model, loading native and AgentChangeBench task files, validation and stats (generation: `shiftbox.generation`).
 
-The AgentChangeBench / tau2 task importer is `shiftbox.agentchangebench`."""
+Importing a reference task list with its gold outcomes, and everything else about AgentChangeBench runs, is
+`shiftbox.agentchangebench`."""
 
-from ._load import describe_errors, load_task_file, read_json
+from ._json import describe_errors, read_json
+from ._load import load_task_file
 from ._matching import (
     action_matches,
     canonical_value,
@@ -23,12 +25,20 @@ from ._model import (
     ToolCallSpec,
     UserScenario,
 )
+from ._reference import (
+    REFERENCE_SNAPSHOTS,
+    assign_goals,
+    reference_task_file,
+    single_goal,
+    tau2_format_ids,
+)
 from ._stats import render_stats, task_stats
 from ._validate import Finding, record_gold_outcomes, validate_tasks
 
 __all__ = [
     "TASK_FILE_SCHEMA_VERSION", "ActionSet", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
+    "REFERENCE_SNAPSHOTS", "assign_goals", "reference_task_file", "single_goal", "tau2_format_ids",
     "describe_errors", "load_task_file", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
     "spec_matches", "task_stats", "validate_tasks",
 ]
