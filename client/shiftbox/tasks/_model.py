@@ -1,7 +1,8 @@
 """The task model: one scenario (persona, instructions, goal sequence, evaluation criteria).
 
 Native task files are `{"schema_version": 1, ..., "tasks": [...]}`; AgentChangeBench / tau2 task
-lists are read as they are by the importer (`shiftbox.agentchangebench.import_agentchangebench`).
+lists are read as they are (`reference_task_file`, used by `load_task_file` and by
+`shiftbox.agentchangebench.import_agentchangebench`).
 """
 
 from __future__ import annotations
