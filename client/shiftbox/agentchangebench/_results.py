@@ -19,7 +19,7 @@ required_shifts 0 (the reference's own defaults, gsrt.py `_safe_goal_sequence` /
   user messages carry no goal; with it, a user message carries the goal active at its index.
 - termination from `termination_reason`: user_stop (or user_transfer / out_of_scope when the last user
   message holds ###TRANSFER### / ###OUT-OF-SCOPE###: tau2 records user_stop for all three; in A 9 of 24
-  and in B 1 of 13 "user_stop" simulations end on ###TRANSFER###, A and B as in `_run_metrics`) and
+  and in B 1 of 13 "user_stop" simulations end on ###TRANSFER###; A and B as in the package notes) and
   agent_stop (-> agent_transfer) are blamed on nobody; max_steps, too_many_errors (-> too_many_tool_errors)
   and agent_error on the agent; user_error on the user.
 - servers {}, final_state {}, seed / trial from the file, agent / user "agentchangebench:<llm>" from
