@@ -4,6 +4,7 @@
 - No import circle: between the top-level packages of `shiftbox` and of `shiftbox_servers`, counting imports
   inside functions too (a lazy import is still a dependency), and between modules at import time.
 - No shipped code drives the CLI through typer's test runner: library functions do what commands do.
+- Tests, benchmarks and examples import no private module (`shiftbox.runs._plan`): what they need is exported.
 """
 
 from __future__ import annotations
@@ -160,6 +161,20 @@ def test_no_shipped_code_drives_the_cli_through_the_test_runner():
                 if i.target.startswith("typer.testing") or i.target.startswith("click.testing"):
                     offending.append(f"{path.relative_to(REPO)}:{i.line}")
     assert not offending, "shipped code uses CliRunner (call the library function instead):\n" + "\n".join(offending)
+
+
+def test_tests_bench_and_examples_use_no_private_module():
+    """They use what a user of the packages can: a name a package re-exports, never `pkg._module`."""
+    offending = []
+    for folder in (REPO / "tests", REPO / "bench", REPO / "examples"):
+        for path in sorted(folder.rglob("*.py")):
+            if "node_modules" in path.parts:
+                continue
+            for i in imports_of(path.stem, path):
+                parts = i.target.split(".")
+                if parts[0] in PACKAGES and any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+                    offending.append(f"{path.relative_to(REPO)}:{i.line} imports {i.target}")
+    assert not offending, "private modules imported (export the name from its package):\n" + "\n".join(offending)
 
 
 def test_the_rules_catch_a_circle_and_a_cli_import(tmp_path):

@@ -20,7 +20,6 @@ A or B has both). NL verdicts and GSRT are only as good as the stored judge outp
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 
 from ..metrics import (
     Breakdown,
@@ -29,6 +28,7 @@ from ..metrics import (
     TCRRAggregate,
     TSRAggregate,
     TUEAggregate,
+    mean_of_present,
     pass_hat_k,
 )
 from ..tasks import Task
@@ -49,10 +49,6 @@ def compat_simulation_metrics(trajectory: Trajectory, task: Task) -> SimulationM
         tcrr=compat_tcrr(trajectory), gsrt=compat_gsrt(trajectory), success=compat_success(trajectory, tsr))
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
-
 
 def _pooled_tue(trajectories: list[Trajectory], empty: float | None) -> TUEFigures:
     return tue_figures([f for t in trajectories for f in call_flags(t)], empty)
@@ -60,7 +56,7 @@ def _pooled_tue(trajectories: list[Trajectory], empty: float | None) -> TUEFigur
 
 def _breakdown(trajectories: list[Trajectory], sims: list[SimulationMetrics]) -> Breakdown:
     calls, by_window, by_batch = pooled_tcrr(trajectories)
-    return Breakdown(simulations=len(sims), tsr=_mean(s.tsr.score for s in sims),
+    return Breakdown(simulations=len(sims), tsr=mean_of_present(s.tsr.score for s in sims),
                      tue=_pooled_tue(trajectories, 0.0).tue,
                      tcrr=(by_window + by_batch) / calls if calls else 0.0,
                      gsrt=gsrt_aggregate(trajectories, sims))
@@ -99,7 +95,7 @@ def _notes(trajectories: list[Trajectory], tasks: dict[str, Task], sims: list[Si
            num_trials: int | None) -> list[str]:
     """What the reference would not report, and where these figures come from instead."""
     notes = ["mode agentchangebench: scored with the AgentChangeBench reference rules (see "
-             "shiftbox.metrics._agentchangebench); TCRR is pooled across simulations by turn number"]
+             "shiftbox.agentchangebench); TCRR is pooled across simulations by turn number"]
     stored_tsr = sum(stores_tsr_details(t) for t in trajectories)
     if stored_tsr < len(trajectories):
         notes.append(f"TSR: {len(trajectories) - stored_tsr} of {len(trajectories)} simulations store no "
@@ -161,15 +157,15 @@ def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *
         scored_simulations=len(sims),
         tool_calls=tue.calls,
         tsr=TSRAggregate(
-            n=len(sims), mean=_mean(s.tsr.score for s in sims),
-            communicate_info=_mean(s.tsr.communicate_info for s in sims),
-            action=_mean(s.tsr.action for s in sims), nl_assertion=_mean(s.tsr.nl_assertion for s in sims),
+            n=len(sims), mean=mean_of_present(s.tsr.score for s in sims),
+            communicate_info=mean_of_present(s.tsr.communicate_info for s in sims),
+            action=mean_of_present(s.tsr.action for s in sims), nl_assertion=mean_of_present(s.tsr.nl_assertion for s in sims),
             nl_judged=sum(s.tsr.nl_status == "judged" for s in sims)),
         tue=TUEAggregate(calls=tue.calls, t=tue.t, p=tue.p, tue=tue.tue,
-                         mean_per_simulation=_mean(s.tue.tue for s in sims)),
+                         mean_per_simulation=mean_of_present(s.tue.tue for s in sims)),
         tcrr=TCRRAggregate(calls=tcrr_calls, redundant=redundant, window=by_window, batch=by_batch,
                            pooled=redundant / tcrr_calls if tcrr_calls else 0.0,
-                           mean=_mean(s.tcrr.ratio for s in sims)),
+                           mean=mean_of_present(s.tcrr.ratio for s in sims)),
         gsrt=gsrt_aggregate(trajectories, sims),
         success_threshold=1.0,
         pass_hat_k=_pass_hat_k(sims, num_trials),

@@ -10,6 +10,14 @@ from ._aggregate import (
 from ._compare import Comparison, MetricDifference, compare
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
 from ._judges import DeterministicDetector, Judge, NLVerdicts
+from ._llm_judge import (
+    ACK_SYSTEM_PROMPT,
+    NL_SYSTEM_PROMPT,
+    LLMJudge,
+    parse_acknowledges,
+    parse_verdicts,
+    render_transcript,
+)
 from ._model import (
     AgentScores,
     Breakdown,
@@ -35,8 +43,11 @@ from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_score, tue_value
+from ._uncertainty import mean_of_present
 
 __all__ = [
+    "mean_of_present",
+    "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
     "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "ShiftReportAggregate", "ShiftReportScore",

@@ -42,6 +42,7 @@ from ._uncertainty import (
     BOOTSTRAP_SEED,
     FIGURES,
     bootstrap_intervals,
+    mean_of_present,
     ratio,
     rerun_agreement,
     simulation_counts,
@@ -98,10 +99,6 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -206,17 +203,17 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         tool_calls=counts["calls"],
         tsr=TSRAggregate(
             n=counts["tsr_n"], mean=FIGURES["tsr"](counts),
-            communicate_info=_mean(s.tsr.communicate_info for s in scored),
-            action=_mean(s.tsr.action for s in scored), nl_assertion=_mean(s.tsr.nl_assertion for s in scored),
+            communicate_info=mean_of_present(s.tsr.communicate_info for s in scored),
+            action=mean_of_present(s.tsr.action for s in scored), nl_assertion=mean_of_present(s.tsr.nl_assertion for s in scored),
             nl_judged=sum(s.tsr.nl_status == "judged" for s in scored), unscored=unscored,
             state_match=ratio(sum(state), len(state)), state_match_n=len(state),
         ),
         tue=TUEAggregate(calls=counts["calls"], t=t, p=p, tue=FIGURES["tue"](counts),
-                         mean_per_simulation=_mean(s.tue.tue for s in scored)),
+                         mean_per_simulation=mean_of_present(s.tue.tue for s in scored)),
         tcrr=TCRRAggregate(
             calls=counts["calls"], redundant=counts["redundant"],
             window=sum(s.tcrr.window for s in scored), batch=sum(s.tcrr.batch for s in scored),
-            pooled=FIGURES["tcrr"](counts), mean=_mean(s.tcrr.ratio for s in scored),
+            pooled=FIGURES["tcrr"](counts), mean=mean_of_present(s.tcrr.ratio for s in scored),
             state_aware_pooled=ratio(sum(s.tcrr.state_aware_redundant for s in aware),
                                       sum(s.tcrr.calls for s in aware)),
         ),

@@ -28,6 +28,12 @@ def ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
+def mean_of_present(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not None, or None when none is (every per-simulation mean of metrics)."""
+    present = [v for v in values if v is not None]
+    return ratio(sum(present), len(present))
+
+
 def _tue(c: Mapping[str, float]) -> float | None:
     return tue_value(ratio(c["executed"], c["calls"]), ratio(c["schema_valid"], c["p_calls"]))
 

@@ -1,15 +1,19 @@
 """Reports: the terminal summary and the self-contained HTML report."""
 
 from ._page import render_html, save_html
+from ._plots import TOP_GOAL_PAIRS
+from ._svg import histogram, nice_ticks
 from ._tables import comparison_section
 from ._terminal import (
-           agents_summary,
-           breakdown_table,
-           comparison_table,
-           headline_table,
-           retention_table,
-           summary,
+    agents_summary,
+    breakdown_table,
+    comparison_table,
+    headline_table,
+    retention_table,
+    summary,
 )
+from ._timeline import redundant_calls
 
-__all__ = ["agents_summary", "breakdown_table", "comparison_section", "comparison_table", "headline_table",
-           "render_html", "retention_table", "save_html", "summary"]
+__all__ = ["TOP_GOAL_PAIRS", "agents_summary", "breakdown_table", "comparison_section", "comparison_table",
+           "headline_table", "histogram", "nice_ticks", "redundant_calls", "render_html", "retention_table",
+           "save_html", "summary"]

@@ -65,6 +65,6 @@ def make_judge(spec: str | None, options: dict[str, str] | None = None):
         if key not in JUDGE_OPTIONS:
             raise ValueError(f"--judge-arg {key!r} is not known; use one of: {', '.join(JUDGE_OPTIONS)}")
         kwargs[key] = JUDGE_OPTIONS[key](value)
-    from ..metrics._llm_judge import LLMJudge
+    from ..metrics import LLMJudge
 
     return LLMJudge(model, **kwargs)

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from shiftbox.llm import Cassette, Usage, use_cassette
-from shiftbox.metrics._judges import Judge, NLVerdicts
-from shiftbox.metrics._llm_judge import (
+from shiftbox.metrics import (
     ACK_SYSTEM_PROMPT,
     NL_SYSTEM_PROMPT,
+    Judge,
     LLMJudge,
+    NLVerdicts,
     parse_acknowledges,
     parse_verdicts,
     render_transcript,

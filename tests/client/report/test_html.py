@@ -13,9 +13,7 @@ from typer.testing import CliRunner
 
 from shiftbox.cli import app
 from shiftbox.cli.report import report
-from shiftbox.report import render_html
-from shiftbox.report._svg import histogram, nice_ticks
-from shiftbox.report._timeline import redundant_calls
+from shiftbox.report import histogram, nice_ticks, redundant_calls, render_html
 from shiftbox.runs import read_report_inputs as load_run
 from shiftbox.runs import score_run, write_html_report
 from shiftbox.trajectory import read_trajectories

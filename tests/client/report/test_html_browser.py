@@ -100,7 +100,7 @@ def demo_dir(tmp_path_factory) -> Path:
 
 def test_demo_report_shows_each_agents_own_scores_on_its_own_conversations(chromium, demo_dir, tmp_path):
     """Regression: both demo runs share simulation ids, and every row showed the oracle's scores."""
-    from shiftbox.report._plots import TOP_GOAL_PAIRS
+    from shiftbox.report import TOP_GOAL_PAIRS
     from shiftbox.runs import score_run
     from shiftbox.trajectory import read_trajectories
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shiftbox.metrics._tsr import action_score
+from shiftbox.metrics import action_score
 from shiftbox.tasks import (
     ActionSet,
     EvaluationCriteria,
