@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from shiftbox_servers.kit import get_domain
 
-from ..llm import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._gsrt import shift_recoveries
@@ -241,9 +240,7 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
     sims = [simulation_metrics(t, tasks[t.task_id], judge, success_threshold) for t in ordered]
     run = aggregate(sims, success_threshold)
     if judge is not None:
-        usage = getattr(judge, "usage", None)
-        run.judge = {"name": judge.name,
-                     "usage": usage.model_dump() if isinstance(usage, Usage) else dict(usage or {})}
+        run.judge = {"name": judge.name, "usage": judge.usage.model_dump() if judge.usage is not None else {}}
     return run, sims
 
 

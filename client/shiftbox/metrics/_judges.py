@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -25,16 +24,20 @@ class NLVerdicts(BaseModel):
     usage: Usage = Field(default_factory=Usage, description="the judge's tokens and cost for these verdicts")
 
 
-class Judge(Protocol):
+class Judge:
+    """What metrics ask a judge; a judge derives from this and overrides what it can decide (the defaults
+    decide nothing). `usage` is its running total of LLM calls, reported apart from agent and user."""
+
     name: str
+    usage: Usage | None = None
 
     def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
         """Verdicts for every assertion, or None when it cannot judge (the channel is 'not judged')."""
-        ...
+        return None
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
         """Does this assistant message explicitly acknowledge or target `goal`? None = cannot tell."""
-        ...
+        return None
 
 
 def goal_terms(goal: str, lexicons: Mapping[str, tuple[str, ...]], generic: Iterable[str] = ()) -> tuple[str, ...]:
@@ -46,7 +49,7 @@ def goal_terms(goal: str, lexicons: Mapping[str, tuple[str, ...]], generic: Iter
     return tuple(dict.fromkeys(t for t in (label, *(w.lower() for w in words)) if t.strip() not in common))
 
 
-class DeterministicDetector:
+class DeterministicDetector(Judge):
     """Acknowledgment without an LLM: the text uses a term tied to the goal, or the turn calls a relevant tool."""
 
     name = "detector"

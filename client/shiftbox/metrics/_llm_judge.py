@@ -19,7 +19,7 @@ from shiftbox_servers.kit import escape_lone_surrogates
 
 from ..llm import LLMConnection, LLMRequest, Usage, complete_blocking, first_message
 from ..trajectory import Message, Trajectory
-from ._judges import NLVerdicts
+from ._judges import Judge, NLVerdicts
 
 TOOL_RESULT_MAX_CHARS = 600
 """Tool results longer than this are cut in the transcript (the judge needs the gist, not the rows)."""
@@ -175,7 +175,7 @@ def parse_acknowledges(text: str) -> bool | None:
     return None if data is None else _as_bool(data["acknowledges"])
 
 
-class LLMJudge:
+class LLMJudge(Judge):
     """The Judge protocol answered by an LLM (any litellm model string, e.g. "openai/gpt-4o-mini").
 
     `max_retries` retries of transient failures per question; `extra` adds completion parameters

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from shiftbox.llm import Usage
 from shiftbox.metrics import (
+    Judge,
     NLVerdicts,
     aggregate,
     compute_run_metrics,
@@ -16,7 +18,7 @@ from shiftbox.metrics import (
 from tests.client.metrics.build import Builder, action, task
 
 
-class FixedJudge:
+class FixedJudge(Judge):
     name = "fixed"
 
     def __init__(self, met=None, ack=None):
@@ -256,10 +258,10 @@ def test_retention_and_drop_by_hand():
 
 def test_judge_usage_is_reported_apart():
     class CountingJudge(FixedJudge):
-        usage = {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.001}
+        usage = Usage(calls=2, prompt_tokens=100, completion_tokens=10, cost_usd=0.001)
 
     tk = task(nl=["polite"])
     run, _ = compute_run_metrics([Builder().user().agent("hi").build()], {"t1": tk},
                                  judge=CountingJudge(met=[True]))
-    assert run.judge == {"name": "fixed", "usage": CountingJudge.usage}
+    assert run.judge == {"name": "fixed", "usage": CountingJudge.usage.model_dump()}
     assert run.tsr.nl_assertion == 1.0 and run.tsr.nl_judged == 1
