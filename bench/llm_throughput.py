@@ -55,6 +55,8 @@ ASK = "Hi, I need some help with my profile. My customer id is {customer}."
 GREETING = "Hi! How can I help you today? Let me look up your profile."
 DONE = "Done. Is there anything else I can help with?"
 STOP = "No, that is all. Thank you! ###STOP###"
+LLM_CALLS_PER_SIM = 2 * USER_TURNS + USER_TURNS + 1
+PATHS = {True: "fast path (httpx)", False: "litellm path (fast_path=false)"}
 CUSTOMER_ID = re.compile(r"cust_\d{4}")
 EXPECTED = {"messages": 2 * USER_TURNS + 1 + 2 * USER_TURNS, "tool_calls": USER_TURNS,
             "agent_llm_calls": 2 * USER_TURNS, "user_llm_calls": USER_TURNS + 1}
@@ -188,30 +190,32 @@ def shape_problems(trajectory) -> list[str]:
     return problems
 
 
-async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path) -> dict[str, Any]:
-    """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks."""
+async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
+                   fast_path: bool = True) -> dict[str, Any]:
+    """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks.
+    `fast_path=False` sends every call through litellm's own stack (the option `fast_path=false`)."""
     from importlib.metadata import version
 
     from shiftbox import agent_from_spec, user_from_spec
     from shiftbox.runs import RunConfig, RunMetadata, execute_run, prepare_run_dir, task_file_digest
 
-    options = {"api_base": base_url, "api_key_env": KEY_ENV, "max_retries": "0"}
+    options = {"api_base": base_url, "api_key_env": KEY_ENV, "max_retries": "0", "fast_path": str(fast_path).lower()}
     config = RunConfig(domain="banking", tasks_sha256=task_file_digest(task_file), agent=SPEC,
                        agent_args=options, user=SPEC, user_args=options, trials=trials, seed=0,
                        snapshot=str(get_domain("banking").default_snapshot_dir()))
     prepare_run_dir(run_dir, RunMetadata(config=config, shiftbox_version=version("shiftbox"),
                                          simulations=len(task_file.tasks) * trials), task_file, resume=False)
     with WriteClock().installed() as writes:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         trajectories = await execute_run(config, task_file.tasks, run_dir, make_agent=lambda: agent_from_spec(SPEC, options),
                                          make_user=lambda: user_from_spec(SPEC, options), concurrency=concurrency,
                                          finished=set())
-        seconds = time.perf_counter() - start
+        seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     bad = {t.simulation_id: p for t in trajectories if (p := shape_problems(t))}
     if bad or len(trajectories) != len(task_file.tasks) * trials:
         raise AssertionError(f"{len(bad)} of {len(trajectories)} simulations are not the scripted conversation, "
                              f"e.g. {next(iter(bad.items()), None)}")
-    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds}
+    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds, "cpu_s": cpu_s}
 
 
 def split(run: dict[str, Any]) -> dict[str, float]:
@@ -221,10 +225,11 @@ def split(run: dict[str, Any]) -> dict[str, float]:
     llm = sum(t.timing.get("llm_s", 0.0) for t in trajectories)
     mcp = sum(t.timing.get("mcp_s", 0.0) for t in trajectories)
     total = wall + run["write_s"]
-    return {"litellm_pct": round(100 * llm / total, 1), "mcp_pct": round(100 * mcp / total, 1),
+    return {"llm_pct": round(100 * llm / total, 1), "mcp_pct": round(100 * mcp / total, 1),
             "harness_pct": round(100 * (wall - llm - mcp) / total, 1),
             "write_pct": round(100 * run["write_s"] / total, 1),
-            "ms_per_sim": round(1000 * total / len(trajectories), 2)}
+            "ms_per_sim": round(1000 * total / len(trajectories), 2),
+            "cpu_ms_per_completion": round(1000 * run["cpu_s"] / (len(trajectories) * LLM_CALLS_PER_SIM), 2)}
 
 
 def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> dict[str, Any]:
@@ -271,24 +276,28 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
     rows: list[dict] = []
     detail: dict[str, Any] = {"litellm_import_s": round(import_seconds, 2)}
     with fake_server_process() as base_url, tempfile.TemporaryDirectory() as tmp:
-        warm = await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 1,
-                              Path(tmp) / "warmup")  # litellm sets up its clients on first use
-        detail["warmup_2_sims_s"] = round(warm["seconds"], 2)
+        for fast in PATHS:  # litellm sets up its clients on first use, the fast path its pool
+            warm = await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 1,
+                                  Path(tmp) / f"warmup-{fast}", fast)
+            detail[f"warmup_2_sims_s ({PATHS[fast]})"] = round(warm["seconds"], 2)
         for concurrency in concurrencies:
-            run = await run_once(base_url, task_file, trials, concurrency, Path(tmp) / f"c{concurrency}")
-            n = len(run["trajectories"])
-            rows.append({"bench": f"LLM agent + LLM user via litellm (fake server), scripted conversation, "
-                                  f"concurrency {concurrency}",
-                         "simulations": n, "seconds": round(run["seconds"], 2),
-                         "sims_per_s": round(n / run["seconds"], 1), **split(run)})
+            for fast in PATHS:  # side by side, paired per concurrency
+                run = await run_once(base_url, task_file, trials, concurrency, Path(tmp) / f"c{concurrency}-{fast}",
+                                     fast)
+                n = len(run["trajectories"])
+                rows.append({"bench": f"LLM agent + LLM user, {PATHS[fast]} (fake server), scripted conversation, "
+                                      f"concurrency {concurrency}",
+                             "simulations": n, "seconds": round(run["seconds"], 2),
+                             "sims_per_s": round(n / run["seconds"], 1), **split(run)})
         if profile_simulations:
-            profile = cProfile.Profile()
-            small = task_file.model_copy(update={"tasks": task_file.tasks[:1]})
-            start = time.perf_counter()
-            profile.enable()
-            await run_once(base_url, small, profile_simulations, 1, Path(tmp) / "profile")
-            profile.disable()
-            detail["profile_concurrency_1"] = profile_summary(profile, time.perf_counter() - start)
+            for fast in PATHS:
+                profile = cProfile.Profile()
+                small = task_file.model_copy(update={"tasks": task_file.tasks[:1]})
+                start = time.perf_counter()
+                profile.enable()
+                await run_once(base_url, small, profile_simulations, 1, Path(tmp) / f"profile-{fast}", fast)
+                profile.disable()
+                detail[f"profile_concurrency_1 ({PATHS[fast]})"] = profile_summary(profile, time.perf_counter() - start)
     rows[0]["litellm_import_s"] = detail["litellm_import_s"]
     return rows, detail
 

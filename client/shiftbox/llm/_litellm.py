@@ -1,4 +1,5 @@
-"""The one place shiftbox imports litellm, lazily, and the one call it makes.
+"""The one place shiftbox imports litellm, lazily, and the one call it makes (or its fast path for
+OpenAI-compatible endpoints, `_openai_http`, which still builds and converts through litellm).
 
 litellm must be configured before its first import:
 - `LITELLM_LOCAL_MODEL_COST_MAP=True`: use the bundled price map; otherwise the import fetches one
@@ -19,6 +20,7 @@ from typing import Any
 
 from .._jsonl import dump_json
 from ._model import COST_FIELD, LLMConnection, LLMRequest
+from ._openai_http import call_openai_http, fast_route
 
 LITELLM_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -48,15 +50,20 @@ def price_usd(litellm: ModuleType, model: str, prompt_tokens: int, completion_to
 
 
 async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[str, Any]:
-    """One live completion as plain JSON, without volatile fields and with its price (`COST_FIELD`)."""
+    """One live completion as plain JSON, without volatile fields and with its price (`COST_FIELD`), priced
+    once, for the model the user named. OpenAI-compatible endpoints take the fast path (`_openai_http`)."""
     litellm = import_litellm()
-    kwargs: dict[str, Any] = dict(request.params)
-    if request.tools:
-        kwargs["tools"] = request.tools
-    response = await litellm.acompletion(
-        model=request.model, messages=request.messages, api_base=connection.api_base,
-        api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
-        max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
+    route = fast_route(request, connection)
+    if route is not None:
+        response = await call_openai_http(request, connection, route)
+    else:
+        kwargs: dict[str, Any] = dict(request.params)
+        if request.tools:
+            kwargs["tools"] = request.tools
+        response = await litellm.acompletion(
+            model=request.model, messages=request.messages, api_base=connection.api_base,
+            api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
+            max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
     data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)

@@ -31,6 +31,8 @@ class LLMConnection(BaseModel):
     api_base: str | None = None
     api_key: str | None = None
     timeout_s: float = 120.0
+    fast_path: bool = Field(True, description="OpenAI-compatible endpoints (openai/, hosted_vllm/ with an "
+                                              "api_base) skip the openai SDK and litellm's logging")
 
 
 class Usage(BaseModel):

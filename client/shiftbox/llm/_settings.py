@@ -21,12 +21,13 @@ COMMON_OPTIONS: dict[str, type] = {
     "timeout": float,
     "retry_backoff": float,
     "drop_params": bool,
+    "fast_path": bool,
 }
 """Option name -> type, for --agent-arg / --user-arg KEY=VALUE pairs."""
 
 RESERVED_EXTRA = frozenset({"model", "messages", "tools", "api_key", "api_base", "base_url", "timeout",
                             "max_retries", "num_retries", "stream", "n", "temperature", "seed", "max_tokens",
-                            "drop_params"})
+                            "drop_params", "fast_path"})
 """Keys an `extra.<k>` option may not set: the harness owns them, or a dedicated option exists."""
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -68,12 +69,14 @@ class LLMSettings:
     timeout: float = 120.0
     retry_backoff: float = 0.5
     drop_params: bool = True
+    fast_path: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def connection(self) -> LLMConnection:
         """Where to call. The key is read from `api_key_env` now (None: litellm's own env lookup)."""
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return LLMConnection(api_base=self.api_base, api_key=api_key, timeout_s=self.timeout)
+        return LLMConnection(api_base=self.api_base, api_key=api_key, timeout_s=self.timeout,
+                             fast_path=self.fast_path)
 
     async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
         """The request through the boundary with these retries, backoff and connection (`what` names

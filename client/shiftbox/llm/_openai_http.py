@@ -1,0 +1,148 @@
+"""The fast path for OpenAI-compatible endpoints: one shared httpx client instead of litellm's call stack.
+
+Taken for litellm's `openai/` and `hosted_vllm/` routes with an `api_base` (a local vLLM or SGLang
+server, the fake server), unless `fast_path=false`. The request body is built by litellm's own
+request building for that route (`get_optional_params` and the route's `transform_request`, so a
+model litellm remaps, e.g. `max_tokens` to `max_completion_tokens`, is remapped the same), and the
+response goes through litellm's own conversion (`convert_to_model_response_object`): the same JSON
+as the litellm path. What it skips is the openai SDK (its request-parameter transform was the
+largest cost per call) and litellm's logging and callbacks. HTTP errors become `ProviderHTTPError`
+with the status, so `cause_of` gives them the same kinds (and retries) as litellm's errors; httpx's
+timeouts and connection errors are recognised by name there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from typing import Any
+
+import httpx
+
+from ._model import LLMConnection, LLMRequest
+
+ROUTE_KEY_ENV = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
+"""Routes the fast path serves, with the environment variable litellm reads the key from."""
+
+FAST_PARAMS = frozenset({"temperature", "seed", "max_tokens", "max_completion_tokens", "drop_params", "tool_choice",
+                         "parallel_tool_calls", "top_p", "stop", "presence_penalty", "frequency_penalty",
+                         "response_format", "reasoning_effort", "user", "logit_bias"})
+"""Request parameters the fast path passes through litellm's request building; any other (extra_headers,
+extra_body, …) sends the call down the litellm path."""
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+
+
+class ProviderHTTPError(Exception):
+    """An OpenAI-compatible endpoint answered with an error status (or an unusable body)."""
+
+    def __init__(self, status_code: int, message: str, response: httpx.Response | None = None):
+        super().__init__(message)
+        self.status_code, self.response = status_code, response
+
+
+def fast_route(request: LLMRequest, connection: LLMConnection) -> tuple[str, str, str] | None:
+    """(provider, model at the endpoint, api key) when the fast path serves this call, else None."""
+    provider, _, model = request.model.partition("/")
+    if not (connection.fast_path and connection.api_base and model and provider in ROUTE_KEY_ENV):
+        return None
+    if not request.params.keys() <= FAST_PARAMS:
+        return None
+    api_key = connection.api_key or os.environ.get(ROUTE_KEY_ENV[provider])
+    if not api_key:
+        if provider == "openai":
+            return None  # litellm's path reports the missing key as it always did
+        api_key = "fake-api-key"  # what litellm's hosted_vllm route sends without a key
+    return provider, model, api_key
+
+
+def _client() -> httpx.AsyncClient:
+    """One client (connection pool) per event loop: a pool is bound to the loop that uses it."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        _clients[loop] = client
+    return client
+
+
+def _chat_config(provider: str, model: str) -> Any:
+    from litellm.types.utils import LlmProviders
+    from litellm.utils import ProviderConfigManager
+
+    return ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
+
+
+async def request_body(request: LLMRequest, provider: str, model: str) -> dict[str, Any]:
+    """The JSON body litellm's route would send: its message clean-up, optional params and transform, with
+    `extra_body` merged in as the openai SDK does."""
+    from litellm.utils import get_optional_params, validate_and_fix_openai_messages
+
+    messages = validate_and_fix_openai_messages(messages=[dict(m) for m in request.messages])
+    params = dict(request.params)
+    if request.tools:
+        params["tools"] = request.tools
+    optional = get_optional_params(model=model, custom_llm_provider=provider, messages=messages, **params)
+    body = await _chat_config(provider, model).async_transform_request(
+        model=model, messages=messages, optional_params=optional, litellm_params={}, headers={})
+    if body.get("stream") is False:
+        body.pop("stream")
+    body.update(body.pop("extra_body", None) or {})
+    return body
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        error = response.json().get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        message = None
+    return f"OpenAIException - {message or response.text[:300] or response.reason_phrase}"
+
+
+async def post_completion(url: str, body: dict[str, Any], connection: LLMConnection,
+                          api_key: str) -> httpx.Response:
+    """POST the body: the response when it is a JSON object, else ProviderHTTPError with the status."""
+    try:  # the bytes httpx sends for the openai SDK: UTF-8, so a lone surrogate fails as it does there
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    except (UnicodeEncodeError, ValueError) as exc:
+        raise ProviderHTTPError(500, f"OpenAIException - {exc}") from exc
+    response = await _client().post(url, content=content, timeout=connection.timeout_s,
+                                    headers={"Authorization": f"Bearer {api_key}",
+                                             "Content-Type": "application/json"})
+    if response.status_code >= 400:
+        raise ProviderHTTPError(response.status_code, _error_message(response), response)
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ProviderHTTPError(500, f"OpenAIException - Empty or invalid response from LLM endpoint. "
+                                     f"Received: {response.text[:300]!r}", response)
+    return response
+
+
+async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str]) -> Any:
+    """One completion on the fast path, as the litellm `ModelResponse` its own route would return: the
+    `openai/` route parses through the openai SDK's response model first, `hosted_vllm/` does not."""
+    from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
+        convert_to_model_response_object,
+    )
+    from litellm.types.utils import ModelResponse
+    from openai.types.chat import ChatCompletion
+
+    provider, model, api_key = route
+    config = _chat_config(provider, model)
+    body = await request_body(request, provider, model)
+    base = (connection.api_base or "").rstrip("/")
+    url = f"{base}/chat/completions" if provider == "openai" else config.get_complete_url(
+        api_base=base, api_key=api_key, model=model, optional_params={}, litellm_params={})
+    response = await post_completion(url, body, connection, api_key)
+    data = response.json()
+    if provider == "openai":
+        data = config.transform_parsed_response_dict(ChatCompletion.construct(**data).model_dump())
+    headers = dict(response.headers)
+    return convert_to_model_response_object(response_object=data, model_response_object=ModelResponse(),
+                                            hidden_params={"headers": headers}, _response_headers=headers)
