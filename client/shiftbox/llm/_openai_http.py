@@ -6,9 +6,9 @@ request building for that route (`get_optional_params` and the route's `transfor
 model litellm remaps, e.g. `max_tokens` to `max_completion_tokens`, is remapped the same), and the
 response goes through litellm's own conversion (`convert_to_model_response_object`): the same JSON
 as the litellm path. What it skips is the openai SDK (its request-parameter transform was the
-largest cost per call) and litellm's logging and callbacks. HTTP errors become `ProviderHTTPError`
-with the status, so `cause_of` gives them the same kinds (and retries) as litellm's errors; httpx's
-timeouts and connection errors are recognised by name there too.
+largest cost per call) and litellm's logging and callbacks. Failures become `ProviderHTTPError` with
+the status and message litellm's error would carry (timeouts 408, connection errors "Connection error."),
+so `cause_of` gives them the same kinds, retries and messages as on the litellm path.
 """
 
 from __future__ import annotations
@@ -35,12 +35,24 @@ extra_body, …) sends the call down the litellm path."""
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
-class ProviderHTTPError(Exception):
-    """An OpenAI-compatible endpoint answered with an error status (or an unusable body)."""
+LITELLM_ERRORS = {400: "BadRequestError: ", 401: "AuthenticationError: AuthenticationError: ",
+                  403: "APIError: APIError: ", 404: "NotFoundError: NotFoundError: ", 408: "Timeout: Timeout Error: ",
+                  422: "BadRequestError: ", 429: "RateLimitError: RateLimitError: ",
+                  500: "InternalServerError: InternalServerError: ", 502: "BadGatewayError: BadGatewayError: ",
+                  503: "ServiceUnavailableError: ServiceUnavailableError: ", 504: "Timeout: Timeout Error: "}
+"""How litellm names an error status in its message (any other: APIError), so a failure reads the same
+(and is recorded the same in a trajectory's termination) on both paths."""
 
-    def __init__(self, status_code: int, message: str, response: httpx.Response | None = None):
-        super().__init__(message)
-        self.status_code, self.response = status_code, response
+
+class ProviderHTTPError(Exception):
+    """An OpenAI-compatible endpoint failed: the status litellm's error would carry, its message, and the
+    response (whose retry-after headers the retries honour)."""
+
+    def __init__(self, status_code: int, message: str, response: httpx.Response | None = None, *,
+                 name: str | None = None):
+        super().__init__(f"litellm.{name or LITELLM_ERRORS.get(status_code, 'APIError: APIError: ')}{message}")
+        self.status_code = 408 if status_code == 504 else status_code  # litellm: a gateway timeout is a Timeout
+        self.response = response
 
 
 def fast_route(request: LLMRequest, connection: LLMConnection) -> tuple[str, str, str] | None:
@@ -99,7 +111,7 @@ def _error_message(response: httpx.Response) -> str:
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
         message = None
-    return f"OpenAIException - {message or response.text[:300] or response.reason_phrase}"
+    return f"OpenAIException - {message or response.text}"
 
 
 async def post_completion(url: str, body: dict[str, Any], connection: LLMConnection,
@@ -109,9 +121,15 @@ async def post_completion(url: str, body: dict[str, Any], connection: LLMConnect
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     except (UnicodeEncodeError, ValueError) as exc:
         raise ProviderHTTPError(500, f"OpenAIException - {exc}") from exc
-    response = await _client().post(url, content=content, timeout=connection.timeout_s,
-                                    headers={"Authorization": f"Bearer {api_key}",
-                                             "Content-Type": "application/json"})
+    try:
+        response = await _client().post(url, content=content, timeout=connection.timeout_s,
+                                        headers={"Authorization": f"Bearer {api_key}",
+                                                 "Content-Type": "application/json"})
+    except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
+        raise ProviderHTTPError(408, f"APITimeoutError - Request timed out. - timeout value={connection.timeout_s}",
+                                name="Timeout: ") from exc
+    except httpx.TransportError as exc:
+        raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc
     if response.status_code >= 400:
         raise ProviderHTTPError(response.status_code, _error_message(response), response)
     try:
@@ -119,8 +137,9 @@ async def post_completion(url: str, body: dict[str, Any], connection: LLMConnect
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise ProviderHTTPError(500, f"OpenAIException - Empty or invalid response from LLM endpoint. "
-                                     f"Received: {response.text[:300]!r}", response)
+        raise ProviderHTTPError(500, f"OpenAIException - Empty or invalid response from LLM endpoint. Received: "
+                                     f"{response.text!r}. Check the reverse proxy or model server configuration.",
+                                response)
     return response
 
 

@@ -44,10 +44,9 @@ def cause_of(exc: BaseException) -> str:
     status = _status(exc)
     if status == 429 or "RateLimitError" in names:
         return "rate_limit"
-    if status == 408 or names & {"Timeout", "APITimeoutError", "TimeoutException"}:  # litellm, openai, httpx
+    if status == 408 or names & {"Timeout", "APITimeoutError"}:
         return "timeout"
-    if "Connection error" in str(exc) or "TransportError" in names or (
-            "APIConnectionError" in names and (status is None or status >= 500)):
+    if "Connection error" in str(exc) or ("APIConnectionError" in names and (status is None or status >= 500)):
         return "connection"
     if status is not None and status >= 500:
         return "server_error"
