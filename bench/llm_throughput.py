@@ -1,4 +1,5 @@
-"""`make bench` section: end-to-end simulations per second, LLM agent + LLM user through litellm.
+"""`make bench` section: end-to-end simulations per second, LLM agent + LLM user through the LLM boundary,
+on its fast path for OpenAI-compatible endpoints and on the litellm path (`fast_path=false`), side by side.
 
     uv run python bench/llm_throughput.py [--simulations 100] [--concurrency 1 8 64] [--profile 20]
 

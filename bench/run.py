@@ -380,8 +380,12 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
     return rows
 
 
+LLM_PROSE = ("LLM rows, where the time goes (cProfile, one agent-sized completion, 25 tools and a 8 KB policy, against the fake server in its own process; times under the profiler, about 2x the real ones). The litellm path (`fast_path=false`): 25 ms of CPU per completion, of it the openai SDK's request-parameter transform 7.9 ms, httpx 3.4 ms, litellm's logging and success handlers computing the cost (`response_cost_calculator` 2.3 ms, `async_success_handler` 1.3 ms) before shiftbox priced it again (`price_usd` 0.6 ms), litellm's request building 1.1 ms, its response conversion 0.5 ms; MCP and shiftbox's own code a few percent of a simulation. The fast path (openai/ and hosted_vllm/ with an api_base, the default) posts litellm's request body with one shared httpx client: 7.6 ms per completion, of it httpx 2.8 ms, litellm's request building 1.6 ms (its cache-control scrub of the messages 0.9 ms), pricing once 0.7 ms, litellm's response conversion 0.4 ms; the openai SDK and litellm's logging are gone. End to end (bench/llm_throughput.py --simulations 20, both paths paired in one run, not profiled): 6.0 / 5.0 ms of harness CPU per completion at concurrency 1 / 8 on the fast path against 13.5 / 10.7 on the litellm path, 8.4 / 10.3 sims/s against 3.8 / 4.7. The reference harness did 2.28 sims/s at concurrency 8 on this machine (litellm 1.106), so the fast path is 4.5x it, short of the 10x the spec asks for: what is left per completion is httpx, litellm's request building and response conversion, and the harness itself.")
+"""Where the LLM time goes, before and after the fast path (measured as it says; update with the figures)."""
+
+
 def bench_llm() -> list[dict]:
-    """LLM agent + LLM user through litellm on the spec's scripted conversation, with the time split."""
+    """LLM agent + LLM user on the spec's scripted conversation, fast path and litellm path, with the time split."""
     # bench/ is on sys.path: this file runs as a script
     from llm_throughput import bench_llm_throughput
 
@@ -435,9 +439,12 @@ def main() -> int:
             md + "\nWritten by `make bench` (`python bench/run.py --publish`); every figure is a median or a ratio "
                  "measured side by side in one run on this machine, because these machines are shared and noisy.\n"
                  "\nLLM rows (bench/llm_throughput.py): `*_pct` split the summed per-simulation time (wall time plus "
-                 "appending the result) into litellm (inside `shiftbox.llm.complete`), MCP (tool calls and state "
+                 "appending the result) into the LLM boundary (`llm_pct`: inside `shiftbox.llm.complete`), MCP (tool calls and state "
                  "reads), the harness (the rest) and writing; `ms_per_sim` is that sum per simulation, so it grows "
-                 "with concurrency while simulations wait on each other.\n"
+                 "with concurrency while simulations wait on each other; `cpu_ms_per_completion` is this process's CPU "
+                 "time over the run per LLM completion (the fake server runs in its own process). Each concurrency "
+                 "has a fast-path row and a litellm-path row (`fast_path=false`), run one after the other.\n"
+                 "\n" + LLM_PROSE + "\n"
                  "\nMemory rows (bench_episode_memory): each mode in a fresh process, 1,000 banking episodes opened "
                  "with one get_account call each, then all dropped; figures per episode, from /proc/self/smaps_rollup: "
                  "`rss_*` is Rss (it counts the shared snapshot pages in every episode that touched them), `private_*` "

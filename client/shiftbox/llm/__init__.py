@@ -6,7 +6,11 @@ calls litellm (imported lazily, once, by `import_litellm`); under a cassette bou
 with `use_cassette` it records each exchange, or replays it without touching the network. Every
 response carries its price (`COST_FIELD`), so `Usage.of_response` counts a replay like the live run.
 
-Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call),
+Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api_base) take a fast path
+(`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
+
+Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
+(the fast path),
 `_cassette` (record/replay), `_boundary` (`complete`), `_retries` (retries, causes, errors raised),
 `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
 """
