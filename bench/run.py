@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+from shiftbox.world import compile_output_schemas
 from shiftbox_servers.kit import Snapshot, get_domain, http_server_process
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +72,8 @@ def installed(domain: str) -> bool:
 
 
 async def bench_round_trips(n: int) -> list[dict]:
-    """Each domain's lookup tool next to echo on the same transport, interleaved in rounds."""
+    """Each domain's lookup tool next to echo on the same transport, interleaved in rounds, through clients that
+    check results as the harness does (`compile_output_schemas`)."""
     from shiftbox_servers.kit import open_server
 
     rows = []
@@ -91,6 +93,8 @@ async def bench_round_trips(n: int) -> list[dict]:
                     target, echo_target = [await stack.enter_async_context(http_server(d)) for d in (domain, "echo")]
                 server = await stack.enter_async_context(Client(target))
                 echo = await stack.enter_async_context(Client(echo_target))
+                for client in (server, echo):  # checked as the harness checks them (shiftbox.world)
+                    compile_output_schemas(client)
                 real, trivial = [], []
                 for _ in range(5):  # interleave so drift on a noisy machine hits both alike
                     real += await time_calls(server, tool, args, n // 5)

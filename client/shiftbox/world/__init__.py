@@ -14,6 +14,7 @@ from ._docker import (
     inspect_image,
 )
 from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
+from ._output_schemas import CompiledOutputSchemas, compile_output_schemas
 from ._serve import (
     OPEN_SESSION_TASK,
     ClientSessions,
@@ -38,9 +39,9 @@ from ._world import (
 
 __all__ = [
     "CALLS_FILE", "GATEWAY_AGENT", "GATEWAY_USER", "OPEN_SESSION_TASK", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
-    "ClientSessions", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "GatewaySessions", "Image",
+    "ClientSessions", "CompiledOutputSchemas", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "GatewaySessions", "Image",
     "InfrastructureError", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
-    "apply_initial_state", "check_server", "client_result", "docker_command", "episode_id_for", "find_image",
+    "apply_initial_state", "check_server", "client_result", "compile_output_schemas", "docker_command", "episode_id_for", "find_image",
     "image_ref", "inspect_image", "open_run_gateway", "open_session_task", "open_world", "run_dir_lock",
     "serve_http", "serve_sessions", "stopped_message", "tool_message_content",
 ]

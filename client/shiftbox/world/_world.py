@@ -44,6 +44,7 @@ from shiftbox_servers.kit import (
 from .._stopwatch import timed
 from ..errors import InfrastructureError, ToolContractError, unwrapped_errors
 from ..trajectory import ServerInfo, ToolCallRecord
+from ._output_schemas import compile_output_schemas
 
 ServerMode = Literal["inproc", "stdio", "http", "docker"]
 SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
@@ -254,6 +255,7 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
         else:
             target = _server_target(domain, snapshot, mode, toolset)
         client = await stack.enter_async_context(Client(target))
+        compile_output_schemas(client)
         if container is not None:
             container.check(client.server_info, snapshot.manifest)
         yield client, container.image.id if container is not None else None
