@@ -1,0 +1,78 @@
+"""The harness refuses a server result that breaks the tool's output schema, with its compiled check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from shiftbox.errors import InfrastructureError
+from shiftbox.world import CompiledOutputSchemas, compile_output_schemas, open_world
+
+pytestmark = pytest.mark.anyio
+
+
+class Item(BaseModel):
+    item_id: str
+    count: int
+
+
+def lying_server(answers: list[dict | None]) -> MCPServer:
+    """A server publishing `Item` as `lookup`'s output schema that sends whatever `answers` holds next,
+    unchecked (the SDK checks a result only against a model, and this tool has none left)."""
+
+    async def lookup() -> Item:
+        structured = answers.pop(0)
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(structured))],
+                              structured_content=structured)
+
+    tool = Tool.from_function(lookup)
+    assert tool.output_schema is not None
+    tool.fn_metadata.output_model = None  # keep the published schema, drop the server's own check
+    return MCPServer(name="lying", tools=[tool])
+
+
+@pytest.mark.parametrize(("sent", "error"), [
+    ({"item_id": "i1", "count": "three"}, "Invalid structured content returned by tool lookup"),
+    ({"item_id": "i1"}, "Invalid structured content returned by tool lookup"),
+    (None, "has an output schema but did not return structured content"),
+])
+async def test_a_result_breaking_the_output_schema_is_refused(sent, error):
+    answers = [{"item_id": "i0", "count": 2}, sent]
+    async with Client(lying_server(answers)) as client:
+        check = compile_output_schemas(client)
+        await client.list_tools()  # as the harness does first; an unlisted tool goes to the SDK, which lists
+        ok = await client.call_tool("lookup", {})
+        assert ok.structured_content == {"item_id": "i0", "count": 2} and check.accepted == 1
+        with pytest.raises(RuntimeError, match=error):
+            await client.call_tool("lookup", {})
+        assert check.accepted == 1
+
+
+async def test_a_schema_that_does_not_compile_falls_back_to_the_sdks_check():
+    async with Client(lying_server([{"item_id": "i0", "count": 2}, {"item_id": "i1", "count": "x"}])) as client:
+        check = compile_output_schemas(client)
+        await client.list_tools()
+        client.session._tool_output_schemas["lookup"] = {"$ref": "https://example.invalid/item.json"}
+        with pytest.raises(RuntimeError, match="Invalid schema for tool lookup"):
+            await client.call_tool("lookup", {})
+        assert check.accepted == 0
+
+
+async def test_the_harness_checks_results_with_compiled_schemas_and_records_a_refusal():
+    async with open_world("banking") as world:
+        check = world.client.session.validate_tool_result.__self__
+        assert isinstance(check, CompiledOutputSchemas)
+        record = await world.episode("schemas").call("get_account", {"account_id": "acc_00001"}, call_id="c0",
+                                                     message_index=0, agent_turn=0)
+        assert not record.is_error and check.accepted == 1
+        world.client.session._tool_output_schemas["get_account"] = {
+            "type": "object", "required": ["no_such_field"]}
+        with pytest.raises(InfrastructureError, match="Invalid structured content returned by tool get_account"):
+            await world.episode("schemas").call("get_account", {"account_id": "acc_00001"}, call_id="c1",
+                                                message_index=1, agent_turn=1)
