@@ -53,7 +53,10 @@ class CompiledOutputSchemas:
             except Exception:  # an invalid or unresolvable schema: the SDK's check says so
                 return False
             compiled = self._compiled[name] = (schema, validator)
-        return compiled[1].is_valid(result.structured_content)
+        try:
+            return compiled[1].is_valid(result.structured_content)
+        except (TypeError, ValueError):  # not JSON (a Python object from an in-process server): the SDK decides
+            return False
 
 
 def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
