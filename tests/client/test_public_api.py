@@ -67,3 +67,21 @@ def test_the_python_page_example_runs_as_written(tmp_path):
     metrics, _ = shiftbox.score_run(tmp_path / "runs" / "from-python")
     assert out.stdout.strip() == (f"TSR {metrics.tsr.mean:.2f}, TUE {metrics.tue.tue:.2f}, "
                                   f"{len(trajectories)} simulations, {len(trajectories)} scored")
+
+
+def test_bad_choices_from_python_are_plan_errors_naming_the_choices(tmp_path):
+    """The CLI's typer choices never reach these checks; a Python caller does, and gets the same guidance."""
+    import pytest
+
+    from shiftbox.runs import serve_gateway
+
+    tasks = REPO / "snapshots/banking/v1/tasks-handwritten.json"
+    with pytest.raises(shiftbox.RunPlanError, match="'docker-compose' is not one of inproc, stdio, http, docker"):
+        shiftbox.plan_run(tasks, tmp_path / "a", servers="docker-compose")
+    with pytest.raises(shiftbox.RunPlanError, match="'k8s' is not one of inproc, stdio, http, docker"):
+        serve_gateway("banking", tmp_path / "b", servers="k8s")
+    with pytest.raises(shiftbox.RunPlanError, match="--transport 'sse' is not http or stdio"):
+        serve_gateway("banking", tmp_path / "c", transport="sse")
+    with pytest.raises(shiftbox.RunPlanError, match="--tools 'live': choose one of reexecute, transcript"):
+        shiftbox.replay_fixture(REPO / "fixtures" / "banking-litellm", tmp_path / "d", "live")
+    assert not any(tmp_path.iterdir())  # refused before anything was written

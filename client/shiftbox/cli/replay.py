@@ -31,7 +31,7 @@ def replay(
     Example: shiftbox replay fixtures/banking-litellm --out runs/replayed
     """
     try:
-        result = replay_fixture(fixture, out, ToolsModeChoice(tools).value, concurrency)
+        result = replay_fixture(fixture, out, tools.value, concurrency)
     except (RunPlanError, RunDirError, RunFileError) as exc:
         raise fail(str(exc)) from None
     if result.failed is not None:

@@ -76,7 +76,7 @@ def run(
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
             user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
-            servers=ServerModeChoice(servers).value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
+            servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset)
     except (SpecError, RunPlanError) as exc:

@@ -38,8 +38,8 @@ def serve(
     Example: shiftbox serve --domain banking --port 8766 --out runs/desktop
     """
     try:
-        ended = serve_gateway(domain, out, transport=TransportChoice(transport).value, port=port,
-                              servers=ServerModeChoice(servers).value, snapshot=snapshot, tasks=tasks,
+        ended = serve_gateway(domain, out, transport=transport.value, port=port,
+                              servers=servers.value, snapshot=snapshot, tasks=tasks,
                               task_id=task_id, log=lambda line: err.print(line, highlight=False))
     except (RunPlanError, RunDirError, RunFileError, SnapshotError, InfrastructureError, OSError) as exc:
         raise fail(str(exc)) from None

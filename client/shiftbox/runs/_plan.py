@@ -82,8 +82,7 @@ def plan_run(
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options."""
     task_file, source = _task_file(tasks)
     domain = domain or task_file.domain
-    if servers not in SERVER_MODES:
-        raise RunPlanError(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
+    check_server_mode(servers)
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
     if task_file.domain != domain:
@@ -105,6 +104,12 @@ def plan_run(
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
                    retry_infra=retry_infra, agent_options=agent_options, user_options=user_options)
+
+
+def check_server_mode(servers: str) -> None:
+    """How the servers run must be one of `SERVER_MODES` (checked before anything is written)."""
+    if servers not in SERVER_MODES:
+        raise RunPlanError(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
 
 
 def _task_file(tasks: Path | str | TaskFile) -> tuple[TaskFile, str]:

@@ -16,13 +16,13 @@ from ..tasks import Task, TaskFile, load_task_file
 from ..world import (
     GATEWAY_AGENT,
     GATEWAY_USER,
-    SERVER_MODES,
     open_session_task,
     run_dir_lock,
     serve_sessions,
 )
 from ._config import RunConfig, RunMetadata, task_file_digest
 from ._files import RUN_FILE, prepare_run_dir
+from ._plan import check_server_mode
 
 TRANSPORTS = ("http", "stdio")
 
@@ -34,8 +34,7 @@ def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int 
     sessions still open at the stop (each written). Messages for the person running it go to `log`."""
     if transport not in TRANSPORTS:
         raise RunPlanError(f"--transport {transport!r} is not http or stdio")
-    if servers not in SERVER_MODES:
-        raise RunPlanError(f"--servers {servers!r} is not one of {', '.join(SERVER_MODES)}")
+    check_server_mode(servers)
     try:
         snapshot_dir = snapshot or get_domain(domain).default_snapshot_dir()
     except KeyError as exc:
