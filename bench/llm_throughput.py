@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,24 @@ def shape_problems(trajectory) -> list[str]:
     return problems
 
 
+class ScriptFailure(RuntimeError):
+    """Some simulations of a run are not the scripted conversation: no figure of that run counts."""
+
+
+def script_failure(trajectories: list, expected: int) -> str | None:
+    """What went wrong in a run, for the bench's failure message (None: every simulation is the script)."""
+    bad = {t.simulation_id: (t, p) for t in trajectories if (p := shape_problems(t))}
+    if not bad and len(trajectories) == expected:
+        return None
+    ends = Counter(f"{t.termination.reason}: {t.termination.detail}" for t, _ in bad.values())
+    message = f"{len(bad)} of {len(trajectories)} simulations (of {expected} expected) are not the scripted conversation"
+    if ends:
+        (end, times), = ends.most_common(1)
+        first, (_, problems) = next(iter(bad.items()))
+        message += f"; most frequent termination ({times}x): {end}; e.g. {first}: {'; '.join(problems)}"
+    return message
+
+
 async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
                    fast_path: bool = True) -> dict[str, Any]:
     """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks.
@@ -212,10 +231,9 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
                                          make_user=lambda: user_from_spec(SPEC, options), concurrency=concurrency,
                                          finished=set())
         seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
-    bad = {t.simulation_id: p for t in trajectories if (p := shape_problems(t))}
-    if bad or len(trajectories) != len(task_file.tasks) * trials:
-        raise AssertionError(f"{len(bad)} of {len(trajectories)} simulations are not the scripted conversation, "
-                             f"e.g. {next(iter(bad.items()), None)}")
+    failure = script_failure(trajectories, len(task_file.tasks) * trials)
+    if failure:
+        raise ScriptFailure(f"{PATHS[fast_path]}, concurrency {concurrency}: {failure}")
     return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds, "cpu_s": cpu_s}
 
 

@@ -391,9 +391,12 @@ LLM_PROSE = ("LLM rows, where the time goes (cProfile, one agent-sized completio
 def bench_llm() -> list[dict]:
     """LLM agent + LLM user on the spec's scripted conversation, fast path and litellm path, with the time split."""
     # bench/ is on sys.path: this file runs as a script
-    from llm_throughput import bench_llm_throughput
+    from llm_throughput import ScriptFailure, bench_llm_throughput
 
-    rows, _detail = anyio.run(bench_llm_throughput, 100, (1, 8, 64))
+    try:
+        rows, _detail = anyio.run(bench_llm_throughput, 100, (1, 8, 64))
+    except ScriptFailure as exc:  # no figure of a run with broken simulations counts
+        raise SystemExit(f"bench: the LLM section failed: {exc}") from None
     return rows
 
 

@@ -123,6 +123,14 @@ class Reply(BaseModel):
 Script = Sequence[Reply | str] | Callable[[dict[str, Any]], Reply | str]
 
 
+class _Server(ThreadingHTTPServer):
+    """A thread per connection, and a listen backlog for many clients connecting at once: with the stdlib's
+    5, connections past it were reset while the accept loop caught up (litellm's "Connection error")."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class FakeOpenAI:
     """The server. Prefer the `fake_openai(script)` context manager; `start()`/`stop()` also work."""
 
@@ -147,7 +155,7 @@ class FakeOpenAI:
         """The reply chosen for each request, parallel to `requests`."""
         self.errors: list[str] = []
         """Problems of the fake itself (script exhausted or raised, bad request JSON)."""
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -175,8 +183,7 @@ class FakeOpenAI:
     def start(self) -> FakeOpenAI:
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer((HOST, 0), _Handler)
-        server.daemon_threads = True
+        server = _Server((HOST, 0), _Handler)
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},

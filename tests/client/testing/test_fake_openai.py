@@ -255,3 +255,29 @@ def test_litellm_wrong_api_key_is_authentication_error(litellm) -> None:
     with fake_openai(["ok"], api_key="sk-right") as server, pytest.raises(litellm.AuthenticationError):
         litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="sk-wrong",
                            messages=HI, max_retries=0)
+
+
+def test_answers_64_clients_opening_connections_at_once() -> None:
+    """64 concurrent clients each on a new connection (the bench's concurrency 64 on the litellm path) are all
+    answered: with the stdlib's listen backlog of 5, the connections over it were reset ("Connection error")."""
+    import asyncio
+
+    import httpx
+
+    async def one(base_url: str) -> int | str:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30, connect=5)) as client:  # a fresh connection
+            try:
+                return (await client.post(base_url + "/chat/completions", json={"model": "m", "messages": HI})).status_code
+            except httpx.TransportError as exc:
+                return repr(exc)
+
+    async def rounds(base_url: str) -> list[int | str]:
+        answers: list[int | str] = []
+        for _ in range(3):
+            answers += await asyncio.gather(*(one(base_url) for _ in range(64)))
+        return answers
+
+    with fake_openai(lambda body: Reply.text("hi")) as server:
+        answers = asyncio.run(rounds(server.base_url))
+    assert [a for a in answers if a != 200] == []
+    assert len(server.requests) == 3 * 64
