@@ -292,45 +292,12 @@ def bench_metrics(total: int = 10_000) -> list[dict]:
              "seconds": round(seconds, 2), "sims_per_s": round(total / seconds)}]
 
 
-async def bench_http_load(episodes: int = 200, calls: int = 20) -> list[dict]:
-    """One banking HTTP server, `episodes` concurrent episodes each making `calls` get_account calls."""
-    import urllib.request
+async def bench_http_load() -> list[dict]:
+    """One banking HTTP server under 200 concurrent episodes, the load client in its own process (http_load.py)."""
+    # bench/ is on sys.path: this file runs as a script
+    from http_load import bench_http_load as run_http_load
 
-    snap_dir = get_domain("banking").default_snapshot_dir()
-    accounts = [r[0] for r in Snapshot.load(snap_dir).open_copy().execute(
-        "SELECT account_id FROM accounts ORDER BY account_id LIMIT 200")]
-    latencies: list[float] = []
-    errors = 0
-
-    def health(base: str) -> dict:
-        return json.loads(urllib.request.urlopen(base + "/healthz", timeout=5).read())
-
-    async with http_server_process("banking", snap_dir, "--max-episodes", str(episodes + 10)) as base:
-        rss_before = health(base)["rss_bytes"]
-
-        async def episode(i: int) -> None:
-            nonlocal errors
-            async with Client(f"{base}/episodes/load-{i}/mcp") as client:
-                for k in range(calls):
-                    t0 = time.perf_counter()
-                    try:
-                        result = await client.call_tool("get_account", {"account_id": accounts[(i + k) % len(accounts)]})
-                        errors += bool(result.is_error)
-                    except Exception:
-                        errors += 1
-                    latencies.append(time.perf_counter() - t0)
-
-        t0 = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            for i in range(episodes):
-                tg.start_soon(episode, i)
-        seconds = time.perf_counter() - t0
-        after = health(base)
-    return [{"bench": f"one HTTP server, {episodes} concurrent episodes x {calls} get_account calls",
-             "calls_per_s": round(len(latencies) / seconds), "p50_ms": round(median_ms(latencies), 2),
-             "p99_ms": round(p99_ms(latencies), 2), "errors": errors, "episodes_open": after["episodes"],
-             "memory_per_episode_kb": round((after["rss_bytes"] - rss_before) / episodes / 1024)
-             if rss_before and after["rss_bytes"] else None}]
+    return await run_http_load(episodes=200, calls=30)
 
 
 async def bench_containers(n: int, starts: int = 5) -> list[dict]:

@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
 
         anyio.run(serve_stdio, server.mcp)
         return 0
-    import uvicorn
+    from ._http import serve_http
 
-    uvicorn.run(server.http_app(args.host), host=args.host, port=args.port, log_level="warning")
+    serve_http(server.http_app(args.host), args.host, args.port)
     return 0
 
 

@@ -1,0 +1,21 @@
+"""Running a domain server's streamable HTTP app (`shiftbox-server DOMAIN --transport http`)."""
+
+from __future__ import annotations
+
+import gc
+
+YOUNG_COLLECTION_EVERY = 20_000
+"""Allocations between the collector's young-generation passes (Python's default: 700)."""
+
+
+def serve_http(app: object, host: str, port: int) -> None:
+    """uvicorn with its C HTTP parser (httptools) and event loop (uvloop where installed), no access log.
+
+    The objects built at start-up (modules, the server, the snapshot) are frozen out of the garbage
+    collector's scans and its young passes are spaced out: collections took about 8% of a tools/call.
+    """
+    import uvicorn
+
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, 20, 20)
+    uvicorn.run(app, host=host, port=port, log_level="warning", http="httptools", loop="auto", access_log=False)
