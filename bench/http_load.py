@@ -174,6 +174,7 @@ def row(figures: dict[str, Any], episodes: int, calls: int, memory_kb: int | Non
     n = figures["calls"]
     return {"bench": f"one HTTP server (banking), load client in its own process, closed loop: {episodes} concurrent "
                      f"episodes each keeping one {TOOL} call in flight, {calls} calls each",
+            "offered_load": f"closed loop, {episodes} calls in flight", "calls": n,
             "calls_per_s": round(n / figures["seconds"]), "errors": figures["errors"],
             "p50_ms": round(figures["p50_ms"], 2), "p99_ms": round(figures["p99_ms"], 2),
             "server_cpu_ms_per_call": round(1000 * figures["server_cpu_s"] / n, 3),
