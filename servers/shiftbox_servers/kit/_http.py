@@ -10,6 +10,7 @@ YOUNG_COLLECTION_EVERY = 20_000
 
 def serve_http(app: object, host: str, port: int) -> None:
     """uvicorn with its C HTTP parser (httptools) and event loop (uvloop where installed), no access log.
+    ("auto" picks both when importable: an environment not yet synced to the lock still serves, on h11.)
 
     The objects built at start-up (modules, the server, the snapshot) are frozen out of the garbage
     collector's scans and its young passes are spaced out: collections took about 8% of a tools/call.
@@ -18,4 +19,4 @@ def serve_http(app: object, host: str, port: int) -> None:
 
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_EVERY, 20, 20)
-    uvicorn.run(app, host=host, port=port, log_level="warning", http="httptools", loop="auto", access_log=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning", http="auto", loop="auto", access_log=False)
