@@ -34,14 +34,15 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "shiftbox.metrics", "score_by_agent": "shiftbox.metrics",
     # errors
     "ShiftboxError": "shiftbox.errors", "SpecError": "shiftbox._registry", "RunPlanError": "shiftbox.errors",
-    "RunDirError": "shiftbox.errors", "RunFileError": "shiftbox.errors", "InfrastructureError": "shiftbox.errors",
+    "RunDirError": "shiftbox.errors", "RunFileError": "shiftbox.errors", "RunWorkerError": "shiftbox.errors",
+    "InfrastructureError": "shiftbox.errors",
     "ToolContractError": "shiftbox.errors", "DockerError": "shiftbox.errors", "ReplayDivergence": "shiftbox.errors",
 }
 
 __all__ = [  # the keys of _EXPORTS, sorted
     "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "InfrastructureError",
     "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
-    "RunPlanError", "RunResult", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
+    "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
     "ToolContractError", "Trajectory", "UserContext", "UserReply", "UserSimulator", "agent_from_spec",
     "compare_run_dirs", "load_task_file", "open_world", "plan_run", "read_trajectories", "replay_fixture",
     "run_evaluation", "run_evaluation_async", "score_by_agent", "score_run", "user_from_spec", "write_html_report",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS
         RunDirError,
         RunFileError,
         RunPlanError,
+        RunWorkerError,
         ShiftboxError,
         ToolContractError,
     )

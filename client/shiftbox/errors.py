@@ -40,6 +40,10 @@ class RunDirError(ShiftboxError):
     """The run directory holds something that does not fit this run."""
 
 
+class RunWorkerError(ShiftboxError):
+    """A worker process of a run (`--workers`) failed or died; the message names the simulations it did not finish."""
+
+
 class RunFileError(ShiftboxError, ValueError):
     """A file of a run directory does not parse; the message names the file and the line."""
 

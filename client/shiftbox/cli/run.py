@@ -14,7 +14,16 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
-from ..runs import RunDirError, RunPlan, RunPlanError, RunResult, plan_run, run_evaluation
+from ..runs import (
+    RunDirError,
+    RunPlan,
+    RunPlanError,
+    RunResult,
+    RunWorkerError,
+    default_workers,
+    plan_run,
+    run_evaluation,
+)
 from ..tasks import satisfied_actions
 from ..trajectory import RunFileError, Trajectory
 from ..world import DockerError, ToolContractError
@@ -49,7 +58,10 @@ def run(
     agent_arg: Annotated[list[str] | None, typer.Option(help="agent option KEY=VALUE (repeatable)")] = None,
     user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
     trials: Annotated[int, typer.Option(min=1, help="trials per task")] = 1,
-    concurrency: Annotated[int, typer.Option(min=1, help="simulations at once")] = 4,
+    concurrency: Annotated[int, typer.Option(min=1, help="simulations at once (in all worker processes together)")] = 4,
+    workers: Annotated[int | None, typer.Option(min=1, help="processes the simulations run in, each with its own "
+                                                            "servers; this process writes the results (default: "
+                                                            "the number of cores, at most --concurrency)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
     servers: Annotated[ServerModeChoice, typer.Option(help="how the domain servers run")] = ServerModeChoice.inproc,
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's)")] = None,
@@ -78,12 +90,13 @@ def run(
             user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
             servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
-            max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset)
+            max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset,
+            workers=workers or default_workers())
     except (SpecError, RunPlanError) as exc:
         raise fail(str(exc)) from None
     try:
         result = run_with_progress(plan, err)
-    except (RunDirError, RunFileError, SnapshotError, DockerError, ToolContractError) as exc:
+    except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
         raise fail(str(exc)) from None
     print_run_summary(plan, result, out_console(), err)
 

@@ -1,6 +1,6 @@
 """Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them."""
 
-from ..errors import RunDirError, RunPlanError
+from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import RunConfig, RunMetadata, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
@@ -14,7 +14,7 @@ from ._files import (
     run_dirs,
     write_run_metadata,
 )
-from ._plan import RunPlan, plan_run, resolve_snapshot
+from ._plan import RunPlan, default_workers, plan_run, resolve_snapshot
 from ._record import (
     CASSETTES,
     FIXTURE_FILE,
@@ -40,7 +40,7 @@ from ._serve import TRANSPORTS, serve_gateway, session_task
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
     "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
-    "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "comparability_warnings", "compare_run_dirs",
+    "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",

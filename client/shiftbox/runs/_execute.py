@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -68,6 +69,7 @@ async def execute_run(
     on_start: Callable[[int], None] = lambda n: None,
     hooks: RunHooks | None = None,
     retry_infra: int = 0,
+    workers: int = 1,
 ) -> list[Trajectory]:
     """Run every (task, trial) not in `finished`; returns the new trajectories in completion order.
 
@@ -75,52 +77,94 @@ async def execute_run(
     from the start, in a fresh episode, up to `retry_infra` times; only its last attempt is written.
     Before that, at the call level, a read-only tool call (`readOnlyHint`) whose transport failed is
     resent up to `retry_infra` times; a call to any other tool is never resent (it may have acted).
+
+    With `workers` > 1 the simulations run in that many processes (`shiftbox.runs._workers`), `concurrency`
+    shared between them; this process stays the one writer of trajectories.jsonl. `make_agent`, `make_user`
+    and `hooks` must then pickle.
     """
-    hooks = hooks or RunHooks()
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
     on_start(len(work))
+    job = SimulationJob(config, work, make_agent, make_user, hooks or RunHooks(), retry_infra,
+                        # random, so no other program can name this run's episodes on a server it reaches
+                        # (docs/servers.md)
+                        run_tag="r" + secrets.token_hex(8))
     results: list[Trajectory] = []
-    limits = SimulationLimits(config.max_steps, config.max_tool_errors, config.one_tool_per_turn)
     writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE)
-    limiter = anyio.CapacityLimiter(max(1, concurrency))
-    # random, so no other program can name this run's episodes on a server it reaches (docs/servers.md)
-    run_tag = "r" + secrets.token_hex(8)
-    needs_gateway = bool(work) and hooks.agent(*work[0], make_agent).uses_gateway
+
+    async def write(trajectory: Trajectory) -> None:
+        await writer.append(trajectory)
+        results.append(trajectory)
+        on_done(trajectory)
+
     try:
-        async with hooks.world(config) as world, contextlib.AsyncExitStack() as stack:
-            record_server(run_dir, world, make_user)
-            world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure
-            gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
+        processes = min(workers, concurrency, len(work))
+        if processes > 1:
+            from ._workers import run_in_processes  # the process machinery only when asked for
+            await run_in_processes(job, run_dir, processes, concurrency, write)
+        else:
+            async with open_simulations(job, run_dir) as simulate:
+                limiter = anyio.CapacityLimiter(max(1, concurrency))
 
-            async def attempt(task: Task, trial: int, number: int) -> Trajectory:
-                parts = (run_tag, task.id, str(trial)) + ((f"retry{number}",) if number else ())
-                episode_id = episode_id_for(*parts)  # a retry never reuses the failed attempt's database
-                episode = hooks.episode(world, task, trial, episode_id) or world.episode(episode_id)
-                with use_cassette(hooks.cassette(simulation_id(task.id, trial))):
-                    return await run_simulation(task, trial, config.seed, hooks.agent(task, trial, make_agent),
-                                                make_user(), world, limits, run_tag, episode, gateway)
+                async def one(task: Task, trial: int) -> None:
+                    async with limiter:
+                        await write(await simulate(task, trial))
 
-            async def one(task: Task, trial: int) -> None:
-                async with limiter:
-                    for number in range(retry_infra + 1):
-                        trajectory = await attempt(task, trial, number)
-                        if not is_retryable(trajectory) or number == retry_infra:
-                            break
-                        await world.recover()  # restart the server if it died
-                    if number:
-                        trajectory.timing["attempts"] = number + 1
-                    hooks.finished(trajectory, world)
-                    await writer.append(trajectory)
-                    results.append(trajectory)
-                    on_done(trajectory)
-
-            async with anyio.create_task_group() as tg:
-                for task, trial in work:
-                    tg.start_soon(one, task, trial)
+                async with anyio.create_task_group() as tg:
+                    for task, trial in work:
+                        tg.start_soon(one, task, trial)
     finally:
         writer.close()
     return results
+
+
+@dataclass(frozen=True)
+class SimulationJob:
+    """What a run's simulations need, the same in this process and in a worker process (so it pickles)."""
+
+    config: RunConfig
+    work: list[tuple[Task, int]]
+    make_agent: Callable[[], Agent]
+    make_user: Callable[[], UserSimulator]
+    hooks: RunHooks
+    retry_infra: int
+    run_tag: str
+
+
+@contextlib.asynccontextmanager
+async def open_simulations(job: SimulationJob, run_dir: Path | None
+                           ) -> AsyncIterator[Callable[[Task, int], Awaitable[Trajectory]]]:
+    """The world (and the gateway, for agents that need one) open for the job; yields `simulate(task, trial)`,
+    which runs one simulation with its infrastructure retries. The server's identity goes to `run_dir`'s run.json."""
+    hooks, retry_infra = job.hooks, job.retry_infra
+    limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn)
+    needs_gateway = bool(job.work) and hooks.agent(*job.work[0], job.make_agent).uses_gateway
+    async with hooks.world(job.config) as world, contextlib.AsyncExitStack() as stack:
+        if run_dir is not None:
+            record_server(run_dir, world, job.make_user)
+        world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure
+        gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
+
+        async def attempt(task: Task, trial: int, number: int) -> Trajectory:
+            parts = (job.run_tag, task.id, str(trial)) + ((f"retry{number}",) if number else ())
+            episode_id = episode_id_for(*parts)  # a retry never reuses the failed attempt's database
+            episode = hooks.episode(world, task, trial, episode_id) or world.episode(episode_id)
+            with use_cassette(hooks.cassette(simulation_id(task.id, trial))):
+                return await run_simulation(task, trial, job.config.seed, hooks.agent(task, trial, job.make_agent),
+                                            job.make_user(), world, limits, job.run_tag, episode, gateway)
+
+        async def simulate(task: Task, trial: int) -> Trajectory:
+            for number in range(retry_infra + 1):
+                trajectory = await attempt(task, trial, number)
+                if not is_retryable(trajectory) or number == retry_infra:
+                    break
+                await world.recover()  # restart the server if it died
+            if number:
+                trajectory.timing["attempts"] = number + 1
+            hooks.finished(trajectory, world)
+            return trajectory
+
+        yield simulate
 
 
 def is_retryable(trajectory: Trajectory) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -38,6 +39,7 @@ class RunPlan:
     resume: bool = False
     record: Path | None = None
     retry_infra: int = 0
+    workers: int = 1
     # the options as given; `config` holds them redacted (no credentials in run.json)
     agent_options: dict[str, str] = field(default_factory=dict)
     user_options: dict[str, str] = field(default_factory=dict)
@@ -77,12 +79,18 @@ def plan_run(
     record: Path | str | None = None,
     retry_infra: int = 0,
     toolset: str = "default",
+    workers: int = 1,
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
-    and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options."""
+    and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
+
+    `workers` > 1 runs the simulations in that many processes (at most `concurrency`); `default_workers()` is
+    the number of cores this process may use."""
     task_file, source = _task_file(tasks)
     domain = domain or task_file.domain
     check_server_mode(servers)
+    if workers < 1 or concurrency < 1:
+        raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
     if task_file.domain != domain:
@@ -103,7 +111,12 @@ def plan_run(
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
-                   retry_infra=retry_infra, agent_options=agent_options, user_options=user_options)
+                   retry_infra=retry_infra, workers=workers, agent_options=agent_options, user_options=user_options)
+
+
+def default_workers() -> int:
+    """The cores this process may run on (its CPU affinity), the default of `shiftbox run --workers`."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def check_server_mode(servers: str) -> None:

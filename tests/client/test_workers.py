@@ -1,0 +1,143 @@
+"""`shiftbox run --workers N`: simulations in N processes, one writer, the same results and resume as one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from shiftbox import RunPlanError, plan_run, replay_fixture, run_evaluation
+from shiftbox.cli import app
+from shiftbox.runs import default_workers, metrics_document, score_run
+from shiftbox.trajectory import read_trajectories
+from shiftbox_servers.kit import SnapshotError
+from tests.client.harness import HANDWRITTEN, REPO
+
+GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
+runner = CliRunner()
+
+
+def canonical(run_dir: Path) -> dict[str, dict]:
+    """Each simulation's trajectory without timings, by simulation id (the file's order is completion order)."""
+    trajectories = read_trajectories(run_dir)
+    ids = [t.simulation_id for t in trajectories]
+    assert len(ids) == len(set(ids)), "a simulation was written twice"
+    return {t.simulation_id: t.canonical() for t in trajectories}
+
+
+def run(out: Path, workers: int, tasks: Path = HANDWRITTEN, **options) -> Path:
+    options = {"trials": 2, "concurrency": 4, **options}
+    run_evaluation(plan_run(tasks, out, domain="banking", workers=workers, **options))
+    return out
+
+
+def test_two_workers_give_the_trajectories_and_metrics_of_one_process(tmp_path):
+    one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
+    assert canonical(one) and canonical(one) == canonical(two)
+    assert metrics_document(*score_run(one)) == metrics_document(*score_run(two))
+    # the server's identity and the user simulator's reach run.json from a worker too
+    recorded = [json.loads((d / "run.json").read_text()) for d in (one, two)]
+    assert recorded[0]["server"] == recorded[1]["server"] and recorded[1]["server"]["banking"]["version"]
+    assert recorded[0]["user_simulator"] == recorded[1]["user_simulator"]
+
+
+def test_resume_with_workers_runs_only_what_is_missing(tmp_path):
+    reference = canonical(run(tmp_path / "ref", 1))
+    partial = run(tmp_path / "partial", 2)
+    lines = (partial / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
+    kept = lines[:3]
+    # a crash mid-write: three whole lines and a torn fourth
+    (partial / "trajectories.jsonl").write_bytes(b"".join(kept) + lines[3][:40])
+    run(partial, 2, resume=True)
+    assert canonical(partial) == reference
+    after = (partial / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
+    assert after[:3] == kept  # what was written is never rewritten
+
+
+def test_a_fixture_recorded_with_workers_replays(tmp_path):
+    run(tmp_path / "run", 2, record=tmp_path / "fixture")
+    result = replay_fixture(tmp_path / "fixture", tmp_path / "replayed")
+    assert result.identical, (result.problems, result.failed)
+    assert result.simulations == 10
+
+
+def test_a_worker_that_cannot_open_its_servers_fails_the_run_as_one_process_would(tmp_path):
+    not_a_snapshot = tmp_path / "empty"
+    not_a_snapshot.mkdir()
+    errors = []
+    for workers in (1, 2):
+        with pytest.raises(SnapshotError) as caught:
+            run(tmp_path / f"w{workers}", workers, snapshot=not_a_snapshot)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
+def test_workers_and_concurrency_below_one_are_refused(tmp_path):
+    with pytest.raises(RunPlanError, match="--workers"):
+        plan_run(HANDWRITTEN, tmp_path / "x", workers=0)
+    result = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
+                                 str(tmp_path / "y"), "--workers", "0"])
+    assert result.exit_code == 2 and "--workers" in result.output
+    assert not (tmp_path / "y").exists()
+
+
+def test_the_default_is_the_cores_this_process_may_use():
+    assert default_workers() == len(os.sched_getaffinity(0))
+
+
+def children(parent: int) -> dict[int, bytes]:
+    """The processes whose parent is `parent`, with their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat, command = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found[int(entry.name)] = command
+    return found
+
+
+def worker_pids(run: int) -> list[int]:
+    """The run's worker processes: the children of the multiprocessing fork server the run started."""
+    servers = [pid for pid, command in children(run).items() if b"forkserver" in command]
+    return sorted(pid for server in servers for pid in children(server))
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
+def test_a_killed_worker_loses_only_its_simulations_in_flight_and_resume_finishes_the_run(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
+               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
+                                                   and (out / "trajectories.jsonl").stat().st_size):
+            time.sleep(0.02)
+        workers = worker_pids(proc.pid)
+        assert len(workers) == 2, workers
+        os.kill(workers[0], signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, stderr
+    assert "worker process" in stderr and "ended unexpectedly" in stderr and "--resume" in stderr
+    partial = canonical(out)  # no simulation written twice, every line whole
+    total = len(json.loads(GENERATED.read_text())["tasks"]) * 2
+    assert 0 < len(partial) < total
+
+    resumed = runner.invoke(app, command[3:] + ["--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"resuming: {len(partial)} simulations already finished" in " ".join(resumed.output.split())
+    reference = tmp_path / "reference"
+    runner.invoke(app, command[3:8] + ["--out", str(reference), "--workers", "1", "--trials", "2"])
+    assert canonical(out) == canonical(reference)
