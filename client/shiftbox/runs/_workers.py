@@ -31,13 +31,19 @@ from ._execute import SimulationJob, open_simulations
 # (so it starts in milliseconds), never from this one with its threads and running event loop; it takes
 # this process's environment and working directory as they are when the run starts (`_enter`)
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload([__name__])
 _POLL_S = 0.2
 
 
 def concurrency_shares(concurrency: int, workers: int) -> list[int]:
     """`concurrency` simulations at once split between `workers` as evenly as it goes (the run's total stays)."""
     return [concurrency // workers + (k < concurrency % workers) for k in range(workers)]
+
+
+def preloaded_modules(job: SimulationJob) -> list[str]:
+    """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when an
+    LLM plays a role. A process starts one fork server, so its first run with workers decides."""
+    llm = any(spec.partition(":")[0] == "litellm" for spec in (job.config.agent, job.config.user))
+    return [__name__, *(["litellm"] if llm else [])]
 
 
 @dataclass
@@ -58,6 +64,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     dies without one (killed) loses the simulations it had in flight; the others finish the rest, and then a
     RunWorkerError names the simulations missing.
     """
+    _CONTEXT.set_forkserver_preload(preloaded_modules(job))  # takes effect when the fork server starts
     claim = _CONTEXT.Value("q", 0)
     results = _CONTEXT.Queue()
     processes = [
