@@ -41,6 +41,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ GREETING = "Hi! How can I help you today? Let me look up your profile."
 DONE = "Done. Is there anything else I can help with?"
 STOP = "No, that is all. Thank you! ###STOP###"
 LLM_CALLS_PER_SIM = 2 * USER_TURNS + USER_TURNS + 1
+# The reference harness (AgentChangeBench's tau2 fork on litellm 1.106), same fake server and conversation,
+# concurrency 8, measured on this machine when issue 18 was filed; its code is not in ../shared, so the
+# figure is recorded here and every row gives its ratio to it.
+REFERENCE_SIMS_PER_S_C8 = 2.28
+WORKERS = 2
 PATHS = {True: "fast path (httpx)", False: "litellm path (fast_path=false)"}
 CUSTOMER_ID = re.compile(r"cust_\d{4}")
 EXPECTED = {"messages": 2 * USER_TURNS + 1 + 2 * USER_TURNS, "tool_calls": USER_TURNS,
@@ -106,15 +112,26 @@ def serve() -> int:
     return 1 if server.errors else 0
 
 
+@dataclass(frozen=True)
+class FakeServerProcess:
+    base_url: str
+    pid: int
+
+    def cpu_s(self) -> float:
+        """The fake server's CPU time so far (utime + stime): the model's share of the machine's two cores."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
-def fake_server_process() -> Iterator[str]:
+def fake_server_process() -> Iterator[FakeServerProcess]:
     proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
     try:
         base_url = proc.stdout.readline().strip()
         if not base_url.startswith("http"):
             raise RuntimeError(f"the fake server did not start (it printed {base_url!r})")
-        yield base_url
+        yield FakeServerProcess(base_url, proc.pid)
     finally:
         proc.stdin.close()
         if proc.wait(timeout=30) != 0:
@@ -211,9 +228,11 @@ def script_failure(trajectories: list, expected: int) -> str | None:
 
 
 async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
-                   fast_path: bool = True) -> dict[str, Any]:
+                   fast_path: bool = True, workers: int = 1) -> dict[str, Any]:
     """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks.
-    `fast_path=False` sends every call through litellm's own stack (the option `fast_path=false`)."""
+    `fast_path=False` sends every call through litellm's own stack (the option `fast_path=false`);
+    `workers` > 1 runs the simulations in that many processes, as `shiftbox run --workers` does."""
+    from functools import partial
     from importlib.metadata import version
 
     from shiftbox import agent_from_spec, user_from_spec
@@ -227,14 +246,16 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
                                          simulations=len(task_file.tasks) * trials), task_file, resume=False)
     with WriteClock().installed() as writes:
         start, cpu_start = time.perf_counter(), time.process_time()
-        trajectories = await execute_run(config, task_file.tasks, run_dir, make_agent=lambda: agent_from_spec(SPEC, options),
-                                         make_user=lambda: user_from_spec(SPEC, options), concurrency=concurrency,
-                                         finished=set())
+        trajectories = await execute_run(config, task_file.tasks, run_dir,
+                                         make_agent=partial(agent_from_spec, SPEC, options),
+                                         make_user=partial(user_from_spec, SPEC, options), concurrency=concurrency,
+                                         finished=set(), workers=workers)
         seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     failure = script_failure(trajectories, len(task_file.tasks) * trials)
     if failure:
         raise ScriptFailure(f"{PATHS[fast_path]}, concurrency {concurrency}: {failure}")
-    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds, "cpu_s": cpu_s}
+    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds, "cpu_s": cpu_s,
+            "workers": workers if workers > 1 else 0}
 
 
 def split(run: dict[str, Any]) -> dict[str, float]:
@@ -248,7 +269,9 @@ def split(run: dict[str, Any]) -> dict[str, float]:
             "harness_pct": round(100 * (wall - llm - mcp) / total, 1),
             "write_pct": round(100 * run["write_s"] / total, 1),
             "ms_per_sim": round(1000 * total / len(trajectories), 2),
-            "cpu_ms_per_completion": round(1000 * run["cpu_s"] / (len(trajectories) * LLM_CALLS_PER_SIM), 2)}
+            # this process's CPU: with workers it does not do the simulations, so the figure would mean nothing
+            **({"cpu_ms_per_completion": round(1000 * run["cpu_s"] / (len(trajectories) * LLM_CALLS_PER_SIM), 2)}
+               if not run.get("workers") else {})}
 
 
 def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> dict[str, Any]:
@@ -294,20 +317,29 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
     trials = max(1, simulations // len(task_file.tasks))
     rows: list[dict] = []
     detail: dict[str, Any] = {"litellm_import_s": round(import_seconds, 2)}
-    with fake_server_process() as base_url, tempfile.TemporaryDirectory() as tmp:
+    with fake_server_process() as server, tempfile.TemporaryDirectory() as tmp:
+        base_url = server.base_url
         for fast in PATHS:  # litellm sets up its clients on first use, the fast path its pool
             warm = await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 1,
                                   Path(tmp) / f"warmup-{fast}", fast)
             detail[f"warmup_2_sims_s ({PATHS[fast]})"] = round(warm["seconds"], 2)
+        # the fork server (which imports litellm once) and a first pair of workers, before any timing
+        await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 2,
+                       Path(tmp) / "warmup-workers", True, WORKERS)
         for concurrency in concurrencies:
-            for fast in PATHS:  # side by side, paired per concurrency
-                run = await run_once(base_url, task_file, trials, concurrency, Path(tmp) / f"c{concurrency}-{fast}",
-                                     fast)
+            runs = [(fast, 1) for fast in PATHS] + ([(True, WORKERS)] if concurrency >= WORKERS else [])
+            for fast, workers in runs:  # side by side, paired per concurrency
+                server_cpu_s = server.cpu_s()
+                run = await run_once(base_url, task_file, trials, concurrency,
+                                     Path(tmp) / f"c{concurrency}-{fast}-w{workers}", fast, workers)
                 n = len(run["trajectories"])
+                server_ms = round(1000 * (server.cpu_s() - server_cpu_s) / (n * LLM_CALLS_PER_SIM), 2)
+                sims_per_s = n / run["seconds"]
                 rows.append({"bench": f"LLM agent + LLM user, {PATHS[fast]} (fake server), scripted conversation, "
-                                      f"concurrency {concurrency}",
-                             "simulations": n, "seconds": round(run["seconds"], 2),
-                             "sims_per_s": round(n / run["seconds"], 1), **split(run)})
+                                      f"concurrency {concurrency}" + (f", --workers {workers}" if workers > 1 else ""),
+                             "simulations": n, "seconds": round(run["seconds"], 2), "sims_per_s": round(sims_per_s, 1),
+                             "x_reference_c8": round(sims_per_s / REFERENCE_SIMS_PER_S_C8, 1), **split(run),
+                             "fake_server_cpu_ms_per_completion": server_ms})
         if profile_simulations:
             for fast in PATHS:
                 profile = cProfile.Profile()
