@@ -228,7 +228,7 @@ def script_failure(trajectories: list, expected: int) -> str | None:
 
 
 async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
-                   fast_path: bool = True, workers: int = 1) -> dict[str, Any]:
+                   fast_path: bool = True, workers: int = 1, record: Path | None = None) -> dict[str, Any]:
     """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks.
     `fast_path=False` sends every call through litellm's own stack (the option `fast_path=false`);
     `workers` > 1 runs the simulations in that many processes, as `shiftbox run --workers` does."""
@@ -236,7 +236,15 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
     from importlib.metadata import version
 
     from shiftbox import agent_from_spec, user_from_spec
-    from shiftbox.runs import RunConfig, RunMetadata, execute_run, prepare_run_dir, task_file_digest
+    from shiftbox.runs import (
+        RecordHooks,
+        RunConfig,
+        RunMetadata,
+        execute_run,
+        finish_fixture,
+        prepare_run_dir,
+        task_file_digest,
+    )
 
     options = {"api_base": base_url, "api_key_env": KEY_ENV, "max_retries": "0", "fast_path": str(fast_path).lower()}
     config = RunConfig(domain="banking", tasks_sha256=task_file_digest(task_file), agent=SPEC,
@@ -249,8 +257,11 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
         trajectories = await execute_run(config, task_file.tasks, run_dir,
                                          make_agent=partial(agent_from_spec, SPEC, options),
                                          make_user=partial(user_from_spec, SPEC, options), concurrency=concurrency,
-                                         finished=set(), workers=workers)
+                                         finished=set(), workers=workers,
+                                         hooks=RecordHooks(record) if record is not None else None)
         seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
+    if record is not None:
+        finish_fixture(record, run_dir)
     failure = script_failure(trajectories, len(task_file.tasks) * trials)
     if failure:
         raise ScriptFailure(f"{PATHS[fast_path]}, concurrency {concurrency}: {failure}")
@@ -272,6 +283,25 @@ def split(run: dict[str, Any]) -> dict[str, float]:
             # this process's CPU: with workers it does not do the simulations, so the figure would mean nothing
             **({"cpu_ms_per_completion": round(1000 * run["cpu_s"] / (len(trajectories) * LLM_CALLS_PER_SIM), 2)}
                if not run.get("workers") else {})}
+
+
+async def replay_against_live(base_url: str, task_file, trials: int, tmp: Path) -> dict[str, Any]:
+    """The same simulations live (fast path, recorded as a fixture, concurrency 8, one process) and replayed from
+    that fixture (`shiftbox replay`, tools re-executed, no network), side by side."""
+    from shiftbox.replay import replay_fixture
+
+    live = await run_once(base_url, task_file, trials, 8, tmp / "live", True, record=tmp / "fixture")
+    start = time.perf_counter()
+    replayed = await anyio.to_thread.run_sync(replay_fixture, tmp / "fixture", tmp / "replayed")
+    replay_s = time.perf_counter() - start
+    if not replayed.identical:
+        raise ScriptFailure(f"the replay of the recorded live run differs: {replayed.failed or replayed.problems[:3]}")
+    n = len(live["trajectories"])
+    return {"bench": "replay vs live, the same LLM simulations (fast path recorded at concurrency 8, replayed with "
+                     "`shiftbox replay`, tools re-executed, verification included)",
+            "simulations": n, "live_sims_per_s": round(n / live["seconds"], 1),
+            "replay_sims_per_s": round(replayed.simulations / replay_s, 1),
+            "replay_over_live": round(live["seconds"] / replay_s, 2)}
 
 
 def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> dict[str, Any]:
@@ -340,6 +370,7 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
                              "simulations": n, "seconds": round(run["seconds"], 2), "sims_per_s": round(sims_per_s, 1),
                              "x_reference_c8": round(sims_per_s / REFERENCE_SIMS_PER_S_C8, 1), **split(run),
                              "fake_server_cpu_ms_per_completion": server_ms})
+        rows.append(await replay_against_live(base_url, task_file, trials, Path(tmp)))
         if profile_simulations:
             for fast in PATHS:
                 profile = cProfile.Profile()
