@@ -141,3 +141,39 @@ def test_a_killed_worker_loses_only_its_simulations_in_flight_and_resume_finishe
     reference = tmp_path / "reference"
     runner.invoke(app, command[3:8] + ["--out", str(reference), "--workers", "1", "--trials", "2"])
     assert canonical(out) == canonical(reference)
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
+def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothing(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
+               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
+                                                   and (out / "trajectories.jsonl").stat().st_size):
+            time.sleep(0.02)
+        workers = worker_pids(proc.pid)
+        assert len(workers) == 2, workers
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers), "a worker outlived its run"
+    partial = canonical(out)  # nothing written twice, a torn last line at most
+    resumed = runner.invoke(app, command[3:] + ["--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    finished = canonical(out)
+    assert len(finished) == len(json.loads(GENERATED.read_text())["tasks"]) * 2
+    assert all(finished[sim] == trajectory for sim, trajectory in partial.items())

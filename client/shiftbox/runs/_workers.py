@@ -73,7 +73,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
                                _Surroundings.of_this_process()))
         for number, share in enumerate(concurrency_shares(concurrency, workers))
     ]
-    progress = _Progress()
+    progress, finished = _Progress(), False
     try:
         for process in processes:
             process.start()
@@ -90,9 +90,10 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
                     if number not in progress.ended:
                         progress.ended.add(number)
                         progress.died[number] = processes[number].exitcode
-    finally:
+        finished = progress.failure is None
+    finally:  # on a worker's failure, an interrupt or any error here, the workers left are stopped at once
         for process in processes:
-            if process.is_alive() and progress.failure is not None:
+            if process.is_alive() and not finished:
                 process.terminate()
             process.join(timeout=10)
             if process.is_alive():
@@ -139,10 +140,11 @@ class _Surroundings:
 
     environ: dict[str, str]
     cwd: str
+    run_pid: int  # the process that writes the results: without it, a worker's work is lost anyway
 
     @classmethod
     def of_this_process(cls) -> _Surroundings:
-        return cls(dict(os.environ), os.getcwd())
+        return cls(dict(os.environ), os.getcwd(), os.getpid())
 
     def enter(self) -> None:
         os.environ.clear()
@@ -155,7 +157,7 @@ def worker_main(job: SimulationJob, number: int, concurrency: int, run_dir: Path
     """A worker process: run simulations until none is left, reporting each to the parent through `results`."""
     try:
         surroundings.enter()
-        anyio.run(_work, job, number, concurrency, run_dir, claim, results)
+        anyio.run(_work, job, number, concurrency, run_dir, claim, results, surroundings.run_pid)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, which raises it
         results.put(("failed", number, _transportable(exc)))
     else:
@@ -163,14 +165,12 @@ def worker_main(job: SimulationJob, number: int, concurrency: int, run_dir: Path
 
 
 async def _work(job: SimulationJob, number: int, concurrency: int, run_dir: Path | None, claim: Synchronized,
-                results: Any) -> None:
-    parent = os.getppid()
-
+                results: Any, run_pid: int) -> None:
     def claim_next() -> int | None:
         with claim.get_lock():
             index = claim.value
             claim.value += 1
-        return index if index < len(job.work) and os.getppid() == parent else None
+        return index if index < len(job.work) else None
 
     async with open_simulations(job, run_dir) as simulate:
         async def simulations() -> None:
@@ -178,9 +178,24 @@ async def _work(job: SimulationJob, number: int, concurrency: int, run_dir: Path
                 trajectory = await simulate(*job.work[index])
                 results.put(("finished", number, (index, trajectory)))
 
-        async with anyio.create_task_group() as tg:
-            for _ in range(concurrency):
-                tg.start_soon(simulations)
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(_exit_when_gone, run_pid, results)
+            async with anyio.create_task_group() as tg:
+                for _ in range(concurrency):
+                    tg.start_soon(simulations)
+            watch.cancel_scope.cancel()
+
+
+async def _exit_when_gone(run_pid: int, results: Any) -> None:
+    """End this worker at once when the run's process is gone (killed): nobody would write what it finishes, and
+    its servers end with it (stdio on EOF, containers with their stdin)."""
+    while True:
+        await anyio.sleep(_POLL_S)
+        try:
+            os.kill(run_pid, 0)
+        except ProcessLookupError:
+            results.cancel_join_thread()  # what is still queued for the dead reader is dropped, not waited on
+            os._exit(1)
 
 
 def _transportable(exc: BaseException) -> BaseException:
