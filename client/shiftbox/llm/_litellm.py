@@ -13,6 +13,7 @@ an LLM is actually called (a replay never imports it).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from types import ModuleType
@@ -38,9 +39,23 @@ def import_litellm() -> ModuleType:
     return litellm
 
 
+@functools.lru_cache(maxsize=256)
+def _priced(litellm: ModuleType, model: str) -> bool:
+    """Whether litellm's price map prices the model at all (a local or fake model raises for any count)."""
+    try:
+        litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=0)
+        return True
+    except Exception:
+        return False
+
+
+@functools.lru_cache(maxsize=4096)
 def price_usd(litellm: ModuleType, model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """The price of a call from litellm's local price map; 0.0 for a model it does not price (local, fake),
-    rather than a failure."""
+    rather than a failure. Remembered per model and token counts: the map does not change while a run goes
+    (a model registered with `litellm.register_model` must be registered before its first call)."""
+    if not _priced(litellm, model):
+        return 0.0
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

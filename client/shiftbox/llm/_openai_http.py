@@ -14,14 +14,16 @@ so `cause_of` gives them the same kinds, retries and messages as on the litellm 
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 import os
+import time
 import weakref
 from typing import Any
 
 import httpx
 
 from ._model import LLMConnection, LLMRequest
+from ._openai_body import cached_body, dumps, remember
 
 ROUTE_KEY_ENV = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
 """Routes the fast path serves, with the environment variable litellm reads the key from."""
@@ -80,7 +82,9 @@ def _client() -> httpx.AsyncClient:
     return client
 
 
+@functools.lru_cache(maxsize=256)
 def _chat_config(provider: str, model: str) -> Any:
+    """litellm's chat config for the route and model (made once: it keeps no state between calls)."""
     from litellm.types.utils import LlmProviders
     from litellm.utils import ProviderConfigManager
 
@@ -114,19 +118,40 @@ def _error_message(response: httpx.Response) -> str:
     return f"OpenAIException - {message or response.text}"
 
 
-async def post_completion(url: str, body: dict[str, Any], connection: LLMConnection,
-                          api_key: str) -> httpx.Response:
-    """POST the body: the response when it is a JSON object, else ProviderHTTPError with the status."""
-    try:  # the bytes httpx sends for the openai SDK: UTF-8, so a lone surrogate fails as it does there
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+async def encoded_body(request: LLMRequest, provider: str, model: str) -> bytes:
+    """The bytes litellm's route would send: from a template when one fits (`_openai_body`), else built by
+    litellm (and kept as a template). UTF-8, as httpx sends the openai SDK's body, so a lone surrogate fails
+    as it does there."""
+    try:
+        content = cached_body(request, provider, model)
+        if content is None:
+            body = await request_body(request, provider, model)
+            content = dumps(body).encode()
+            remember(request, provider, model, body)
     except (UnicodeEncodeError, ValueError) as exc:
         raise ProviderHTTPError(500, f"OpenAIException - {exc}") from exc
+    return content
+
+
+@functools.lru_cache(maxsize=256)
+def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
+    if provider == "openai":
+        return f"{base}/chat/completions"
+    return _chat_config(provider, model).get_complete_url(api_base=base, api_key=api_key, model=model,
+                                                          optional_params={}, litellm_params={})
+
+
+async def post_completion(url: str, content: bytes, connection: LLMConnection,
+                          api_key: str) -> tuple[httpx.Response, dict[str, Any]]:
+    """POST the body: the response and its JSON object, else ProviderHTTPError with the status."""
+    start = time.monotonic()
     try:
         response = await _client().post(url, content=content, timeout=connection.timeout_s,
                                         headers={"Authorization": f"Bearer {api_key}",
                                                  "Content-Type": "application/json"})
     except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
-        raise ProviderHTTPError(408, f"APITimeoutError - Request timed out. - timeout value={connection.timeout_s}",
+        raise ProviderHTTPError(408, f"APITimeoutError - Request timed out. - timeout value={connection.timeout_s}, "
+                                     f"time taken={round(time.monotonic() - start, 2)} seconds",
                                 name="Timeout: ") from exc
     except httpx.TransportError as exc:
         raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc
@@ -140,7 +165,7 @@ async def post_completion(url: str, body: dict[str, Any], connection: LLMConnect
         raise ProviderHTTPError(500, f"OpenAIException - Empty or invalid response from LLM endpoint. Received: "
                                      f"{response.text!r}. Check the reverse proxy or model server configuration.",
                                 response)
-    return response
+    return response, data
 
 
 async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str]) -> Any:
@@ -154,12 +179,9 @@ async def call_openai_http(request: LLMRequest, connection: LLMConnection, route
 
     provider, model, api_key = route
     config = _chat_config(provider, model)
-    body = await request_body(request, provider, model)
-    base = (connection.api_base or "").rstrip("/")
-    url = f"{base}/chat/completions" if provider == "openai" else config.get_complete_url(
-        api_base=base, api_key=api_key, model=model, optional_params={}, litellm_params={})
-    response = await post_completion(url, body, connection, api_key)
-    data = response.json()
+    content = await encoded_body(request, provider, model)
+    url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
+    response, data = await post_completion(url, content, connection, api_key)
     if provider == "openai":
         data = config.transform_parsed_response_dict(ChatCompletion.construct(**data).model_dump())
     headers = dict(response.headers)

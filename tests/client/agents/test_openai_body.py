@@ -1,0 +1,115 @@
+"""The fast path's body templates (`shiftbox.llm._openai_body`): for every route, model, parameters, tools and
+messages, the bytes posted from a template are the bytes litellm's own request building gives, and a call
+litellm must build (messages that are not plain) is built by litellm."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from shiftbox.llm import LLMRequest
+from shiftbox.llm import _openai_body as body_templates
+from shiftbox.llm._openai_body import cached_body, dumps, plain_messages
+from shiftbox.llm._openai_http import encoded_body, request_body
+
+pytestmark = pytest.mark.anyio
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look it up. \u2603",
+                                           "parameters": {"type": "object", "additionalProperties": False,
+                                                          "properties": {"q": {"type": "string", "minLength": 1}},
+                                                          "required": ["q"], "strict": True}}},
+         {"type": "function", "function": {"name": "nothing", "description": "",
+                                           "parameters": {"type": "object", "properties": {}}}}]
+CONVERSATION = [
+    {"role": "system", "content": "Be kind. <policy>x</policy>"},
+    {"role": "user", "content": "héllo \u2603 \"quoted\" \\ back"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "call_1_0", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": 1}"}},
+                    {"id": "call_1_1", "type": "function", "function": {"name": "nothing", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "call_1_0", "content": "found"},
+    {"role": "tool", "tool_call_id": "call_1_1", "content": ""},
+    {"role": "assistant", "content": "Done."},
+    {"role": "user", "content": "<<GOAL:x>> more", "name": "customer"},
+    {"role": "system", "content": "Reminder."},
+]
+NOT_PLAIN = [
+    [{"role": "user", "content": [{"type": "text", "text": "parts", "cache_control": {"type": "ephemeral"}}]}],
+    [{"role": "user", "content": "hi", "cache_control": {"type": "ephemeral"}}],
+    [{"content": "no role"}],
+    [{"role": "developer", "content": "dev"}],
+    [{"role": "assistant", "content": "", "tool_calls": []}],
+    [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+                                                              "function": {"name": "f", "arguments": {"q": 1}}}]}],
+]
+PARAMS = [{"temperature": 0.0, "seed": 7, "drop_params": True},
+          {"temperature": 0.0, "seed": 123456789, "drop_params": True, "parallel_tool_calls": False},
+          {"temperature": 0.3, "seed": 7, "max_tokens": 64, "tool_choice": "required"},
+          {"temperature": 1, "seed": True, "top_p": 0.5, "stop": ["x"]},
+          {"temperature": 0.0}]
+REBUILT = {"openai/o3-mini"}
+"""Routes whose messages litellm rewrites (an o-series model's system prompt): litellm builds every call."""
+MODELS = ["openai/fake-model", "hosted_vllm/fake-model", "openai/gpt-4o-mini", "openai/o3-mini", "openai/gpt-5"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_templates(monkeypatch):
+    monkeypatch.setattr(body_templates, "_templates", {})
+
+
+async def litellm_bytes(request: LLMRequest, provider: str, model: str) -> bytes | str:
+    """litellm's body as bytes, or the name of the error its building raised."""
+    try:
+        return dumps(await request_body(copy.deepcopy(request), provider, model)).encode()
+    except Exception as exc:
+        return type(exc).__name__
+
+
+async def fast_bytes(request: LLMRequest, provider: str, model: str) -> bytes | str:
+    try:
+        return await encoded_body(request, provider, model)
+    except Exception as exc:
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("route", MODELS)
+async def test_templated_bytes_are_litellms_for_every_call_of_a_conversation(route):
+    provider, _, model = route.partition("/")
+    for params in PARAMS:
+        for tools in (TOOLS, None):
+            for n in range(1, len(CONVERSATION) + 1):
+                for seed_shift in (0, 1):   # the seed changes per simulation: still one template
+                    shifted = {**params, "seed": params["seed"] + seed_shift} if type(params.get("seed")) is int \
+                        else params
+                    request = LLMRequest(role="agent", model=route, messages=CONVERSATION[:n], tools=tools,
+                                         params=shifted)
+                    fast = await fast_bytes(request, provider, model)
+                    assert fast == await litellm_bytes(request, provider, model), (params, n)
+            request = LLMRequest(role="agent", model=route, messages=CONVERSATION, tools=tools,
+                                 params={**params, "seed": 99} if type(params.get("seed")) is int else params)
+            taken = cached_body(request, provider, model) is not None
+            assert taken == (route not in REBUILT and isinstance(fast, bytes)), route
+
+
+async def test_messages_that_are_not_plain_are_built_by_litellm():
+    warm = LLMRequest(role="agent", model="openai/fake-model", messages=CONVERSATION[:2], tools=TOOLS,
+                      params=PARAMS[0])
+    await encoded_body(warm, "openai", "fake-model")
+    for messages in NOT_PLAIN:
+        assert plain_messages(messages) is None
+        request = LLMRequest(role="agent", model="openai/fake-model", messages=[*CONVERSATION[:2], *messages],
+                             tools=TOOLS, params=PARAMS[0])
+        assert cached_body(request, "openai", "fake-model") is None
+        assert await encoded_body(request, "openai", "fake-model") == await litellm_bytes(request, "openai",
+                                                                                           "fake-model")
+
+
+async def test_other_tools_or_params_get_their_own_template():
+    first = LLMRequest(role="agent", model="openai/fake-model", messages=CONVERSATION[:2], tools=TOOLS,
+                       params=PARAMS[0])
+    await encoded_body(first, "openai", "fake-model")
+    other_tools = copy.deepcopy(TOOLS)
+    other_tools[0]["function"]["description"] = "Something else."
+    for request in (first.model_copy(update={"tools": other_tools}),
+                    first.model_copy(update={"params": {**PARAMS[0], "temperature": 0}}),   # 0, not 0.0
+                    first.model_copy(update={"model": "openai/other"})):
+        assert cached_body(request, "openai", request.model.partition("/")[2]) is None
