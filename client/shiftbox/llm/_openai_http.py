@@ -150,8 +150,9 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
                                         headers={"Authorization": f"Bearer {api_key}",
                                                  "Content-Type": "application/json"})
     except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
-        raise ProviderHTTPError(408, f"APITimeoutError - Request timed out. - timeout value={connection.timeout_s}, "
-                                     f"time taken={round(time.monotonic() - start, 2)} seconds",
+        taken = round(time.monotonic() - start, 2)
+        raise ProviderHTTPError(408, "APITimeoutError - Request timed out. Error_str: Request timed out. - "
+                                     f"timeout value={connection.timeout_s}, time taken={taken} seconds",
                                 name="Timeout: ") from exc
     except httpx.TransportError as exc:
         raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc

@@ -6,6 +6,7 @@ same cost. `fast_path=false` is the litellm path (the openai SDK, which marks it
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -119,6 +120,7 @@ async def test_cassettes_are_identical_and_replay_on_the_other_path(tmp_path):
         assert replayed.canonical_json() == fast.canonical_json()
 
 
+TAKEN = re.compile(r"time taken=[0-9.]+ seconds")
 FAILURES = {
     "429": [Reply.rate_limit(headers={"retry-after-ms": "1"})],
     "500": [Reply.error(500, "upstream exploded")],
@@ -136,14 +138,15 @@ FAILURES = {
 
 
 async def failure(script: list[Reply] | None, fast: bool, retries: int, content: str = "hi",
-                  ) -> tuple[str, str, int, str]:
+                  params: dict | None = None) -> tuple[str, str, int, str]:
     """(error class, cause, requests made, message) of one call that fails, with `retries` retries."""
     with fake_openai((script or []) * (retries + 1)) as server:
         base = server.base_url
         if script is None:
             server.stop()   # connection refused
         connection = LLMConnection(api_base=base, fast_path=fast, timeout_s=0.3)
-        request = LLMRequest(role="agent", model="openai/fake-model", messages=[{"role": "user", "content": content}])
+        request = LLMRequest(role="agent", model="openai/fake-model", messages=[{"role": "user", "content": content}],
+                             params=params or {})
         with pytest.raises(LLMError) as caught:
             await complete_with_retries(request, connection, retries=retries, backoff_s=0.0)
         made = len(server.requests)
@@ -156,8 +159,28 @@ async def test_errors_map_to_the_same_kinds_and_retries(case):
     retries = 0 if case == "timeout" else 1
     content = "\ud83d" if case == "lone surrogate" else "hi"   # cannot be sent as UTF-8 by either path
     fast, slow = await failure(script, True, retries, content), await failure(script, False, retries, content)
-    if case in ("timeout", "lone surrogate"):   # the detail differs (time taken, position in the body)
+    if case == "lone surrogate":   # the detail differs (position in the body)
         fast, slow = (*fast[:3], fast[3].split(" - ")[0]), (*slow[:3], slow[3].split(" - ")[0])
+    if case == "timeout":   # both say how long it took, which differs
+        fast, slow = (*fast[:3], TAKEN.sub("", fast[3])), (*slow[:3], TAKEN.sub("", slow[3]))
+        assert "timeout value=0.3" in fast[3]
+    assert fast == slow, case
+
+
+NAMED_422 = [Reply(status=422, body=json.dumps({"error": {"message": json.dumps(
+    {"detail": [{"loc": ["body", "seed"], "msg": "not supported"}]})}}))]
+
+
+@pytest.mark.parametrize("case", ["422", "422 naming a param", "timeout"])
+async def test_errors_map_the_same_with_drop_params(case):
+    """shiftbox's options send drop_params, with which litellm's openai code would drop the parameters a
+    422 names and send again; litellm's path does not (one request), so neither does the fast path."""
+    retries = 0 if case == "timeout" else 1
+    script = NAMED_422 if case == "422 naming a param" else FAILURES[case]
+    params = {"drop_params": True, "seed": 3}
+    fast = await failure(script, True, retries, params=params)
+    slow = await failure(script, False, retries, params=params)
+    fast, slow = (*fast[:3], TAKEN.sub("", fast[3])), (*slow[:3], TAKEN.sub("", slow[3]))
     assert fast == slow, case
 
 
