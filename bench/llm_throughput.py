@@ -304,6 +304,28 @@ async def replay_against_live(base_url: str, task_file, trials: int, tmp: Path) 
             "replay_over_live": round(live["seconds"] / replay_s, 2)}
 
 
+async def raw_httpx_cpu_ms(base_url: str, n: int = 300) -> float:
+    """The floor: this process's CPU ms per completion for raw `httpx.AsyncClient` posting an agent-sized body
+    (the banking policy and tools, one user message) to the same fake server and parsing the JSON reply."""
+    import httpx
+
+    from shiftbox.agents._litellm import tool_schema
+    from shiftbox.world import open_world
+
+    async with open_world("banking") as world:
+        tools, policy = [tool_schema(t) for t in world.tools], get_domain("banking").policy
+    body = json.dumps({"model": MODEL.partition("/")[2], "messages": [
+        {"role": "system", "content": policy}, {"role": "user", "content": ASK.format(customer=CUSTOMERS[0])}],
+        "tools": tools}, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = {"Authorization": f"Bearer {os.environ[KEY_ENV]}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient() as client:
+        for warm_up in (True, False):
+            start = time.process_time()
+            for _ in range(20 if warm_up else n):
+                (await client.post(f"{base_url}/chat/completions", content=body, headers=headers)).json()
+    return round(1000 * (time.process_time() - start) / n, 2)
+
+
 def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> dict[str, Any]:
     """Where the process's own (on-CPU, in Python) time went during a profiled run, grouped by package."""
     stats = pstats.Stats(profile)
@@ -356,6 +378,7 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
         # the fork server (which imports litellm once) and a first pair of workers, before any timing
         await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 2,
                        Path(tmp) / "warmup-workers", True, WORKERS)
+        detail["raw_httpx_cpu_ms_per_completion"] = await raw_httpx_cpu_ms(base_url)
         for concurrency in concurrencies:
             runs = [(fast, 1) for fast in PATHS] + ([(True, WORKERS)] if concurrency >= WORKERS else [])
             for fast, workers in runs:  # side by side, paired per concurrency
