@@ -10,7 +10,7 @@ Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api
 (`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
 
 Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
-(the fast path),
+(the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
 `_cassette` (record/replay), `_boundary` (`complete`), `_retries` (retries, causes, errors raised),
 `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
 """
