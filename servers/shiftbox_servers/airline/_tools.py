@@ -50,12 +50,10 @@ from ._models import (
     OneStopSearch,
     Passenger,
     PassengerInfo,
-    Payment,
     PaymentInfo,
     PaymentMethod,
     PricesByCabin,
     Reservation,
-    ReservationFlight,
     SeatsByCabin,
     User,
 )
@@ -159,15 +157,16 @@ def _reservation_model(ep: Episode, row: Any) -> Reservation:
                           "WHERE reservation_id = ? ORDER BY position", (rid,))
     payments = ep.query("SELECT payment_id, amount FROM payments WHERE reservation_id = ? ORDER BY position",
                         (rid,))
-    return Reservation(
-        reservation_id=rid, user_id=row["user_id"], origin=row["origin"], destination=row["destination"],
-        flight_type=row["flight_type"], cabin=row["cabin"],
-        flights=[ReservationFlight(**dict(leg)) for leg in legs],
-        passengers=[Passenger(**dict(p)) for p in passengers],
-        payment_history=[Payment(**dict(p)) for p in payments],
-        created_at=row["created_at"], total_baggages=row["total_baggages"],
-        nonfree_baggages=row["nonfree_baggages"], insurance=row["insurance"], status=row["status"],
-    )
+    # One validation of plain rows: the same model as a constructor per part, in a fraction of the time.
+    return Reservation.model_validate({
+        "reservation_id": rid, "user_id": row["user_id"], "origin": row["origin"], "destination": row["destination"],
+        "flight_type": row["flight_type"], "cabin": row["cabin"],
+        "flights": [dict(leg) for leg in legs],
+        "passengers": [dict(p) for p in passengers],
+        "payment_history": [dict(p) for p in payments],
+        "created_at": row["created_at"], "total_baggages": row["total_baggages"],
+        "nonfree_baggages": row["nonfree_baggages"], "insurance": row["insurance"], "status": row["status"],
+    })
 
 
 def _direct_flight(flight: Any, day: Any) -> DirectFlight:
