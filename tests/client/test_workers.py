@@ -112,19 +112,28 @@ def worker_pids(run: int) -> list[int]:
     return sorted(pid for server in servers for pid in children(server))
 
 
-@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
-def test_a_killed_worker_loses_only_its_simulations_in_flight_and_resume_finishes_the_run(tmp_path):
-    out = tmp_path / "run"
+def start_run(out: Path) -> tuple[subprocess.Popen, list[str], list[int]]:
+    """`shiftbox run --workers 2` in its own process, once its first trajectory is written: the process, its
+    command and its two workers' pids."""
     command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
                "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
+                                               and (out / "trajectories.jsonl").stat().st_size):
+        time.sleep(0.02)
+    workers = worker_pids(proc.pid)
+    if len(workers) != 2:
+        proc.kill()
+    assert len(workers) == 2, workers
+    return proc, command, workers
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
+def test_a_killed_worker_loses_only_its_simulations_in_flight_and_resume_finishes_the_run(tmp_path):
+    out = tmp_path / "run"
+    proc, command, workers = start_run(out)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
-                                                   and (out / "trajectories.jsonl").stat().st_size):
-            time.sleep(0.02)
-        workers = worker_pids(proc.pid)
-        assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)
         _, stderr = proc.communicate(timeout=120)
     finally:
@@ -154,19 +163,9 @@ def alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
 def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
-               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
-                                                   and (out / "trajectories.jsonl").stat().st_size):
-            time.sleep(0.02)
-        workers = worker_pids(proc.pid)
-        assert len(workers) == 2, workers
-    finally:
-        proc.kill()
-        proc.wait()
+    proc, command, workers = start_run(out)
+    proc.kill()
+    proc.communicate()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.05)

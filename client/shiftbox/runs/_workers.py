@@ -16,6 +16,7 @@ import queue
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,11 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     _CONTEXT.set_forkserver_preload(preloaded_modules(job))  # takes effect when the fork server starts
     claim = _CONTEXT.Value("q", 0)
     results = _CONTEXT.Queue()
+    run_alive, this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end and never writes
     processes = [
         _CONTEXT.Process(target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
                          args=(job, number, share, run_dir if number == 0 else None, claim, results,
-                               _Surroundings.of_this_process()))
+                               _Surroundings.of_this_process(), run_alive))
         for number, share in enumerate(concurrency_shares(concurrency, workers))
     ]
     progress, finished = _Progress(), False
@@ -99,6 +101,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
             if process.is_alive():
                 process.kill()
         results.close()
+        this_run.close()
     if progress.failure is not None:
         raise progress.failure
     missing = [i for i in range(len(job.work)) if i not in progress.written]
@@ -140,11 +143,10 @@ class _Surroundings:
 
     environ: dict[str, str]
     cwd: str
-    run_pid: int  # the process that writes the results: without it, a worker's work is lost anyway
 
     @classmethod
     def of_this_process(cls) -> _Surroundings:
-        return cls(dict(os.environ), os.getcwd(), os.getpid())
+        return cls(dict(os.environ), os.getcwd())
 
     def enter(self) -> None:
         os.environ.clear()
@@ -153,11 +155,11 @@ class _Surroundings:
 
 
 def worker_main(job: SimulationJob, number: int, concurrency: int, run_dir: Path | None, claim: Synchronized,
-                results: Any, surroundings: _Surroundings) -> None:
+                results: Any, surroundings: _Surroundings, run_alive: Connection) -> None:
     """A worker process: run simulations until none is left, reporting each to the parent through `results`."""
     try:
         surroundings.enter()
-        anyio.run(_work, job, number, concurrency, run_dir, claim, results, surroundings.run_pid)
+        anyio.run(_work, job, number, concurrency, run_dir, claim, results, run_alive)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, which raises it
         results.put(("failed", number, _transportable(exc)))
     else:
@@ -165,7 +167,7 @@ def worker_main(job: SimulationJob, number: int, concurrency: int, run_dir: Path
 
 
 async def _work(job: SimulationJob, number: int, concurrency: int, run_dir: Path | None, claim: Synchronized,
-                results: Any, run_pid: int) -> None:
+                results: Any, run_alive: Connection) -> None:
     def claim_next() -> int | None:
         with claim.get_lock():
             index = claim.value
@@ -179,23 +181,21 @@ async def _work(job: SimulationJob, number: int, concurrency: int, run_dir: Path
                 results.put(("finished", number, (index, trajectory)))
 
         async with anyio.create_task_group() as watch:
-            watch.start_soon(_exit_when_gone, run_pid, results)
+            watch.start_soon(_exit_when_gone, run_alive, results)
             async with anyio.create_task_group() as tg:
                 for _ in range(concurrency):
                     tg.start_soon(simulations)
             watch.cancel_scope.cancel()
 
 
-async def _exit_when_gone(run_pid: int, results: Any) -> None:
+async def _exit_when_gone(run_alive: Connection, results: Any) -> None:
     """End this worker at once when the run's process is gone (killed): nobody would write what it finishes, and
-    its servers end with it (stdio on EOF, containers with their stdin)."""
-    while True:
+    its servers end with it (stdio on EOF, containers with their stdin). `run_alive` is the reading end of a pipe
+    only the run's process can write to: it reads as closed the moment that process dies, reaped or not."""
+    while not run_alive.poll(0):
         await anyio.sleep(_POLL_S)
-        try:
-            os.kill(run_pid, 0)
-        except ProcessLookupError:
-            results.cancel_join_thread()  # what is still queued for the dead reader is dropped, not waited on
-            os._exit(1)
+    results.cancel_join_thread()  # what is still queued for the dead reader is dropped, not waited on
+    os._exit(1)
 
 
 def _transportable(exc: BaseException) -> BaseException:
