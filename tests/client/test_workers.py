@@ -113,19 +113,24 @@ def worker_pids(run: int) -> list[int]:
 
 
 def start_run(out: Path) -> tuple[subprocess.Popen, list[str], list[int]]:
-    """`shiftbox run --workers 2` in its own process, once its first trajectory is written: the process, its
-    command and its two workers' pids."""
+    """`shiftbox run --workers 2 --servers stdio` in its own process, once both workers have started their servers
+    and 60 of the 300 simulations are written (by then each worker has long been taking work, so each has
+    simulations in flight): the process, its command and the two workers' pids."""
     command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
-               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2"]
+               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2", "--servers", "stdio"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not ((out / "trajectories.jsonl").exists()
-                                               and (out / "trajectories.jsonl").stat().st_size):
+    workers: list[int] = []
+    while time.monotonic() < deadline:
+        workers = worker_pids(proc.pid)
+        path = out / "trajectories.jsonl"
+        written = path.exists() and path.read_bytes().count(b"\n") >= 60
+        if written and len(workers) == 2 and all(children(pid) for pid in workers):
+            break
         time.sleep(0.02)
-    workers = worker_pids(proc.pid)
-    if len(workers) != 2:
+    else:
         proc.kill()
-    assert len(workers) == 2, workers
+        raise AssertionError(f"the run did not get going: workers {workers}, {proc.communicate()}")
     return proc, command, workers
 
 
@@ -149,6 +154,7 @@ def test_a_killed_worker_loses_only_its_simulations_in_flight_and_resume_finishe
     assert f"resuming: {len(partial)} simulations already finished" in " ".join(resumed.output.split())
     reference = tmp_path / "reference"
     runner.invoke(app, command[3:8] + ["--out", str(reference), "--workers", "1", "--trials", "2"])
+    assert canonical(reference)
     assert canonical(out) == canonical(reference)
 
 
