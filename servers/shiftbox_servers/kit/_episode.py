@@ -27,6 +27,8 @@ EPISODE_META_KEY = "shiftbox/episode"
 CLOSE_META_KEY = "shiftbox/close"
 """On a resources/read: drop the episode once the read is answered (the harness's final digest)."""
 DEFAULT_EPISODE = "default"
+EPISODE_SCOPE_KEY = "shiftbox.episode"
+"""The ASGI scope key under which the HTTP router keeps the episode an `/episodes/<id>/mcp` path names."""
 EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 

@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from importlib.metadata import version as package_version
 from typing import Any
 
@@ -32,11 +32,13 @@ from ._episode import (
     CLOSE_META_KEY,
     DEFAULT_EPISODE,
     EPISODE_META_KEY,
+    EPISODE_SCOPE_KEY,
     Episode,
     EpisodeStore,
     current_episode_id,
 )
 from ._errors import DomainError, ErrorKind, error_result
+from ._http_calls import SessionCalls
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -48,7 +50,6 @@ STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
 EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
-EPISODE_SCOPE_KEY = "shiftbox.episode"
 PLAIN_CALL_KEYS = frozenset({"name", "arguments"})
 """tools/call params with only these keys (name and arguments checked by the kit) need no further shape check."""
 
@@ -109,6 +110,9 @@ class DomainServer:
         self.tools = domain.toolset(toolset)
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
         self.sdk_tools = {spec.name: self._mcp_tool(spec) for spec in self.tools}
+        self.on_handshake_call: Callable[[ServerRequestContext[Any, Any]], None] | None = None
+        """Told of each handshake-era tools/call the SDK's session brought (the HTTP calls fast path learns
+        the session's negotiated version from it)."""
         m = snapshot.manifest
         instructions = (
             f"shiftbox {domain.name} server {SERVER_VERSION}. Snapshot {m.snapshot_id} "
@@ -194,7 +198,7 @@ class DomainServer:
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
-                rejected = self._reject_arguments(ctx.params or {})
+                rejected = self.reject_arguments(ctx.params or {})
                 if rejected is not None:
                     return rejected
                 answered = self._answer_call(ctx, episode_id)
@@ -208,7 +212,7 @@ class DomainServer:
             self.episodes.drop(episode_id, "ended by its final digest read")  # the harness's last read
         return result
 
-    def _reject_arguments(self, params: dict[str, Any]) -> Any:
+    def reject_arguments(self, params: dict[str, Any]) -> Any:
         """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them."""
         name = params.get("name")
         spec = self.tools.get(name) if isinstance(name, str) else None
@@ -231,17 +235,23 @@ class DomainServer:
         return None
 
     def _answer_call(self, ctx: ServerRequestContext[Any, Any], episode_id: str) -> dict[str, Any] | None:
-        """The wire result of a tools/call the kit has validated, made here rather than by the SDK's
-        tool handler, with the same steps (its argument parsing, result conversion and per-version
-        result shape): the SDK's per-call context, tool lookup and second params check cost about a
-        tenth of an HTTP tools/call. None (the SDK answers) where those steps could differ: before
-        `initialize`, on a 2026-era connection (its result stamp), params with more than name and
-        arguments (the SDK checks their shape), arguments the SDK's lenient parsing refuses.
-        """
-        params = ctx.params or {}
-        version = ctx.protocol_version
-        if version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
+        """The wire result of a tools/call the kit has validated, made by the kit (`answer_validated_call`)
+        rather than by the SDK's tool handler; None (the SDK answers) before `initialize` and on a
+        2026-era connection (its results carry a stamp the SDK adds)."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
             return None
+        if self.on_handshake_call is not None:
+            self.on_handshake_call(ctx)
+        return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id)
+
+    def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str) -> dict[str, Any] | None:
+        """The wire result of a tools/call whose name and arguments the kit has checked, on a handshake-era
+        connection of protocol `version`, with the SDK tool handler's own steps (its lenient argument
+        parse, result conversion and per-version result shape), so the bytes are the same: the SDK's
+        per-call context, tool lookup and second params check cost about a tenth of an HTTP tools/call.
+        None (the SDK answers) where its steps could differ: params beyond name and arguments that
+        fail its params check, arguments its lenient parse refuses.
+        """
         if not params.keys() <= PLAIN_CALL_KEYS:
             try:
                 protocol_methods.validate_client_request("tools/call", version, params)
@@ -328,7 +338,8 @@ class DomainServer:
             )
 
         inner = self.mcp.streamable_http_app(json_response=True, host=host)
-        return EpisodePathRouter(inner, host, mcp_endpoint=self.mcp.session_manager.handle_request)
+        manager = self.mcp.session_manager
+        return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager))
 
 
 def without_tracing(middleware: list[Any]) -> list[Any]:
@@ -367,11 +378,14 @@ class EpisodePathRouter:
     `mcp_endpoint`, when given, serves the MCP endpoint's requests directly (the SDK's session manager),
     past the Starlette app's middleware and routing, which its transport does not need (about 3% of a
     tools/call's instructions); everything else (custom routes, the lifespan) still goes to `app`.
+    `calls`, when given, answers the plain tools/call POSTs of established sessions first (`SessionCalls`).
     """
 
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", *, mcp_endpoint: ASGIApp | None = None):
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", *, mcp_endpoint: ASGIApp | None = None,
+                 calls: SessionCalls | None = None):
         self.app = app
         self.mcp_endpoint = mcp_endpoint
+        self.calls = calls
         settings = transport_security(host)
         self._security = TransportSecurityMiddleware(settings) if settings is not None else None
 
@@ -387,6 +401,10 @@ class EpisodePathRouter:
                 scope = dict(scope, path="/mcp", raw_path=b"/mcp")
                 scope[EPISODE_SCOPE_KEY] = match.group(1)
             if self.mcp_endpoint is not None and scope["path"] == "/mcp":
+                if self.calls is not None:
+                    receive = await self.calls(scope, receive, send)
+                    if receive is None:  # answered
+                        return
                 await self.mcp_endpoint(scope, receive, send)
                 return
         await self.app(scope, receive, send)
