@@ -69,6 +69,7 @@ async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[s
     once, for the model the user named. OpenAI-compatible endpoints take the fast path (`_openai_http`)."""
     litellm = import_litellm()
     route = fast_route(request, connection)
+    computed_cost = None  # litellm's own figure, on its path (the model called is the model named there)
     if route is not None:
         response = await call_openai_http(request, connection, route)
     else:
@@ -79,10 +80,14 @@ async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[s
             model=request.model, messages=request.messages, api_base=connection.api_base,
             api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
             max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
+        computed_cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)
     usage = data.get("usage") or {}
-    data[COST_FIELD] = price_usd(litellm, request.model, int(usage.get("prompt_tokens") or 0),
-                                 int(usage.get("completion_tokens") or 0))
+    if isinstance(computed_cost, int | float) and not isinstance(computed_cost, bool):
+        data[COST_FIELD] = float(computed_cost)  # computed once, by litellm
+    else:  # the fast path, or a model litellm did not price (then 0.0, as price_usd gives)
+        data[COST_FIELD] = price_usd(litellm, request.model, int(usage.get("prompt_tokens") or 0),
+                                     int(usage.get("completion_tokens") or 0))
     return data
