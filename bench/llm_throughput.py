@@ -309,7 +309,7 @@ async def raw_httpx_cpu_ms(base_url: str, n: int = 300) -> float:
     (the banking policy and tools, one user message) to the same fake server and parsing the JSON reply."""
     import httpx
 
-    from shiftbox.agents._litellm import tool_schema
+    from shiftbox.agents import tool_schema
     from shiftbox.world import open_world
 
     async with open_world("banking") as world:

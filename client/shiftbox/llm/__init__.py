@@ -20,9 +20,13 @@ from ._boundary import complete
 from ._cassette import Cassette, Interaction, first_difference, use_cassette
 from ._litellm import import_litellm, price_usd
 from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
+from ._openai_body import cached_body, dumps, plain_messages
+from ._openai_http import encoded_body, request_body
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
 __all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "Role", "Usage",
            "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message",
-           "import_litellm", "parse_llm_options", "price_usd", "use_cassette"]
+           "import_litellm", "parse_llm_options", "price_usd", "use_cassette",
+           # the fast path's request bodies, for tests that compare them with litellm's building
+           "cached_body", "dumps", "encoded_body", "plain_messages", "request_body"]

@@ -39,6 +39,7 @@ from ._errors import (
     failed_result,
     result_error,
 )
+from ._http_calls import SessionCalls
 from ._missions import (
     ACTION_TYPES,
     Mission,
@@ -64,6 +65,7 @@ from ._server import (
     connection_episode_id,
     meta_episode_id,
     request_episode_id,
+    without_tracing,
 )
 from ._shared_pages import MEMORY_ENV, MappedDatabase
 from ._snapshot import (
@@ -92,7 +94,7 @@ from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, ro
 __all__ = [
     "EPISODE_SCOPE_KEY",
     "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
-    "STATE_DIFF_URI", "STATE_DIGEST_URI", "Conflict", "Domain", "DomainError", "DomainServer",
+    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "without_tracing", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",

@@ -195,14 +195,14 @@ async def test_a_transient_error_is_retried_then_succeeds_on_the_fast_path():
 
 
 async def test_the_litellm_path_takes_the_cost_litellm_computed_and_prices_nothing_again(monkeypatch):
-    import shiftbox.llm._litellm as boundary
+    from shiftbox.llm import import_litellm
 
     def priced_again(*args):
         raise AssertionError("priced a second time")
 
-    monkeypatch.setattr(boundary, "price_usd", priced_again)
+    monkeypatch.setattr("shiftbox.llm._litellm.price_usd", priced_again)
     _, _, slow = await exchanges("openai/gpt-4o-mini", False)
-    litellm = boundary.import_litellm()
+    litellm = import_litellm()
     expected = [sum(litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=r["usage"]["prompt_tokens"],
                                            completion_tokens=r["usage"]["completion_tokens"])) for r in slow]
     assert [r["shiftbox_cost_usd"] for r in slow] == pytest.approx(expected) and all(c > 0 for c in expected)

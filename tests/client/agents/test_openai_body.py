@@ -8,10 +8,7 @@ import copy
 
 import pytest
 
-from shiftbox.llm import LLMRequest
-from shiftbox.llm import _openai_body as body_templates
-from shiftbox.llm._openai_body import cached_body, dumps, plain_messages
-from shiftbox.llm._openai_http import encoded_body, request_body
+from shiftbox.llm import LLMRequest, cached_body, dumps, encoded_body, plain_messages, request_body
 
 pytestmark = pytest.mark.anyio
 TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look it up. \u2603",
@@ -53,7 +50,7 @@ MODELS = ["openai/fake-model", "hosted_vllm/fake-model", "openai/gpt-4o-mini", "
 
 @pytest.fixture(autouse=True)
 def _fresh_templates(monkeypatch):
-    monkeypatch.setattr(body_templates, "_templates", {})
+    monkeypatch.setattr("shiftbox.llm._openai_body._templates", {})
 
 
 async def litellm_bytes(request: LLMRequest, provider: str, model: str) -> bytes | str:

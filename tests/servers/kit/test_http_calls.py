@@ -8,8 +8,7 @@ import json
 import httpx
 import pytest
 
-from shiftbox_servers.kit import DomainServer, get_domain
-from shiftbox_servers.kit._http_calls import SessionCalls
+from shiftbox_servers.kit import DomainServer, SessionCalls, get_domain
 from tests.servers.banking.conftest import write_fixture_snapshot
 
 pytestmark = pytest.mark.anyio
