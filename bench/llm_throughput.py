@@ -119,8 +119,9 @@ class FakeServerProcess:
 
     def cpu_s(self) -> float:
         """The fake server's CPU time so far (utime + stime): the model's share of the machine's two cores."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        from http_load import cpu_seconds  # bench/ is on the path, as for run.py's sections
+
+        return cpu_seconds(self.pid)
 
 
 @contextlib.contextmanager

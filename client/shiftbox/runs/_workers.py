@@ -30,7 +30,7 @@ from ._execute import SimulationJob, open_simulations
 
 # forkserver, not fork: a worker is forked from a clean server process that has imported the harness once
 # (so it starts in milliseconds), never from this one with its threads and running event loop; it takes
-# this process's environment and working directory as they are when the run starts (`_enter`)
+# this process's environment and working directory as they are when the run starts (`_Surroundings`)
 _CONTEXT = multiprocessing.get_context("forkserver")
 _POLL_S = 0.2
 
@@ -69,10 +69,11 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     claim = _CONTEXT.Value("q", 0)
     results = _CONTEXT.Queue()
     run_alive, this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end and never writes
+    surroundings = _Surroundings.of_this_process()
     processes = [
         _CONTEXT.Process(target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
                          args=(job, number, share, run_dir if number == 0 else None, claim, results,
-                               _Surroundings.of_this_process(), run_alive))
+                               surroundings, run_alive))
         for number, share in enumerate(concurrency_shares(concurrency, workers))
     ]
     progress, finished = _Progress(), False
@@ -101,6 +102,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
             if process.is_alive():
                 process.kill()
         results.close()
+        run_alive.close()  # the workers have their own copies
         this_run.close()
     if progress.failure is not None:
         raise progress.failure
