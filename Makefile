@@ -27,7 +27,7 @@ uv:
 env: uv $(VENV)/.synced
 
 $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.toml
-	$(UV) sync --locked --all-packages
+	$(UV) sync --locked --all-packages --all-extras
 	@touch $@
 
 snapshots/%/v1/db.sqlite:
