@@ -6,18 +6,23 @@ calls litellm (imported lazily, once, by `import_litellm`); under a cassette bou
 with `use_cassette` it records each exchange, or replays it without touching the network. Every
 response carries its price (`COST_FIELD`), so `Usage.of_response` counts a replay like the live run.
 
+`--max-llm-concurrency` is a gate bound with `use_llm_gate`: a live call holds one of its slots, a replay none.
+`LocalLlmGate` is shared by one process's simulations, `ProcessLlmGate` by worker processes on one machine,
+`RayLlmGate` by Ray actors on a cluster (ray is imported only when one is made).
+
 Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api_base) take a fast path
 (`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
 
 Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
 (the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
-`_cassette` (record/replay), `_boundary` (`complete`), `_retries` (retries, causes, errors raised),
-`_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
+`_cassette` (record/replay), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
+causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
 """
 
 from ._blocking import complete_blocking
 from ._boundary import complete
 from ._cassette import Cassette, Interaction, first_difference, use_cassette
+from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
 from ._litellm import import_litellm, price_usd
 from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
 from ._openai_body import cached_body, dumps, plain_messages
@@ -25,8 +30,9 @@ from ._openai_http import encoded_body, request_body
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "Role", "Usage",
+__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate",
+           "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
            "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message",
-           "import_litellm", "parse_llm_options", "price_usd", "use_cassette",
+           "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",
            # the fast path's request bodies, for tests that compare them with litellm's building
            "cached_body", "dumps", "encoded_body", "plain_messages", "request_body"]

@@ -4,6 +4,8 @@ Live, it calls litellm. Under a recording cassette it also writes each request a
 a replaying one it serves the recorded response and never touches the network. Recording at this
 boundary (rather than patching HTTP, which is process-global) keeps concurrent simulations apart and
 keeps credentials out of fixtures by construction: headers and keys are never part of a request here.
+Under an LLM gate (`use_llm_gate`, for `--max-llm-concurrency`) a live call first waits for a slot
+(the wait counts in `llm_s`); a replay takes none.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from .._stopwatch import timed
 from ._cassette import current_cassette
+from ._gate import current_llm_gate
 from ._litellm import call_litellm
 from ._model import LLMConnection, LLMRequest
 
@@ -23,8 +26,13 @@ async def complete(request: LLMRequest, connection: LLMConnection | None = None)
     cassette = current_cassette.get()
     if cassette is not None and cassette.mode == "replay":
         return cassette.replay(request)
+    gate = current_llm_gate.get()
     with timed("llm_s"):
-        response = await call_litellm(request, connection or LLMConnection())
+        if gate is None:
+            response = await call_litellm(request, connection or LLMConnection())
+        else:  # --max-llm-concurrency: only a live call takes a slot
+            async with gate.slot():
+                response = await call_litellm(request, connection or LLMConnection())
     if cassette is not None:
         cassette.record(request, response)
     return response
