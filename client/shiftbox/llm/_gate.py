@@ -149,6 +149,8 @@ class ProcessLlmGate(LlmGate):
     def _slot_files(self) -> list[int]:
         """This process's descriptors (opened again after a fork: a shared one would share its locks)."""
         if self._pid != os.getpid():
+            for fd in self._files:  # the parent's: closing them here frees nothing the parent holds
+                os.close(fd)
             self._opened()
         if not self._files:
             self._files = [os.open(self.directory / f"slot{n}", os.O_RDWR | os.O_CLOEXEC) for n in range(self.limit)]
