@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..replay import TOOLS_MODES
-from ..runs import COMPAT_MODES, TRANSPORTS
+from ..runs import COMPAT_MODES, EXECUTORS, TRANSPORTS
 from ..trajectory import describe_invalid
 from ..world import SERVER_MODES
 
@@ -42,6 +42,7 @@ def choices(name: str, values: tuple[str, ...]) -> type[Enum]:
 
 
 ServerModeChoice = choices("ServerModeChoice", SERVER_MODES)
+ExecutorChoice = choices("ExecutorChoice", EXECUTORS)
 CompatChoice = choices("CompatChoice", COMPAT_MODES)
 ToolsModeChoice = choices("ToolsModeChoice", TOOLS_MODES)
 TransportChoice = choices("TransportChoice", TRANSPORTS)

@@ -20,14 +20,13 @@ from ..runs import (
     RunPlanError,
     RunResult,
     RunWorkerError,
-    default_workers,
     plan_run,
     run_evaluation,
 )
 from ..tasks import satisfied_actions
 from ..trajectory import RunFileError, Trajectory
 from ..world import DockerError, ToolContractError
-from ._common import ServerModeChoice, err, fail, out_console
+from ._common import ExecutorChoice, ServerModeChoice, err, fail, out_console
 
 
 def gold_progress(trajectory: Trajectory, task) -> tuple[int, int]:
@@ -59,9 +58,16 @@ def run(
     user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
     trials: Annotated[int, typer.Option(min=1, help="trials per task")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="simulations at once (in all worker processes together)")] = 4,
-    workers: Annotated[int | None, typer.Option(min=1, help="processes the simulations run in, each with its own "
-                                                            "servers; this process writes the results (default: "
-                                                            "the number of cores, at most --concurrency)")] = None,
+    executor: Annotated[ExecutorChoice | None, typer.Option(
+        help="where the simulations run: local (this process), processes (--workers processes of this machine) or "
+             "ray (--workers Ray actors; needs shiftbox[ray]); this process writes every result [default: local, "
+             "or processes when --workers > 1]")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="worker processes or Ray actors, each with its own "
+                                                            "servers (default: the number of cores; at most "
+                                                            "--concurrency)")] = None,
+    ray_address: Annotated[str | None, typer.Option(help="the Ray cluster for --executor ray: auto (this node's), "
+                                                         "HOST:PORT or ray://HOST:10001 (default: a local cluster "
+                                                         "started for the run)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
     servers: Annotated[ServerModeChoice, typer.Option(help="how the domain servers run")] = ServerModeChoice.inproc,
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's)")] = None,
@@ -91,7 +97,7 @@ def run(
             servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset,
-            workers=workers or default_workers())
+            executor=executor.value if executor else None, workers=workers, ray_address=ray_address)
     except (SpecError, RunPlanError) as exc:
         raise fail(str(exc)) from None
     try:

@@ -4,7 +4,7 @@ from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import RunConfig, RunMetadata, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
-from ._execute import RunHooks, execute_run, is_retryable, record_server
+from ._execute import EXECUTORS, Executor, RunHooks, execute_run, is_retryable, record_server
 from ._files import (
     RUN_FILE,
     TASKS_FILE,
@@ -38,7 +38,7 @@ from ._score import (
 from ._serve import TRANSPORTS, serve_gateway, session_task
 
 __all__ = [
-    "CASSETTES", "COMPAT_MODES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
+    "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
     "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",

@@ -49,7 +49,8 @@ async def run_evaluation_async(
     await execute_run(plan.config, plan.tasks, plan.out, make_agent=plan.make_agent, make_user=plan.make_user,
                       concurrency=plan.concurrency, finished=finished,
                       on_start=lambda n: on_start(n, len(finished)), on_done=on_done,
-                      hooks=hooks, retry_infra=plan.retry_infra, workers=plan.workers)
+                      hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
+                      ray_address=plan.ray_address)
     if plan.record is not None:
         finish_fixture(plan.record, plan.out)
     return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record)

@@ -7,6 +7,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
@@ -14,23 +15,33 @@ from ..agents import Agent
 from ..llm import Cassette, use_cassette
 from ..orchestrator import SimulationLimits, run_simulation, simulation_id
 from ..tasks import Task
-from ..trajectory import TRAJECTORIES_FILE, Trajectory, TrajectoryWriter
+from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, TrajectoryWriter
 from ..users import UserSimulator
 from ..world import ToolSession, World, episode_id_for, open_run_gateway, open_world
 from ._config import RunConfig
+from ._dispatch import lost_trajectory
 from ._files import RUN_FILE, read_run_metadata, write_run_metadata
+
+Executor = Literal["local", "processes", "ray"]
+EXECUTORS: tuple[str, ...] = ("local", "processes", "ray")
 
 
 def record_server(run_dir: Path, world: World, make_user: Callable[[], UserSimulator] | None = None) -> None:
     """Put the connected server's identity (version, snapshot, image id if a container, tool contract)
     and the user simulator's in run.json."""
+    record_server_info(run_dir, world.domain.name, world.info, make_user)
+
+
+def record_server_info(run_dir: Path, domain: str, info: ServerInfo,
+                       make_user: Callable[[], UserSimulator] | None = None) -> None:
+    """`record_server` from the server's identity alone (what a Ray actor sends back to the driver)."""
     run_file = run_dir / RUN_FILE
     if not run_file.exists():
         return
     metadata = read_run_metadata(run_dir)
-    metadata.server[world.domain.name] = world.info.model_dump(mode="json")
-    if world.info.tool_contract is not None:
-        metadata.tool_contracts[world.domain.name] = world.info.tool_contract
+    metadata.server[domain] = info.model_dump(mode="json")
+    if info.tool_contract is not None:
+        metadata.tool_contracts[domain] = info.tool_contract
     if make_user is not None:
         metadata.user_simulator = make_user().identity().model_dump(mode="json", exclude_none=True)
     write_run_metadata(run_dir, metadata)
@@ -69,7 +80,9 @@ async def execute_run(
     on_start: Callable[[int], None] = lambda n: None,
     hooks: RunHooks | None = None,
     retry_infra: int = 0,
+    executor: Executor = "local",
     workers: int = 1,
+    ray_address: str | None = None,
 ) -> list[Trajectory]:
     """Run every (task, trial) not in `finished`; returns the new trajectories in completion order.
 
@@ -78,9 +91,11 @@ async def execute_run(
     Before that, at the call level, a read-only tool call (`readOnlyHint`) whose transport failed is
     resent up to `retry_infra` times; a call to any other tool is never resent (it may have acted).
 
-    With `workers` > 1 the simulations run in that many processes (`shiftbox.runs._workers`), `concurrency`
-    shared between them; this process stays the one writer of trajectories.jsonl. `make_agent`, `make_user`
-    and `hooks` must then pickle.
+    `executor` "processes" runs the simulations in `workers` processes of this machine (`_workers`), "ray" in
+    `workers` Ray actors (`_ray`; on the cluster at `ray_address`, or a local one started for the run), with
+    `concurrency` shared between them; this process stays the one writer of trajectories.jsonl, and a worker
+    that dies fails only its in-flight simulations, as infrastructure errors retried under `retry_infra`
+    (`_dispatch`). `make_agent`, `make_user` and `hooks` must then pickle.
     """
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
@@ -98,10 +113,13 @@ async def execute_run(
         on_done(trajectory)
 
     try:
-        processes = min(workers, concurrency, len(work))
-        if processes > 1:
+        workers = max(1, min(workers, concurrency, len(work)))
+        if executor == "processes":
             from ._workers import run_in_processes  # the process machinery only when asked for
-            await run_in_processes(job, run_dir, processes, concurrency, write)
+            await run_in_processes(job, run_dir, workers, concurrency, write)
+        elif executor == "ray":
+            from ._ray import run_on_ray
+            await run_on_ray(job, run_dir, workers, concurrency, write, ray_address)
         else:
             async with open_simulations(job, run_dir) as simulate:
                 limiter = anyio.CapacityLimiter(max(1, concurrency))
@@ -130,12 +148,28 @@ class SimulationJob:
     retry_infra: int
     run_tag: str
 
+    def lost(self, index: int, attempt: int, why: str) -> Trajectory:
+        """The trajectory written for `work[index]` when its worker died on its last allowed attempt."""
+        return lost_trajectory(self.work, self.config.seed, self.config.agent, self.config.user, index, attempt, why)
+
+
+@dataclass(frozen=True)
+class Simulations:
+    """The world open for a job: call it as `simulate(task, trial, first_attempt=0)`."""
+
+    world: World
+    simulate: Callable[..., Awaitable[Trajectory]]
+
+    async def __call__(self, task: Task, trial: int, first_attempt: int = 0) -> Trajectory:
+        return await self.simulate(task, trial, first_attempt)
+
 
 @contextlib.asynccontextmanager
-async def open_simulations(job: SimulationJob, run_dir: Path | None
-                           ) -> AsyncIterator[Callable[[Task, int], Awaitable[Trajectory]]]:
-    """The world (and the gateway, for agents that need one) open for the job; yields `simulate(task, trial)`,
-    which runs one simulation with its infrastructure retries. The server's identity goes to `run_dir`'s run.json."""
+async def open_simulations(job: SimulationJob, run_dir: Path | None) -> AsyncIterator[Simulations]:
+    """The world (and the gateway, for agents that need one) open for the job; yields `simulate(task, trial,
+    first_attempt=0)`, which runs one simulation with its infrastructure retries (attempts `first_attempt` to
+    `retry_infra`: a driver hands a simulation whose worker died to another as its next attempt). The server's
+    identity goes to `run_dir`'s run.json."""
     hooks, retry_infra = job.hooks, job.retry_infra
     limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn)
     needs_gateway = bool(job.work) and hooks.agent(*job.work[0], job.make_agent).uses_gateway
@@ -153,8 +187,8 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None
                 return await run_simulation(task, trial, job.config.seed, hooks.agent(task, trial, job.make_agent),
                                             job.make_user(), world, limits, job.run_tag, episode, gateway)
 
-        async def simulate(task: Task, trial: int) -> Trajectory:
-            for number in range(retry_infra + 1):
+        async def simulate(task: Task, trial: int, first_attempt: int = 0) -> Trajectory:
+            for number in range(first_attempt, retry_infra + 1):
                 trajectory = await attempt(task, trial, number)
                 if not is_retryable(trajectory) or number == retry_infra:
                     break
@@ -164,7 +198,7 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None
             hooks.finished(trajectory, world)
             return trajectory
 
-        yield simulate
+        yield Simulations(world, simulate)
 
 
 def is_retryable(trajectory: Trajectory) -> bool:

@@ -25,6 +25,7 @@ from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
 from ..world import SERVER_MODES, DockerError, find_image
 from ._config import RunConfig, RunMetadata, task_file_digest
+from ._execute import EXECUTORS, Executor
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ class RunPlan:
     resume: bool = False
     record: Path | None = None
     retry_infra: int = 0
+    executor: Executor = "local"
     workers: int = 1
+    ray_address: str | None = None
     # the options as given; `config` holds them redacted (no credentials in run.json)
     agent_options: dict[str, str] = field(default_factory=dict)
     user_options: dict[str, str] = field(default_factory=dict)
@@ -79,16 +82,21 @@ def plan_run(
     record: Path | str | None = None,
     retry_infra: int = 0,
     toolset: str = "default",
-    workers: int = 1,
+    executor: str | None = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
 
-    `workers` > 1 runs the simulations in that many processes (at most `concurrency`); `default_workers()` is
-    the number of cores this process may use."""
+    `executor` says where the simulations run: "local" in this process; "processes" in `workers` processes of
+    this machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors
+    on the cluster at `ray_address` (or a local cluster started for the run). Without `executor`, `workers` > 1
+    means "processes". Workers are never more than `concurrency`."""
     task_file, source = _task_file(tasks)
     domain = domain or task_file.domain
     check_server_mode(servers)
+    executor, workers = resolve_executor(executor, workers, ray_address)
     if workers < 1 or concurrency < 1:
         raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
@@ -111,7 +119,35 @@ def plan_run(
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
-                   retry_infra=retry_infra, workers=workers, agent_options=agent_options, user_options=user_options)
+                   retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
+                   agent_options=agent_options, user_options=user_options)
+
+
+def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:
+    """The executor and its number of workers, from the options as given (see `plan_run`)."""
+    if executor is None:
+        executor = "processes" if workers is not None and workers > 1 else "local"
+    if executor not in EXECUTORS:
+        raise RunPlanError(f"--executor {executor!r} is not one of {', '.join(EXECUTORS)}")
+    if executor == "local" and workers not in (None, 1):
+        raise RunPlanError(f"--executor local runs every simulation in this process; for --workers {workers} "
+                           "use --executor processes (this machine) or --executor ray")
+    if ray_address is not None and executor != "ray":
+        raise RunPlanError("--ray-address is for --executor ray")
+    if executor == "ray" and not ray_installed():
+        raise RunPlanError("--executor ray needs Ray, an optional extra: pip install 'shiftbox[ray]' "
+                           "(in a checkout of shiftbox: uv sync --extra ray)")
+    if workers is None:
+        workers = 1 if executor == "local" else default_workers()
+    return executor, workers  # type: ignore[return-value]
+
+
+def ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def default_workers() -> int:

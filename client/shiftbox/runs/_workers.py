@@ -1,10 +1,11 @@
-"""A run's simulations in worker processes (`shiftbox run --workers N`), so a run uses every core.
+"""A run's simulations in worker processes (`shiftbox run --executor processes --workers N`), so a run uses
+every core.
 
-Each worker opens its own servers (as `--servers` says) and takes the next simulation not yet taken
-from a shared counter; the parent process stays the one writer of trajectories.jsonl, appending and
-fsyncing each trajectory as a worker reports it. Results and resume are therefore those of one
-process. A worker that dies loses only the simulations it had in flight: everything finished is
-written, and `--resume` runs what is missing.
+Each worker opens its own servers (as `--servers` says) and runs the simulations the parent hands it
+(`_dispatch`); the parent process stays the one writer of trajectories.jsonl, appending and fsyncing each
+trajectory as a worker reports it. Results and resume are therefore those of one process. A worker that
+dies fails only the simulations it had in flight, as infrastructure errors retried under `--retry-infra`
+on a fresh worker; everything finished is written.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import anyio
 from ..errors import RunWorkerError
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
+from ._dispatch import Dispatch, Slot, WorkerLost
 from ._execute import SimulationJob, open_simulations
 
 # forkserver, not fork: a worker is forked from a clean server process that has imported the harness once
@@ -47,14 +48,104 @@ def preloaded_modules(job: SimulationJob) -> list[str]:
     return [__name__, *(["litellm"] if llm else [])]
 
 
-@dataclass
-class _Progress:
-    """What the parent knows: the simulations written, the workers that ended (cleanly or not), a worker's failure."""
+class _Seat:
+    """One worker place: its process (a replacement after a death), its requests queue and what it has in flight."""
 
-    written: set[int] = field(default_factory=set)
-    ended: set[int] = field(default_factory=set)
-    died: dict[int, int | None] = field(default_factory=dict)  # worker -> exit code, for those that sent no goodbye
-    failure: BaseException | None = None
+    def __init__(self, number: int, process: Any, requests: Any):
+        self.number, self.process, self.requests = number, process, requests
+        self.in_flight: dict[int, _Pending] = {}
+        self.said_goodbye = False
+
+
+@dataclass
+class _Pending:
+    """A simulation handed to a worker: its trajectory when it comes back, or why it never will."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    trajectory: Trajectory | None = None
+    lost: str | None = None
+
+
+class _ProcessPool:
+    """Worker processes of this machine, one per seat; a dead worker's seat gets a fresh process."""
+
+    def __init__(self, job: SimulationJob, run_dir: Path, shares: list[int], dispatch: Dispatch):
+        self.job, self.run_dir, self.shares, self.dispatch = job, run_dir, shares, dispatch
+        self.results = _CONTEXT.Queue()
+        self.run_alive, self.this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end
+        self.surroundings = _Surroundings.of_this_process()
+        self.started = 0
+        self.seats = [self._start(seat) for seat in range(len(shares))]
+
+    def _start(self, seat: int) -> _Seat:
+        number, requests = self.started, _CONTEXT.Queue()
+        self.started += 1
+        process = _CONTEXT.Process(
+            target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
+            args=(self.job, number, self.run_dir if number == 0 else None, requests, self.results,
+                  self.surroundings, self.run_alive))
+        process.start()
+        return _Seat(number, process, requests)
+
+    def slot(self, seat: int) -> Slot:
+        async def run(index: int, attempt: int) -> Trajectory:
+            place = self.seats[seat]
+            pending = place.in_flight[index] = _Pending()
+            place.requests.put((index, attempt))
+            await pending.done.wait()
+            if pending.trajectory is None:
+                raise WorkerLost(pending.lost or "the worker process ended")
+            return pending.trajectory
+        return run
+
+    async def watch(self) -> None:
+        """Deliver what the workers send; a worker gone without a goodbye fails what it had in flight."""
+        while True:
+            message = await anyio.to_thread.run_sync(_next_message, self.results, _POLL_S, abandon_on_cancel=True)
+            if message is not None:
+                self._deliver(message)
+                continue
+            for seat, place in enumerate(self.seats):
+                if not place.process.is_alive() and not place.said_goodbye:
+                    while (message := _next_message(self.results, 0.05)) is not None:
+                        self._deliver(message)  # what it sent before it went
+                    self._lose(seat, place)
+
+    def _deliver(self, message: tuple) -> None:
+        kind, number, payload = message
+        place = next((p for p in self.seats if p.number == number), None)
+        if kind == "failed":  # the worker's own exception, raised here as it would be in one process
+            self.dispatch.fail(payload)
+        elif place is None:
+            return  # from a worker already given up for dead
+        elif kind == "exited":
+            place.said_goodbye = True
+        elif (pending := place.in_flight.pop(payload[0], None)) is not None:  # "finished"
+            pending.trajectory = payload[1]
+            pending.done.set()
+
+    def _lose(self, seat: int, place: _Seat) -> None:
+        code = place.process.exitcode
+        for index, pending in sorted(place.in_flight.items()):
+            pending.lost = (f"worker process {place.number} ended unexpectedly (exit code {code}) while "
+                            f"running {simulation_id(self.job.work[index][0].id, self.job.work[index][1])}")
+            pending.done.set()
+        self.seats[seat] = self._start(seat)
+
+    def close(self, finished: bool) -> None:
+        """Tell the workers to stop (or stop them at once when the run did not finish) and wait for them."""
+        for place in self.seats:
+            if finished and place.process.is_alive():
+                place.requests.put(None)
+        for place in self.seats:
+            if not finished and place.process.is_alive():
+                place.process.terminate()
+            place.process.join(timeout=10)
+            if place.process.is_alive():
+                place.process.kill()
+        self.results.close()
+        self.run_alive.close()  # the workers have their own copies
+        self.this_run.close()
 
 
 async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, concurrency: int,
@@ -62,53 +153,23 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     """Run `job.work` in `workers` processes; `write` each trajectory here as it arrives.
 
     A worker's exception (the servers cannot start, a bug) stops the others and is raised here. A worker that
-    dies without one (killed) loses the simulations it had in flight; the others finish the rest, and then a
-    RunWorkerError names the simulations missing.
+    dies without one (killed) fails the simulations it had in flight as infrastructure errors, given again to a
+    fresh worker while `job.retry_infra` allows (`Dispatch`).
     """
     _CONTEXT.set_forkserver_preload(preloaded_modules(job))  # takes effect when the fork server starts
-    claim = _CONTEXT.Value("q", 0)
-    results = _CONTEXT.Queue()
-    run_alive, this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end and never writes
-    surroundings = _Surroundings.of_this_process()
-    processes = [
-        _CONTEXT.Process(target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
-                         args=(job, number, share, run_dir if number == 0 else None, claim, results,
-                               surroundings, run_alive))
-        for number, share in enumerate(concurrency_shares(concurrency, workers))
-    ]
-    progress, finished = _Progress(), False
+    dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
+    shares = concurrency_shares(concurrency, workers)
+    pool, finished = _ProcessPool(job, run_dir, shares, dispatch), False
     try:
-        for process in processes:
-            process.start()
-        while progress.failure is None and len(progress.ended) < workers:
-            message = await anyio.to_thread.run_sync(_next_message, results, _POLL_S, abandon_on_cancel=True)
-            if message is not None:
-                await _handle(message, progress, write)
-                continue
-            gone = [n for n, p in enumerate(processes) if n not in progress.ended and not p.is_alive()]
-            if gone:
-                while progress.failure is None and (message := _next_message(results, _POLL_S)) is not None:
-                    await _handle(message, progress, write)  # what they sent before they went
-                for number in gone:
-                    if number not in progress.ended:
-                        progress.ended.add(number)
-                        progress.died[number] = processes[number].exitcode
-        finished = progress.failure is None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pool.watch)
+            slots = [pool.slot(seat) for seat, share in enumerate(shares) for _ in range(share)]
+            await dispatch.run(slots)
+            tg.cancel_scope.cancel()
+        finished = dispatch.failure is None
     finally:  # on a worker's failure, an interrupt or any error here, the workers left are stopped at once
-        for process in processes:
-            if process.is_alive() and not finished:
-                process.terminate()
-            process.join(timeout=10)
-            if process.is_alive():
-                process.kill()
-        results.close()
-        run_alive.close()  # the workers have their own copies
-        this_run.close()
-    if progress.failure is not None:
-        raise progress.failure
-    missing = [i for i in range(len(job.work)) if i not in progress.written]
-    if missing:
-        raise _lost(job, missing, progress.died)
+        pool.close(finished)
+    dispatch.raise_failure()
 
 
 def _next_message(results: Any, timeout: float) -> tuple | None:
@@ -116,27 +177,6 @@ def _next_message(results: Any, timeout: float) -> tuple | None:
         return results.get(timeout=timeout)
     except queue.Empty:
         return None
-
-
-async def _handle(message: tuple, progress: _Progress, write: Callable[[Trajectory], Awaitable[None]]) -> None:
-    kind, number, payload = message
-    if kind == "finished":
-        index, trajectory = payload
-        await write(trajectory)
-        progress.written.add(index)
-    elif kind == "exited":
-        progress.ended.add(number)
-    else:  # "failed": the worker's own exception, raised here as it would be in one process
-        progress.ended.add(number)
-        progress.failure = payload
-
-
-def _lost(job: SimulationJob, missing: list[int], died: dict[int, int | None]) -> RunWorkerError:
-    names = ", ".join(simulation_id(job.work[i][0].id, job.work[i][1]) for i in missing)
-    how = "; ".join(f"worker process {n} ended unexpectedly (exit code {code})" for n, code in sorted(died.items()))
-    return RunWorkerError(f"{how or 'the worker processes ended'} before {len(missing)} simulation(s) finished: "
-                          f"{names}; every other simulation is written, run again with --resume to run the ones "
-                          "missing")
 
 
 @dataclass(frozen=True)
@@ -156,37 +196,31 @@ class _Surroundings:
         os.chdir(self.cwd)
 
 
-def worker_main(job: SimulationJob, number: int, concurrency: int, run_dir: Path | None, claim: Synchronized,
-                results: Any, surroundings: _Surroundings, run_alive: Connection) -> None:
-    """A worker process: run simulations until none is left, reporting each to the parent through `results`."""
+def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Any,
+                surroundings: _Surroundings, run_alive: Connection) -> None:
+    """A worker process: run the simulations the parent hands it until it says stop, reporting each through
+    `results`."""
     try:
         surroundings.enter()
-        anyio.run(_work, job, number, concurrency, run_dir, claim, results, run_alive)
+        anyio.run(_work, job, number, run_dir, requests, results, run_alive)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, which raises it
         results.put(("failed", number, _transportable(exc)))
     else:
         results.put(("exited", number, None))
 
 
-async def _work(job: SimulationJob, number: int, concurrency: int, run_dir: Path | None, claim: Synchronized,
-                results: Any, run_alive: Connection) -> None:
-    def claim_next() -> int | None:
-        with claim.get_lock():
-            index = claim.value
-            claim.value += 1
-        return index if index < len(job.work) else None
-
+async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Any,
+                run_alive: Connection) -> None:
     async with open_simulations(job, run_dir) as simulate:
-        async def simulations() -> None:
-            while (index := claim_next()) is not None:
-                trajectory = await simulate(*job.work[index])
-                results.put(("finished", number, (index, trajectory)))
+        async def one(index: int, attempt: int) -> None:
+            trajectory = await simulate(*job.work[index], attempt)
+            results.put(("finished", number, (index, trajectory)))
 
         async with anyio.create_task_group() as watch:
             watch.start_soon(_exit_when_gone, run_alive, results)
             async with anyio.create_task_group() as tg:
-                for _ in range(concurrency):
-                    tg.start_soon(simulations)
+                while (request := await anyio.to_thread.run_sync(requests.get, abandon_on_cancel=True)) is not None:
+                    tg.start_soon(one, *request)
             watch.cancel_scope.cancel()
 
 

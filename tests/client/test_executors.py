@@ -1,0 +1,187 @@
+"""`shiftbox run --executor local|processes|ray`: the same run gives byte-identical trajectories and metrics on each;
+a Ray actor that dies fails only its in-flight simulations (retried under --retry-infra); a killed driver resumes.
+
+The Ray tests share one local cluster (`ray.init(num_cpus=2)`, on 127.0.0.1), started once for the module and
+stopped after it; they skip, saying so, when Ray (the optional extra shiftbox[ray]) is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from shiftbox import RunPlanError, plan_run, run_evaluation
+from shiftbox.cli import app
+from shiftbox.runs import metrics_document, score_run
+from shiftbox.trajectory import read_trajectories
+from shiftbox_servers.kit import SnapshotError
+from tests.client.harness import HANDWRITTEN, REPO
+
+GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
+runner = CliRunner()
+
+
+def canonical_lines(run_dir: Path) -> dict[str, str]:
+    """Each simulation's canonical JSON (timings left out), by simulation id; nothing may be written twice."""
+    trajectories = read_trajectories(run_dir)
+    ids = [t.simulation_id for t in trajectories]
+    assert len(ids) == len(set(ids)), "a simulation was written twice"
+    return {t.simulation_id: t.canonical_json() for t in trajectories}
+
+
+def run(out: Path, tasks: Path = HANDWRITTEN, **options) -> Path:
+    options = {"trials": 2, "concurrency": 4, **options}
+    run_evaluation(plan_run(tasks, out, domain="banking", **options))
+    return out
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="Ray is the optional extra shiftbox[ray]; `make env` installs it")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()
+
+
+def test_the_three_executors_give_byte_identical_trajectories_and_metrics(tmp_path, ray_cluster):
+    local = run(tmp_path / "local", executor="local")
+    processes = run(tmp_path / "processes", executor="processes", workers=2)
+    on_ray = run(tmp_path / "ray", executor="ray", workers=2)
+    expected = canonical_lines(local)
+    assert len(expected) == 10
+    for other in (processes, on_ray):
+        assert canonical_lines(other) == expected
+        assert metrics_document(*score_run(other)) == metrics_document(*score_run(local))
+        recorded = [json.loads((d / "run.json").read_text()) for d in (local, other)]
+        assert recorded[1]["server"] == recorded[0]["server"] and recorded[1]["server"]["banking"]["version"]
+        assert recorded[1]["user_simulator"] == recorded[0]["user_simulator"]
+
+
+def test_an_actor_that_cannot_open_its_servers_fails_the_run_as_one_process_would(tmp_path, ray_cluster):
+    not_a_snapshot = tmp_path / "empty"
+    not_a_snapshot.mkdir()
+    errors = []
+    for options in ({"executor": "local"}, {"executor": "ray", "workers": 2}):
+        with pytest.raises(SnapshotError) as caught:
+            run(tmp_path / options["executor"], snapshot=not_a_snapshot, **options)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
+def actor_pids() -> list[int]:
+    """This machine's simulation actors (Ray names an actor's process after its class)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                running = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+                if running and (entry / "cmdline").read_bytes().startswith(b"ray::SimulationActor"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return sorted(found)
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the actors' processes through /proc")
+@pytest.mark.parametrize("retry_infra", [0, 1])
+def test_a_killed_actor_fails_only_its_simulations_in_flight_retried_under_retry_infra(tmp_path, ray_cluster,
+                                                                                       retry_infra):
+    """Killed once 20 simulations are written (each actor then has 2 in flight): with --retry-infra 1 the run
+    equals a local one; without, what it had in flight is an infrastructure error naming it, the rest equal."""
+    killed: list[int] = []
+    earlier = set(actor_pids())  # an earlier run's actors may take a moment to go
+
+    def kill_one_actor(trajectory) -> None:
+        written = (tmp_path / "ray" / "trajectories.jsonl").read_bytes().count(b"\n")
+        if written >= 20 and not killed:
+            pids = [pid for pid in actor_pids() if pid not in earlier]
+            assert len(pids) == 2, pids
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    plan = plan_run(GENERATED, tmp_path / "ray", domain="banking", concurrency=4, executor="ray", workers=2,
+                    retry_infra=retry_infra, task_ids=[t["id"] for t in json.loads(GENERATED.read_text())["tasks"]][:60])
+    run_evaluation(plan, on_done=kill_one_actor)
+    assert killed
+    reference = run(tmp_path / "local", GENERATED, trials=1, task_ids=plan.config.task_ids)
+    expected, got = canonical_lines(reference), canonical_lines(tmp_path / "ray")
+    assert len(expected) == 60 and got.keys() == expected.keys()
+    lost = {sim for sim, line in got.items() if json.loads(line)["termination"]["blame"] == "infrastructure"}
+    if retry_infra:
+        assert not lost and got == expected
+        return
+    assert 1 <= len(lost) <= 2
+    for sim in lost:
+        trajectory = json.loads(got[sim])
+        assert trajectory["termination"]["reason"] == "infrastructure_error" and not trajectory["messages"]
+        assert trajectory["termination"]["detail"].startswith(f"Ray actor ended unexpectedly while running {sim}")
+    assert {s: line for s, line in got.items() if s not in lost} == {s: line for s, line in expected.items()
+                                                                       if s not in lost}
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="follows the driver's processes through /proc")
+def test_resume_after_killing_the_driver_loses_and_duplicates_nothing(tmp_path, ray_cluster):
+    """The driver, with a local Ray cluster of its own, killed (-9) once 20 simulations are written; the run
+    resumed on Ray gives exactly the local run's trajectories."""
+    out = tmp_path / "run"
+    command = ["run", "--domain", "banking", "--tasks", str(GENERATED), "--out", str(out), "--trials", "2",
+               "--concurrency", "4", "--executor", "ray", "--workers", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "shiftbox.cli", *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    path, deadline = out / "trajectories.jsonl", time.monotonic() + 240
+    while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 20):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    cluster = children(proc.pid)
+    proc.kill()
+    proc.communicate()
+    partial = canonical_lines(out)
+    assert 20 <= len(partial) < 300
+    resumed = runner.invoke(app, command + ["--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"resuming: {len(partial)} simulations already finished" in " ".join(resumed.output.split())
+    reference = run(tmp_path / "local", GENERATED, executor="local")
+    assert canonical_lines(out) == canonical_lines(reference)
+    deadline = time.monotonic() + 60  # the killed driver's own cluster goes with it
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in cluster):
+        time.sleep(0.2)
+    assert not [pid for pid in cluster if Path(f"/proc/{pid}").exists()], "the killed driver's Ray cluster lives on"
+
+
+def test_executor_options_that_do_not_fit_are_refused_before_anything_is_written(tmp_path, monkeypatch):
+    with pytest.raises(RunPlanError, match="--executor local runs every simulation in this process"):
+        plan_run(HANDWRITTEN, tmp_path / "a", executor="local", workers=2)
+    with pytest.raises(RunPlanError, match="--ray-address is for --executor ray"):
+        plan_run(HANDWRITTEN, tmp_path / "b", executor="processes", ray_address="auto")
+    assert plan_run(HANDWRITTEN, tmp_path / "c", workers=2).executor == "processes"
+    assert plan_run(HANDWRITTEN, tmp_path / "c").executor == "local"
+    result = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
+                                 str(tmp_path / "d"), "--executor", "threads"])
+    assert result.exit_code == 2 and "threads" in result.output
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    result = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
+                                 str(tmp_path / "e"), "--executor", "ray"])
+    assert result.exit_code == 2, result.output
+    assert "pip install 'shiftbox[ray]'" in " ".join(result.output.split())
+    assert not any((tmp_path / name).exists() for name in "abcde")
