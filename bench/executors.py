@@ -133,17 +133,16 @@ class Measured:
 
     simulations: int
     seconds: float
+    first_result_s: float  # from the run's start to its first trajectory written: start-up, mostly
     driver_cpu_s: float
-    ray_own_cpu_s: float | None = None
-    server_cpu_s: float | None = None
+    ray_own_cpu_s: float
+    server_cpu_s: float  # the fake model's (0 without one)
 
     def __add__(self, other: Measured) -> Measured:
-        def both(a: float | None, b: float | None) -> float | None:
-            return None if a is None or b is None else a + b
-
         return Measured(self.simulations + other.simulations, self.seconds + other.seconds,
-                        self.driver_cpu_s + other.driver_cpu_s, both(self.ray_own_cpu_s, other.ray_own_cpu_s),
-                        both(self.server_cpu_s, other.server_cpu_s))
+                        self.first_result_s + other.first_result_s, self.driver_cpu_s + other.driver_cpu_s,
+                        self.ray_own_cpu_s + other.ray_own_cpu_s,
+                        self.server_cpu_s + other.server_cpu_s)
 
 
 async def measure(workload: Workload, executor: str, workers: int, out: Path, trials: int | None = None) -> Measured:
@@ -151,19 +150,19 @@ async def measure(workload: Workload, executor: str, workers: int, out: Path, tr
     trials = trials or workload.trials
     plan = plan_run(workload.tasks, out, trials=trials, concurrency=CONCURRENCY, executor=executor,
                     workers=workers, **workload.roles)
-    ray_before = ray_own_cpu_s() if executor == "ray" else {}
-    server_before = cpu_seconds(workload.server_pid) if workload.server_pid else None
+    ray_before = ray_own_cpu_s()
+    server_cpu = (lambda: cpu_seconds(workload.server_pid)) if workload.server_pid else (lambda: 0.0)
+    server_before = server_cpu()
+    first: list[float] = []
     start, cpu_start = time.perf_counter(), time.process_time()
-    result = await run_evaluation_async(plan)
+    result = await run_evaluation_async(plan, on_done=lambda _: first or first.append(time.perf_counter() - start))
     seconds, driver_cpu = time.perf_counter() - start, time.process_time() - cpu_start
     problem = workload.check(result, len(plan.tasks) * trials)
     if problem:
         raise ScriptFailure(f"{workload.label}, {executor} with {workers} workers: {problem}")
     # per process: the pool's processes come and go; one alive at the end and not at the start counts from 0
-    ray_cpu = (sum(cpu - ray_before.get(pid, 0.0) for pid, cpu in ray_own_cpu_s().items())
-               if executor == "ray" else None)
-    server_cpu = cpu_seconds(workload.server_pid) - server_before if server_before is not None else None
-    return Measured(len(result.trajectories), seconds, driver_cpu, ray_cpu, server_cpu)
+    ray_cpu = sum(cpu - ray_before.get(pid, 0.0) for pid, cpu in ray_own_cpu_s().items())
+    return Measured(len(result.trajectories), seconds, first[0], driver_cpu, ray_cpu, server_cpu() - server_before)
 
 
 def rows_of(workload: Workload, measured: dict[tuple[str, int], list[Measured]]) -> list[dict]:
@@ -178,6 +177,8 @@ def rows_of(workload: Workload, measured: dict[tuple[str, int], list[Measured]])
                      f"worker{'s' if workers > 1 else ''}",
             "simulations": m.simulations, "runs": len(runs), "seconds": round(m.seconds, 2),
             "sims_per_s": round(m.simulations / m.seconds, 1),
+            "first_result_s": round(m.first_result_s / len(runs), 2),
+            "sims_per_s_after_first_result": round((m.simulations - len(runs)) / (m.seconds - m.first_result_s), 1),
             "x_local": round((m.simulations / m.seconds) / (local.simulations / local.seconds), 2),
             "driver_cpu_ms_per_sim": round(1000 * m.driver_cpu_s / m.simulations, 2)}
         if executor == "ray":
@@ -186,8 +187,8 @@ def rows_of(workload: Workload, measured: dict[tuple[str, int], list[Measured]])
             row["ray_overhead_pct"] = round(100 * (m.seconds - processes_s) / m.seconds, 1)
             row["ray_overhead_pct_per_pair"] = [round(100 * (r.seconds - p.seconds) / r.seconds, 1)
                                                 for r, p in zip(runs, paired, strict=True)]
-            row["ray_own_cpu_pct_of_machine"] = round(100 * (m.ray_own_cpu_s or 0.0) / (m.seconds * CORES), 1)
-        if m.server_cpu_s is not None:
+        row["ray_own_cpu_pct_of_machine"] = round(100 * m.ray_own_cpu_s / (m.seconds * CORES), 1)
+        if workload.server_pid:
             row["fake_server_cpu_ms_per_completion"] = round(
                 1000 * m.server_cpu_s / (m.simulations * LLM_CALLS_PER_SIM), 2)
         rows.append(row)
