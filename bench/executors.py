@@ -127,9 +127,9 @@ def local_ray_cluster() -> Iterator[float]:
         ray.shutdown()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Measured:
-    """The figures of one run, or of the runs of one row added up."""
+    """One run's figures."""
 
     simulations: int
     seconds: float
@@ -137,12 +137,6 @@ class Measured:
     driver_cpu_s: float
     ray_own_cpu_s: float
     server_cpu_s: float  # the fake model's (0 without one)
-
-    def __add__(self, other: Measured) -> Measured:
-        return Measured(self.simulations + other.simulations, self.seconds + other.seconds,
-                        self.first_result_s + other.first_result_s, self.driver_cpu_s + other.driver_cpu_s,
-                        self.ray_own_cpu_s + other.ray_own_cpu_s,
-                        self.server_cpu_s + other.server_cpu_s)
 
 
 async def measure(workload: Workload, executor: str, workers: int, out: Path, trials: int | None = None) -> Measured:
@@ -165,28 +159,23 @@ async def measure(workload: Workload, executor: str, workers: int, out: Path, tr
     return Measured(len(result.trajectories), seconds, first[0], driver_cpu, ray_cpu, server_cpu() - server_before)
 
 
-def rows_of(workload: Workload, measured: dict[tuple[str, int], list[Measured]]) -> list[dict]:
-    """The report's rows, each row's runs added up: sims/s, the ratio to local and, for ray, the share of its
-    wall time over processes' at the same worker count."""
-    local = sum(measured["local", 1][1:], measured["local", 1][0])
+def rows_of(workload: Workload, measured: dict[tuple[str, int], Measured]) -> list[dict]:
+    """The report's rows: sims/s, the ratio to local and, for ray, the share of its wall time over processes' at
+    the same worker count."""
+    local = measured["local", 1]
     rows = []
-    for (executor, workers), runs in measured.items():
-        m = sum(runs[1:], runs[0])
+    for (executor, workers), m in measured.items():
         row: dict[str, Any] = {
             "bench": f"executors, {workload.label}, concurrency {CONCURRENCY}: {executor}, {workers} "
                      f"worker{'s' if workers > 1 else ''}",
-            "simulations": m.simulations, "runs": len(runs), "seconds": round(m.seconds, 2),
+            "simulations": m.simulations, "seconds": round(m.seconds, 2),
             "sims_per_s": round(m.simulations / m.seconds, 1),
-            "first_result_s": round(m.first_result_s / len(runs), 2),
-            "sims_per_s_after_first_result": round((m.simulations - len(runs)) / (m.seconds - m.first_result_s), 1),
-            "x_local": round((m.simulations / m.seconds) / (local.simulations / local.seconds), 2),
+            "x_local": round(local.seconds / m.seconds, 2),
+            "first_result_s": round(m.first_result_s, 2),
+            "sims_per_s_after_first_result": round((m.simulations - 1) / (m.seconds - m.first_result_s), 1),
             "driver_cpu_ms_per_sim": round(1000 * m.driver_cpu_s / m.simulations, 2)}
         if executor == "ray":
-            paired = measured["processes", workers]
-            processes_s = sum(p.seconds for p in paired)
-            row["ray_overhead_pct"] = round(100 * (m.seconds - processes_s) / m.seconds, 1)
-            row["ray_overhead_pct_per_pair"] = [round(100 * (r.seconds - p.seconds) / r.seconds, 1)
-                                                for r, p in zip(runs, paired, strict=True)]
+            row["ray_overhead_pct"] = round(100 * (m.seconds - measured["processes", workers].seconds) / m.seconds, 1)
         row["ray_own_cpu_pct_of_machine"] = round(100 * m.ray_own_cpu_s / (m.seconds * CORES), 1)
         if workload.server_pid:
             row["fake_server_cpu_ms_per_completion"] = round(
@@ -195,21 +184,17 @@ def rows_of(workload: Workload, measured: dict[tuple[str, int], list[Measured]])
     return rows
 
 
-def run_order() -> list[tuple[str, int]]:
-    """Local first and last; at each worker count processes, ray, ray, processes (drift hits both alike)."""
-    return [("local", 1), *[(executor, workers) for workers in WORKER_COUNTS
-                            for executor in ("processes", "ray", "ray", "processes")], ("local", 1)]
+RUN_ORDER = (("local", 1), *[(executor, workers) for workers in WORKER_COUNTS for executor in ("processes", "ray")])
+"""Local, then processes and ray at each worker count, one right after the other."""
 
 
 async def bench_workload(workload: Workload, tmp: Path) -> list[dict]:
-    """Warm-up runs, then every run of `run_order()`."""
+    """Warm-up runs, then every run of RUN_ORDER."""
     for executor in ("processes", "ray"):
         await measure(workload, executor, 2, tmp / f"warmup-{executor}", trials=1)
-    measured: dict[tuple[str, int], list[Measured]] = {}
-    for number, (executor, workers) in enumerate(run_order()):
-        run = await measure(workload, executor, workers, tmp / f"{number}-{executor}-{workers}")
-        measured.setdefault((executor, workers), []).append(run)
-    return rows_of(workload, measured)
+    return rows_of(workload, {(executor, workers): await measure(workload, executor, workers,
+                                                                 tmp / f"{executor}-{workers}")
+                              for executor, workers in RUN_ORDER})
 
 
 async def bench_executors() -> list[dict]:
