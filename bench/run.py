@@ -390,7 +390,7 @@ EXECUTORS_PROSE = (
     "`ray_overhead_pct` is Ray's own share of a ray row's wall time, measured against the processes executor "
     "doing the same simulations with the same number of workers just before it: (ray seconds - processes "
     "seconds) / ray seconds. With the same executor on both sides of such a pair, the difference came out "
-    "between -22% and +12% while this shared machine was busy with other work, so only a share well past that "
+    "between -31% and +16% (12 pairs) while this shared machine was busy with other work, so only a share well past that "
     "is Ray's. `ray_own_cpu_pct_of_machine` is the CPU time of the cluster's own processes this bench started "
     "(GCS, raylet, its agents and monitors, idle pool workers; not the actors' processes, which run the "
     "simulations) over the row's wall time x the machine's cores, in every row (the cluster is up throughout); "
