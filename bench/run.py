@@ -371,6 +371,46 @@ def bench_llm() -> list[dict]:
     return rows
 
 
+EXECUTORS_PROSE = (
+    "Executor rows (bench/executors.py): each row is one `plan_run(..., executor=, workers=)` and "
+    "`run_evaluation_async` (what `shiftbox run --executor E --workers N` does) into a fresh run directory, at "
+    "concurrency 8 for the whole run (shared between the workers), on two workloads: the LLM rows above (LLM agent "
+    "and LLM user on the fast path against the fake server in its own process, 10 tasks x 14 trials, every "
+    "trajectory checked against the scripted conversation) and the scripted oracle agent with the scripted user on "
+    "the 150 generated banking tasks x 4 trials with in-process servers (every simulation must end by the agent). "
+    "Before any timing each workload runs once on processes and once on ray (the fork server that imports the "
+    "harness and litellm for the worker processes; Ray's first actors). Then local, and at 1, 2 and 4 workers "
+    "processes and ray one right after the other. `x_local` is a row's sims/s over local's. A row's seconds "
+    "include starting its workers (processes forked from the fork server; Ray actors, each a process of the "
+    "cluster's) and opening each worker's own servers, but not starting the cluster: one local cluster "
+    "(`ray.init(num_cpus=4)`, so four one-CPU actors fit on the two cores) is started once, timed in a row of its "
+    "own, used by every ray run (a run leaves a cluster it did not start running) and shut down at the end, as a "
+    "cluster started with `ray start` would outlive its runs. `first_result_s` is the time from the run's start "
+    "to its first trajectory written (start-up, mostly), `sims_per_s_after_first_result` the rate from then on. "
+    "`ray_overhead_pct` is Ray's own share of a ray row's wall time, measured against the processes executor "
+    "doing the same simulations with the same number of workers just before it: (ray seconds - processes "
+    "seconds) / ray seconds. With the same executor on both sides of such a pair, the difference came out "
+    "between -31% and +16% (12 pairs) while this shared machine was busy with other work, so only a share well past that "
+    "is Ray's. `ray_own_cpu_pct_of_machine` is the CPU time of the cluster's own processes this bench started "
+    "(GCS, raylet, its agents and monitors, idle pool workers; not the actors' processes, which run the "
+    "simulations) over the row's wall time x the machine's cores, in every row (the cluster is up throughout); "
+    "`driver_cpu_ms_per_sim` is the driver's (this process: writing trajectories.jsonl, and for ray its Ray "
+    "client threads).")
+"""The executor rows: what each figure is and how Ray's overhead is measured."""
+
+
+def bench_executors() -> list[dict]:
+    """sims/s of local, processes and ray at 1, 2 and 4 workers, scripted and LLM, with Ray's overhead."""
+    # bench/ is on sys.path: this file runs as a script
+    from executors import bench_executors as run_executors
+    from llm_throughput import ScriptFailure
+
+    try:
+        return anyio.run(run_executors)
+    except ScriptFailure as exc:  # no figure of a run with broken simulations counts
+        raise SystemExit(f"bench: the executors section failed: {exc}") from None
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -385,9 +425,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
     parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
-    parser.add_argument("--only", choices=["llm", "containers"],
-                        help="one section: the LLM throughput (llm_throughput.py) or the container figures (needs a "
-                             "Docker engine and `make images`); never published")
+    parser.add_argument("--only", choices=["llm", "executors", "containers"],
+                        help="one section: the LLM throughput (llm_throughput.py), the executors (executors.py) or the "
+                             "container figures (needs a Docker engine and `make images`); never published")
     parser.add_argument("--memory-child", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:  # bench_episode_memory's fresh process
@@ -401,6 +441,8 @@ def main() -> int:
         rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
     if args.only in (None, "llm"):
         rows += bench_llm()
+    if args.only in (None, "executors"):
+        rows += bench_executors()
     if args.only in (None, "containers"):
         rows += anyio.run(bench_containers, args.calls)
     results = {
@@ -446,6 +488,7 @@ def main() -> int:
                  "(`fast_path=false`), and from concurrency 2 up a fast-path row with `--workers 2`, run one after the "
                  "other.\n"
                  "\n" + LLM_PROSE + "\n"
+                 "\n" + EXECUTORS_PROSE + "\n"
                  "\n" + HTTP_LOAD_PROSE + "\n"
                  "\nMemory rows (bench_episode_memory): each mode in a fresh process, 1,000 banking episodes opened "
                  "with one get_account call each, then all dropped; figures per episode, from /proc/self/smaps_rollup: "
