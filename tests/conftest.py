@@ -1,4 +1,4 @@
-"""Shared test fixtures: paths, the anyio backend, and a tiny MCP call helper."""
+"""Shared test fixtures: paths, the anyio backend, a local Ray cluster, and a tiny MCP call helper."""
 
 from __future__ import annotations
 
@@ -18,6 +18,18 @@ TAU2 = SHARED / "external" / "tau2"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray cluster of 2 CPUs on 127.0.0.1 for a module's tests (started as shiftbox starts one), or skip
+    saying why when Ray, the optional extra shiftbox[ray], is not installed."""
+    from shiftbox.cluster import local_ray_cluster, ray_installed
+
+    if not ray_installed():
+        pytest.skip("Ray is not installed (the optional extra shiftbox[ray]; `make env` installs it)")
+    with local_ray_cluster(num_cpus=2) as ray:
+        yield ray
 
 
 def require_acb(*parts: str) -> Path:

@@ -16,31 +16,14 @@ import pytest
 
 from shiftbox.runs import score_run
 from shiftbox.trajectory import read_trajectories
-from tests.client.harness import HANDWRITTEN
+from tests.client.harness import HANDWRITTEN, alive, children
 from tests.client.test_serve import PHONE, SHIFTBOX, raw_http_session, serve_http, stop
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 @linux_only

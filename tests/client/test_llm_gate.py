@@ -202,18 +202,6 @@ def test_a_limit_is_at_least_one():
 # -- Ray --------------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    try:
-        import ray
-    except ImportError as exc:
-        pytest.skip(f"ray is not installed (the optional extra shiftbox[ray]): {exc}")
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def test_a_ray_gate_holds_two_actors_to_its_limit(ray_cluster):

@@ -16,20 +16,13 @@ from typer.testing import CliRunner
 from shiftbox import RunPlanError, plan_run, replay_fixture, run_evaluation
 from shiftbox.cli import app
 from shiftbox.runs import default_workers, metrics_document, score_run
-from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import SnapshotError
-from tests.client.harness import HANDWRITTEN, REPO
+from tests.client.harness import HANDWRITTEN, REPO, alive, written_once
 
 GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
 runner = CliRunner()
 
 
-def canonical(run_dir: Path) -> dict[str, dict]:
-    """Each simulation's trajectory without timings, by simulation id (the file's order is completion order)."""
-    trajectories = read_trajectories(run_dir)
-    ids = [t.simulation_id for t in trajectories]
-    assert len(ids) == len(set(ids)), "a simulation was written twice"
-    return {t.simulation_id: t.canonical() for t in trajectories}
 
 
 def run(out: Path, workers: int, tasks: Path = HANDWRITTEN, **options) -> Path:
@@ -40,7 +33,7 @@ def run(out: Path, workers: int, tasks: Path = HANDWRITTEN, **options) -> Path:
 
 def test_two_workers_give_the_trajectories_and_metrics_of_one_process(tmp_path):
     one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
-    assert canonical(one) and canonical(one) == canonical(two)
+    assert written_once(one) and written_once(one) == written_once(two)
     assert metrics_document(*score_run(one)) == metrics_document(*score_run(two))
     # the server's identity and the user simulator's reach run.json from a worker too
     recorded = [json.loads((d / "run.json").read_text()) for d in (one, two)]
@@ -49,14 +42,14 @@ def test_two_workers_give_the_trajectories_and_metrics_of_one_process(tmp_path):
 
 
 def test_resume_with_workers_runs_only_what_is_missing(tmp_path):
-    reference = canonical(run(tmp_path / "ref", 1))
+    reference = written_once(run(tmp_path / "ref", 1))
     partial = run(tmp_path / "partial", 2)
     lines = (partial / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
     kept = lines[:3]
     # a crash mid-write: three whole lines and a torn fourth
     (partial / "trajectories.jsonl").write_bytes(b"".join(kept) + lines[3][:40])
     run(partial, 2, resume=True)
-    assert canonical(partial) == reference
+    assert written_once(partial) == reference
     after = (partial / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
     assert after[:3] == kept  # what was written is never rewritten
 
@@ -149,28 +142,24 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
     assert proc.returncode == 0, stderr
     reference = tmp_path / "reference"
     runner.invoke(app, command[3:8] + ["--out", str(reference), "--trials", "2"])
-    expected, got = canonical(reference), canonical(out)  # canonical: nothing written twice
+    expected, got = written_once(reference), written_once(out)  # canonical: nothing written twice
     assert len(expected) == len(json.loads(GENERATED.read_text())["tasks"]) * 2 and got.keys() == expected.keys()
-    lost = {sim for sim, trajectory in got.items() if trajectory["termination"]["blame"] == "infrastructure"}
+    got_parsed = {sim: json.loads(line) for sim, line in got.items()}
+    lost = {sim for sim, trajectory in got_parsed.items() if trajectory["termination"]["blame"] == "infrastructure"}
     if retry_infra:
         assert not lost and got == expected
         return
     assert 1 <= len(lost) <= 2  # the killed worker had --concurrency 4 / 2 workers = 2 simulations at most
     for sim in lost:
-        assert got[sim]["termination"]["reason"] == "infrastructure_error" and not got[sim]["messages"]
+        trajectory = got_parsed[sim]
+        assert trajectory["termination"]["reason"] == "infrastructure_error" and not trajectory["messages"]
         assert "worker process 0 ended unexpectedly (exit code -9) while running " + sim == \
-            got[sim]["termination"]["detail"]
+            trajectory["termination"]["detail"]
     assert {sim: t for sim, t in got.items() if sim not in lost} == \
         {sim: t for sim, t in expected.items() if sim not in lost}
     assert "ended for reasons not the agent's" in stderr
 
 
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting to be reaped."""
-    try:
-        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
@@ -183,9 +172,9 @@ def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothin
     while time.monotonic() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.05)
     assert not any(alive(pid) for pid in workers), "a worker outlived its run"
-    partial = canonical(out)  # nothing written twice, a torn last line at most
+    partial = written_once(out)  # nothing written twice, a torn last line at most
     resumed = runner.invoke(app, command[3:] + ["--resume"])
     assert resumed.exit_code == 0, resumed.output
-    finished = canonical(out)
+    finished = written_once(out)
     assert len(finished) == len(json.loads(GENERATED.read_text())["tasks"]) * 2
     assert all(finished[sim] == trajectory for sim, trajectory in partial.items())

@@ -68,6 +68,9 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="the Ray cluster for --executor ray: auto (this node's), "
                                                          "HOST:PORT or ray://HOST:10001 (default: a local cluster "
                                                          "started for the run)")] = None,
+    max_llm_concurrency: Annotated[int | None, typer.Option(min=1, help="live LLM calls in flight at most, across "
+                                                                       "all workers (a provider's rate limit; "
+                                                                       "default: no cap)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
     servers: Annotated[ServerModeChoice, typer.Option(help="how the domain servers run")] = ServerModeChoice.inproc,
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's)")] = None,
@@ -97,7 +100,8 @@ def run(
             servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset,
-            executor=executor.value if executor else None, workers=workers, ray_address=ray_address)
+            executor=executor.value if executor else None, workers=workers, ray_address=ray_address,
+            max_llm_concurrency=max_llm_concurrency)
     except (SpecError, RunPlanError) as exc:
         raise fail(str(exc)) from None
     try:

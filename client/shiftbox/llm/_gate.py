@@ -26,6 +26,8 @@ from typing import Any
 
 import anyio
 
+from ..cluster import import_ray
+
 FIRST_POLL_S = 0.001
 """A worker process waiting for a slot looks again after this long, doubling up to `LAST_POLL_S`."""
 LAST_POLL_S = 0.008
@@ -228,8 +230,7 @@ class RayLlmGate(LlmGate):
     def __init__(self, limit: int, actor: Any = None):
         self.limit = _checked(limit)
         if actor is None:
-            import ray  # an optional extra: imported only when a Ray gate is made
-
+            ray = import_ray()  # an optional extra: imported only when a Ray gate is made
             keeper = ray.remote(num_cpus=0, max_concurrency=RAY_ACTOR_CONCURRENCY)(_SlotKeeper)
             actor = keeper.remote(limit)
         self.actor = actor
@@ -241,9 +242,7 @@ class RayLlmGate(LlmGate):
 
     def _holder_id(self) -> str:
         if self._holder is None:
-            import ray
-
-            self._holder = ray.get_runtime_context().get_actor_id() or ""
+            self._holder = import_ray().get_runtime_context().get_actor_id() or ""
         return self._holder
 
     async def acquire(self) -> None:

@@ -50,7 +50,7 @@ async def run_evaluation_async(
                       concurrency=plan.concurrency, finished=finished,
                       on_start=lambda n: on_start(n, len(finished)), on_done=on_done,
                       hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
-                      ray_address=plan.ray_address)
+                      ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
     if plan.record is not None:
         finish_fixture(plan.record, plan.out)
     return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record)

@@ -12,7 +12,7 @@ from typing import Literal
 import anyio
 
 from ..agents import Agent
-from ..llm import Cassette, use_cassette
+from ..llm import Cassette, LlmGate, LocalLlmGate, ProcessLlmGate, use_cassette, use_llm_gate
 from ..orchestrator import SimulationLimits, run_simulation, simulation_id
 from ..tasks import Task
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, TrajectoryWriter
@@ -83,6 +83,7 @@ async def execute_run(
     executor: Executor = "local",
     workers: int = 1,
     ray_address: str | None = None,
+    max_llm_concurrency: int | None = None,
 ) -> list[Trajectory]:
     """Run every (task, trial) not in `finished`; returns the new trajectories in completion order.
 
@@ -96,6 +97,9 @@ async def execute_run(
     `concurrency` shared between them; this process stays the one writer of trajectories.jsonl, and a worker
     that dies fails only its in-flight simulations, as infrastructure errors retried under `retry_infra`
     (`_dispatch`). `make_agent`, `make_user` and `hooks` must then pickle.
+
+    `max_llm_concurrency` caps the live LLM calls in flight in all of them together, with the gate that fits the
+    executor (`LocalLlmGate`, `ProcessLlmGate`, `RayLlmGate`); a replayed call takes no slot.
     """
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
@@ -103,7 +107,8 @@ async def execute_run(
     job = SimulationJob(config, work, make_agent, make_user, hooks or RunHooks(), retry_infra,
                         # random, so no other program can name this run's episodes on a server it reaches
                         # (docs/servers.md)
-                        run_tag="r" + secrets.token_hex(8))
+                        run_tag="r" + secrets.token_hex(8),
+                        llm_gate=_llm_gate(executor, max_llm_concurrency))
     results: list[Trajectory] = []
     writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE)
 
@@ -119,7 +124,7 @@ async def execute_run(
             await run_in_processes(job, run_dir, workers, concurrency, write)
         elif executor == "ray":
             from ._ray import run_on_ray
-            await run_on_ray(job, run_dir, workers, concurrency, write, ray_address)
+            await run_on_ray(job, run_dir, workers, concurrency, write, ray_address, max_llm_concurrency)
         else:
             async with open_simulations(job, run_dir) as simulate:
                 limiter = anyio.CapacityLimiter(max(1, concurrency))
@@ -136,6 +141,13 @@ async def execute_run(
     return results
 
 
+def _llm_gate(executor: Executor, limit: int | None) -> LlmGate | None:
+    """The gate for `--max-llm-concurrency` on this machine (Ray's is made once connected, in `_ray`)."""
+    if limit is None or executor == "ray":
+        return None
+    return ProcessLlmGate(limit) if executor == "processes" else LocalLlmGate(limit)
+
+
 @dataclass(frozen=True)
 class SimulationJob:
     """What a run's simulations need, the same in this process and in a worker process (so it pickles)."""
@@ -147,6 +159,7 @@ class SimulationJob:
     hooks: RunHooks
     retry_infra: int
     run_tag: str
+    llm_gate: LlmGate | None = None  # --max-llm-concurrency, shared by every worker of the run
 
     def lost(self, index: int, attempt: int, why: str) -> Trajectory:
         """The trajectory written for `work[index]` when its worker died on its last allowed attempt."""
@@ -183,7 +196,7 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None) -> AsyncIte
             parts = (job.run_tag, task.id, str(trial)) + ((f"retry{number}",) if number else ())
             episode_id = episode_id_for(*parts)  # a retry never reuses the failed attempt's database
             episode = hooks.episode(world, task, trial, episode_id) or world.episode(episode_id)
-            with use_cassette(hooks.cassette(simulation_id(task.id, trial))):
+            with use_cassette(hooks.cassette(simulation_id(task.id, trial))), use_llm_gate(job.llm_gate):
                 return await run_simulation(task, trial, job.config.seed, hooks.agent(task, trial, job.make_agent),
                                             job.make_user(), world, limits, job.run_tag, episode, gateway)
 

@@ -20,6 +20,7 @@ from .._registry import (
     user_from_spec,
 )
 from ..agents import Agent
+from ..cluster import INSTALL_RAY, ray_installed
 from ..errors import RunPlanError
 from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
@@ -43,6 +44,7 @@ class RunPlan:
     executor: Executor = "local"
     workers: int = 1
     ray_address: str | None = None
+    max_llm_concurrency: int | None = None
     # the options as given; `config` holds them redacted (no credentials in run.json)
     agent_options: dict[str, str] = field(default_factory=dict)
     user_options: dict[str, str] = field(default_factory=dict)
@@ -85,6 +87,7 @@ def plan_run(
     executor: str | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
+    max_llm_concurrency: int | None = None,
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
@@ -92,13 +95,16 @@ def plan_run(
     `executor` says where the simulations run: "local" in this process; "processes" in `workers` processes of
     this machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors
     on the cluster at `ray_address` (or a local cluster started for the run). Without `executor`, `workers` > 1
-    means "processes". Workers are never more than `concurrency`."""
+    means "processes". Workers are never more than `concurrency`. `max_llm_concurrency` caps the live LLM calls
+    in flight across all of them (a provider's rate limit counts every worker's requests)."""
     task_file, source = _task_file(tasks)
     domain = domain or task_file.domain
     check_server_mode(servers)
     executor, workers = resolve_executor(executor, workers, ray_address)
     if workers < 1 or concurrency < 1:
         raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
+    if max_llm_concurrency is not None and max_llm_concurrency < 1:
+        raise RunPlanError(f"--max-llm-concurrency ({max_llm_concurrency}) must be at least 1 (leave it out for no cap)")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
     if task_file.domain != domain:
@@ -120,7 +126,7 @@ def plan_run(
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
                    retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
-                   agent_options=agent_options, user_options=user_options)
+                   max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options)
 
 
 def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:
@@ -135,19 +141,10 @@ def resolve_executor(executor: str | None, workers: int | None, ray_address: str
     if ray_address is not None and executor != "ray":
         raise RunPlanError("--ray-address is for --executor ray")
     if executor == "ray" and not ray_installed():
-        raise RunPlanError("--executor ray needs Ray, an optional extra: pip install 'shiftbox[ray]' "
-                           "(in a checkout of shiftbox: uv sync --extra ray)")
+        raise RunPlanError(f"--executor ray needs Ray, an optional extra: {INSTALL_RAY}")
     if workers is None:
         workers = 1 if executor == "local" else default_workers()
     return executor, workers  # type: ignore[return-value]
-
-
-def ray_installed() -> bool:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def default_workers() -> int:

@@ -12,31 +12,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
-import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from ..cluster import LOCAL_CLUSTER_OPTIONS, import_ray
 from ..errors import RunWorkerError
+from ..llm import RayLlmGate
 from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
 from ._execute import SimulationJob, Simulations, open_simulations, record_server_info
 from ._plan import default_workers
-from ._workers import concurrency_shares
+from ._workers import RunSurroundings, concurrency_shares
 
 
 class SimulationActor:
     """A Ray actor's state: the job, and the world it opens for the job at its first simulation (kept open in a
     task of its own, so the world's task groups are entered and left in one task)."""
 
-    def __init__(self, job: SimulationJob, cwd: str):
+    def __init__(self, job: SimulationJob, surroundings: RunSurroundings):
         self.job = job
-        with contextlib.suppress(OSError):
-            os.chdir(cwd)  # the driver's, so relative paths mean the same here (when this node has it)
+        surroundings.fill_in()  # the driver's directory and the variables this node lacks (an API key)
         self._world: asyncio.Future | None = None
         self._closing = asyncio.Event()
         self._closed = asyncio.Event()
@@ -84,16 +85,20 @@ def actor_class(ray: Any) -> Any:
 
 
 async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrency: int,
-                     write: Callable[[Trajectory], Awaitable[None]], address: str | None) -> None:
-    """Run `job.work` on `workers` Ray actors (`concurrency` shared between them); `write` each trajectory here."""
-    import ray
-
+                     write: Callable[[Trajectory], Awaitable[None]], address: str | None,
+                     max_llm_concurrency: int | None = None) -> None:
+    """Run `job.work` on `workers` Ray actors (`concurrency` shared between them); `write` each trajectory here.
+    With `max_llm_concurrency`, the actors share a `RayLlmGate`; a dead actor's slots are freed."""
+    ray = import_ray()
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(concurrency, workers)
     with connected(ray, address, workers):
-        job_ref, cwd = ray.put(job), os.getcwd()  # sent once; held here for as long as actors may start
+        if max_llm_concurrency is not None:
+            job = dataclasses.replace(job, llm_gate=RayLlmGate(max_llm_concurrency))
+        # sent once; held here for as long as actors may start
+        job_ref, surroundings = ray.put(job), ray.put(RunSurroundings.of_this_process())
         members = [_Member(functools.partial(actor_class(ray).options(max_concurrency=share + 1).remote, job_ref,
-                                             cwd)) for share in shares]
+                                             surroundings)) for share in shares]
         try:
             try:
                 domain, info = await members[0].handle.server.remote()
@@ -106,6 +111,9 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrenc
         finally:
             with anyio.CancelScope(shield=True):
                 await _close(ray, [member.handle for member in members])
+                if isinstance(job.llm_gate, RayLlmGate):  # its slot keeper, which would outlive the run
+                    with contextlib.suppress(Exception):
+                        ray.kill(job.llm_gate.actor)
     dispatch.raise_failure()
 
 
@@ -129,6 +137,8 @@ def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
             return await handle.simulate.remote(index, attempt)
         except ray.exceptions.RayActorError as exc:  # its process died (killed, out of memory, node lost)
             member.lost(handle)
+            if isinstance(job.llm_gate, RayLlmGate):  # Ray does not tell the slot keeper an actor died
+                await job.llm_gate.release_slots_of(handle._actor_id.hex())
             task, trial = job.work[index]
             raise WorkerLost(f"Ray actor ended unexpectedly while running {simulation_id(task.id, trial)}: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
@@ -159,10 +169,8 @@ def connected(ray: Any, address: str | None, workers: int) -> Iterator[None]:
     every worker; a Ray already initialized in this process is used as it is and left running."""
     started = not ray.is_initialized()
     if started:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report from an offline evaluation
         if address is None:
-            ray.init(num_cpus=max(workers, default_workers()), include_dashboard=False, log_to_driver=False,
-                     _node_ip_address="127.0.0.1")
+            ray.init(num_cpus=max(workers, default_workers()), **LOCAL_CLUSTER_OPTIONS)
         else:
             ray.init(address=address, log_to_driver=False)
     try:

@@ -10,6 +10,7 @@ on a fresh worker; everything finished is written.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -31,7 +32,7 @@ from ._execute import SimulationJob, open_simulations
 
 # forkserver, not fork: a worker is forked from a clean server process that has imported the harness once
 # (so it starts in milliseconds), never from this one with its threads and running event loop; it takes
-# this process's environment and working directory as they are when the run starts (`_Surroundings`)
+# this process's environment and working directory as they are when the run starts (`RunSurroundings`)
 _CONTEXT = multiprocessing.get_context("forkserver")
 _POLL_S = 0.2
 
@@ -73,7 +74,7 @@ class _ProcessPool:
         self.job, self.run_dir, self.shares, self.dispatch = job, run_dir, shares, dispatch
         self.results = _CONTEXT.Queue()
         self.run_alive, self.this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end
-        self.surroundings = _Surroundings.of_this_process()
+        self.surroundings = RunSurroundings.of_this_process()
         self.started = 0
         self.seats = [self._start(seat) for seat in range(len(shares))]
 
@@ -180,24 +181,35 @@ def _next_message(results: Any, timeout: float) -> tuple | None:
 
 
 @dataclass(frozen=True)
-class _Surroundings:
-    """The parent's environment variables and working directory, which a forked-from-the-server worker takes on."""
+class RunSurroundings:
+    """The run's environment variables and working directory, which its workers take on (a worker forked from the
+    fork server, or a Ray actor, would otherwise have those of the process that started it)."""
 
     environ: dict[str, str]
     cwd: str
 
     @classmethod
-    def of_this_process(cls) -> _Surroundings:
+    def of_this_process(cls) -> RunSurroundings:
         return cls(dict(os.environ), os.getcwd())
 
     def enter(self) -> None:
+        """Take them on entirely (a worker process of this machine)."""
         os.environ.clear()
         os.environ.update(self.environ)
         os.chdir(self.cwd)
 
+    def fill_in(self) -> None:
+        """Take on the variables this process does not set itself, and the directory if this node has it (a Ray
+        actor, maybe on another machine: its node's own PATH, HOME... stay; an API key set only where the run
+        was started reaches it)."""
+        for name, value in self.environ.items():
+            os.environ.setdefault(name, value)
+        with contextlib.suppress(OSError):
+            os.chdir(self.cwd)
+
 
 def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Any,
-                surroundings: _Surroundings, run_alive: Connection) -> None:
+                surroundings: RunSurroundings, run_alive: Connection) -> None:
     """A worker process: run the simulations the parent hands it until it says stop, reporting each through
     `results`."""
     try:
