@@ -39,6 +39,7 @@ from llm_throughput import (
     script_failure,
 )
 
+from shiftbox.cluster import local_ray_cluster
 from shiftbox.runs import RunResult, plan_run, run_evaluation_async
 from shiftbox_servers.kit import get_domain
 
@@ -47,7 +48,7 @@ CONCURRENCY = 8  # the whole run's, shared between the workers as `shiftbox run 
 WORKER_COUNTS = (1, 2, 4)
 # Ray's own processes that take a title (setproctitle) like the actors' processes do
 RAY_OWN_TITLES = (b"ray::IDLE", b"ray::DashboardAgent", b"ray::RuntimeEnvAgent")
-RAY_INIT = {"num_cpus": 4, "include_dashboard": False, "log_to_driver": False, "_node_ip_address": "127.0.0.1"}
+RAY_CPUS = 4  # so the 4-worker rows get their 4 actors on this machine
 SCRIPTED_TRIALS = 4  # x 150 generated banking tasks: about 6 s at one worker here
 LLM_TRIALS = 14  # x 10 customers: about 6 s at one worker here
 
@@ -114,17 +115,11 @@ def ray_own_cpu_s() -> dict[int, float]:
 
 
 @contextlib.contextmanager
-def local_ray_cluster() -> Iterator[float]:
-    """One local Ray cluster for every ray row; yields its start-up time in seconds."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    import ray
-
+def timed_local_ray_cluster() -> Iterator[float]:
+    """One local Ray cluster for every ray row (started as a run starts one); yields its start-up time in s."""
     start = time.perf_counter()
-    ray.init(**RAY_INIT)
-    try:
+    with local_ray_cluster(num_cpus=RAY_CPUS):
         yield time.perf_counter() - start
-    finally:
-        ray.shutdown()
 
 
 @dataclass(frozen=True)
@@ -201,7 +196,7 @@ async def bench_executors() -> list[dict]:
     """The LLM workload first (its warm-up starts the fork server, which then imports litellm for every worker),
     then the scripted one; the Ray cluster's start-up as a row of its own."""
     os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")  # before ray.init: the cluster's workers inherit it
-    with local_ray_cluster() as ray_start_s, fake_server_process() as server, \
+    with timed_local_ray_cluster() as ray_start_s, fake_server_process() as server, \
             tempfile.TemporaryDirectory() as tmp:
         rows = [{"bench": "executors: local Ray cluster start-up (ray.init, 4 CPUs, once; in no sims/s figure)",
                  "seconds": round(ray_start_s, 2)}]

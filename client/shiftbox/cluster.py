@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterator
 from types import ModuleType
 
+__all__ = ["INSTALL_RAY", "LOCAL_CLUSTER_OPTIONS", "import_ray", "local_ray_cluster", "ray_installed"]
+
 INSTALL_RAY = "pip install 'shiftbox[ray]' (in a checkout of shiftbox: uv sync --extra ray)"
 LOCAL_CLUSTER_OPTIONS = {"include_dashboard": False, "log_to_driver": False, "_node_ip_address": "127.0.0.1"}
 """A local cluster started by shiftbox: no dashboard, workers' output not copied here, on 127.0.0.1."""
