@@ -139,12 +139,15 @@ FAILURES = {
 
 async def failure(script: list[Reply] | None, fast: bool, retries: int, content: str = "hi",
                   params: dict | None = None) -> tuple[str, str, int, str]:
-    """(error class, cause, requests made, message) of one call that fails, with `retries` retries."""
+    """(error class, cause, requests made, message) of one call that fails, with `retries` retries. Only the
+    timeout script gets the short timeout: under load it cut other calls short, so the server had seen 1 or 2
+    requests when counted (a flaky 429 case in CI)."""
+    timeout_s = 0.3 if script is FAILURES["timeout"] else 30
     with fake_openai((script or []) * (retries + 1)) as server:
         base = server.base_url
         if script is None:
             server.stop()   # connection refused
-        connection = LLMConnection(api_base=base, fast_path=fast, timeout_s=0.3)
+        connection = LLMConnection(api_base=base, fast_path=fast, timeout_s=timeout_s)
         request = LLMRequest(role="agent", model="openai/fake-model", messages=[{"role": "user", "content": content}],
                              params=params or {})
         with pytest.raises(LLMError) as caught:
