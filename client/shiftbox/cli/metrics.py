@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from .._registry import parse_options
+from ..errors import ReplayDivergence
 from ..metrics import AgentScores, retention, score_by_agent
 from ..runs import make_judge, read_run, score_run, score_trajectories, write_metrics_file
 from ._common import CompatChoice, fail, out_console, reason
@@ -19,28 +20,38 @@ def metrics(
                                                  "(each agent is then scored on its own)")],
     json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
     compat: Annotated[CompatChoice | None, typer.Option(help="reproduce another benchmark's definitions")] = None,
-    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions and acknowledgment, litellm:<model>")] = None,
-    judge_arg: Annotated[list[str] | None, typer.Option(help="judge option KEY=VALUE: api_base, temperature, max_retries")] = None,
+    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions, acknowledgment and rubric items, "
+                                                   "litellm:<model>")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(
+        help="judge option KEY=VALUE: api_base, temperature, max_retries, rubric_window (messages per rubric "
+             "window, default 10), rubric_stride (messages between window starts, default 8)")] = None,
+    judge_record: Annotated[Path | None, typer.Option(help="record the judge's calls: one cassette per simulation "
+                                                           "in this folder")] = None,
+    judge_replay: Annotated[Path | None, typer.Option(help="answer the judge's calls from the cassettes in this "
+                                                           "folder (offline; a request not recorded is an error)")] = None,
     threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
     clean: Annotated[Path | None, typer.Option(help="a run of the same tasks without goal shifts: report "
                                                     "retention and drop of TSR and TUE against it")] = None,
 ) -> None:
-    """Compute TSR, TUE, TCRR, GSRT and pass^k for a run; writes RUN_DIR/metrics.json (default definitions).
+    """Compute TSR, TUE, TCRR, GSRT, pass^k and the rubric pass rate for a run; writes RUN_DIR/metrics.json.
 
     Example: shiftbox metrics runs/demo/oracle --json
     """
     mode = compat.value if compat is not None else None
     try:
-        the_judge = make_judge(judge, parse_options(judge_arg or []))
+        the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay)
         trajectories, tasks = read_run(run_dir)
         if mode is None and len({t.agent for t in trajectories}) > 1:
-            if clean is not None:
-                raise ValueError("--clean compares one agent's runs; give a run directory of one agent")
+            if clean is not None or judge_record or judge_replay:
+                raise ValueError("--clean, --judge-record and --judge-replay take one agent's runs; give a run "
+                                 "directory of one agent")
             _print_agents(score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold), json_out)
             return
         run_metrics, sims = score_trajectories(trajectories, tasks, mode, the_judge, threshold)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         raise fail(reason(exc)) from None
+    except ReplayDivergence as exc:
+        raise fail(f"--judge-replay: {reason(exc)}", code=1) from None
     rows = None
     if clean is not None:
         try:

@@ -1,4 +1,4 @@
-"""Metrics: TSR, TUE, TCRR, GSRT and the pass^k family, computed from saved trajectories."""
+"""Metrics: TSR, TUE, TCRR, GSRT, the pass^k family and the VitaBench rubric, computed from saved trajectories."""
 
 from ._aggregate import (
     aggregate,
@@ -9,10 +9,11 @@ from ._aggregate import (
 )
 from ._compare import Comparison, MetricDifference, compare
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
-from ._judges import DeterministicDetector, Judge, NLVerdicts
+from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, DeterministicDetector, Judge, NLVerdicts
 from ._llm_judge import (
     ACK_SYSTEM_PROMPT,
     NL_SYSTEM_PROMPT,
+    RUBRIC_SYSTEM_PROMPT,
     LLMJudge,
     parse_acknowledges,
     parse_verdicts,
@@ -24,6 +25,9 @@ from ._model import (
     GSRTAggregate,
     Interval,
     MetricsMode,
+    RubricAggregate,
+    RubricItemVerdict,
+    RubricScore,
     RunMetrics,
     ShiftRecovery,
     ShiftReportAggregate,
@@ -39,6 +43,7 @@ from ._model import (
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._retention import Retention, retention
+from ._rubric import aggregate_rubric, rubric_score, rubric_windows
 from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
@@ -56,4 +61,6 @@ __all__ = [
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
     "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
     "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "ShiftWindow", "shift_windows",
+    "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
+    "aggregate_rubric", "rubric_score", "rubric_windows",
 ]

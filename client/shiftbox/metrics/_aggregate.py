@@ -6,6 +6,7 @@ not scored; they are counted in `excluded` by termination reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections import defaultdict
@@ -32,6 +33,7 @@ from ._model import (
     Turns,
 )
 from ._passk import pass_family
+from ._rubric import aggregate_rubric, rubric_score
 from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import tcrr_score
 from ._tsr import tsr_score
@@ -94,7 +96,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         scored=trajectory.termination.blame not in ("user", "infrastructure"),
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tool),
-        shift_reports=shift_report_score(trajectory),
+        shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
@@ -193,6 +195,9 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
     if unscored:
         notes.append(f"{unscored} simulation(s) have a goal that no check measured (unscored): no TSR, never a "
                      "success; add an action set or communicate_info for that goal, or configure a judge")
+    if any(s.rubric is not None and s.rubric.status == "not_judged" for s in scored):
+        notes.append("rubric not judged for some simulations (no judge configured, or a window's call failed); "
+                     "the rubric pass rate counts judged simulations only")
     if counts["p_calls"] < counts["calls"]:
         notes.append("P not measured for simulations of domains that are not installed")
     t = ratio(counts["executed"], counts["calls"])
@@ -218,6 +223,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         ),
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
         shift_reports=aggregate_shift_reports([s.shift_reports for s in scored]),
+        rubric=aggregate_rubric([s.rubric for s in scored if s.rubric is not None]),
         success_threshold=success_threshold, pass_hat_k=hat, pass_at_k=at, avg_at_k=avg,
         intervals=bootstrap_intervals(per_task, hat),
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "tasks": len(per_task)},
@@ -237,7 +243,10 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
     if missing:
         raise KeyError(f"trajectories refer to tasks not given: {', '.join(missing[:5])}")
     ordered = sorted(trajectories, key=lambda t: (t.task_id, t.trial, t.simulation_id))
-    sims = [simulation_metrics(t, tasks[t.task_id], judge, success_threshold) for t in ordered]
+    sims = []
+    for t in ordered:
+        with judge.judging(t.simulation_id) if judge is not None else contextlib.nullcontext():
+            sims.append(simulation_metrics(t, tasks[t.task_id], judge, success_threshold))
     run = aggregate(sims, success_threshold)
     if judge is not None:
         run.judge = {"name": judge.name, "usage": judge.usage.model_dump() if judge.usage is not None else {}}

@@ -1,14 +1,15 @@
-"""Judges decide the judged parts of metrics: NL assertions and goal acknowledgment.
+"""Judges decide the judged parts of metrics: NL assertions, goal acknowledgment and rubric windows.
 
 One interface for an LLM judge (through the LLM boundary, see `_llm_judge.py`) and the deterministic detector used
 when no judge is configured. A judge that cannot decide returns None and the metric reports the part
-as not judged (NL assertions) or falls back to the detector (acknowledgment).
+as not judged (NL assertions, rubric) or falls back to the detector (acknowledgment).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -22,14 +23,29 @@ class NLVerdicts(BaseModel):
     met: list[bool]
     judge: str
     usage: Usage = Field(default_factory=Usage, description="the judge's tokens and cost for these verdicts")
+    reasons: list[str] = Field(default_factory=list, description="the judge's reason for each verdict, if it gave one")
+
+
+RUBRIC_WINDOW = 10
+"""Messages per rubric window by default: VitaBench's window size."""
+RUBRIC_STRIDE = 8
+"""Messages from one rubric window's start to the next by default: VitaBench's window less its overlap of 2."""
 
 
 class Judge:
     """What metrics ask a judge; a judge derives from this and overrides what it can decide (the defaults
-    decide nothing). `usage` is its running total of LLM calls, reported apart from agent and user."""
+    decide nothing). `usage` is its running total of LLM calls, reported apart from agent and user;
+    `rubric_window` and `rubric_stride` shape the sliding windows a rubric is judged over."""
 
     name: str
     usage: Usage | None = None
+    rubric_window: int = RUBRIC_WINDOW
+    rubric_stride: int = RUBRIC_STRIDE
+
+    @contextlib.contextmanager
+    def judging(self, simulation_id: str) -> Iterator[None]:
+        """Around every question about one simulation (an LLM judge binds that simulation's cassette here)."""
+        yield
 
     def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
         """Verdicts for every assertion, or None when it cannot judge (the channel is 'not judged')."""
@@ -37,6 +53,12 @@ class Judge:
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
         """Does this assistant message explicitly acknowledge or target `goal`? None = cannot tell."""
+        return None
+
+    def rubric_verdicts(self, trajectory: Trajectory, window: list[Message], items: list[str], number: int,
+                      windows: int) -> NLVerdicts | None:
+        """Which of `items` the messages of `window` (window `number` of `windows`, from 0) show met: one
+        verdict per item, or None when it cannot judge (the rubric is then not judged)."""
         return None
 
 

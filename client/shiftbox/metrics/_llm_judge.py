@@ -1,25 +1,38 @@
-"""An LLM judge: NL assertions (TSR's nl_assertion channel) and goal acknowledgment (GSRT).
+"""An LLM judge: NL assertions (TSR's nl_assertion channel), goal acknowledgment (GSRT) and rubric windows.
 
 One completion per question through the LLM boundary (`shiftbox.llm.complete_blocking`, role
 "judge"), so it is retried, priced, and recorded or replayed under a cassette like the agent's and
 the user simulator's calls; temperature 0, prompts fixed in this module (so recordings match on
 replay). The judge never raises: a failed call, an unparseable answer or an answer with the wrong
 number of verdicts gives None, and the metric reports "not judged" (or falls back to the
-deterministic detector). Token usage and cost are kept per call and as a running total on the
-judge, apart from the agent's and the user simulator's.
+deterministic detector) — except a replay that diverges from its cassette, which is raised. Token
+usage and cost are kept per call and as a running total on the judge, apart from the agent's and the
+user simulator's. Given `cassettes`, every simulation's questions are recorded to (or replayed from)
+that simulation's cassette (`Judge.judging`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from shiftbox_servers.kit import escape_lone_surrogates
 
-from ..llm import LLMConnection, LLMRequest, Usage, complete_blocking, first_message
+from ..errors import ReplayDivergence
+from ..llm import (
+    Cassette,
+    LLMConnection,
+    LLMRequest,
+    Usage,
+    complete_blocking,
+    first_message,
+    use_cassette,
+)
 from ..trajectory import Message, Trajectory
-from ._judges import Judge, NLVerdicts
+from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge, NLVerdicts
 
 TOOL_RESULT_MAX_CHARS = 600
 """Tool results longer than this are cut in the transcript (the judge needs the gist, not the rows)."""
@@ -70,6 +83,29 @@ Answer with exactly one JSON object and nothing else:
 {{"acknowledges": true}} or {{"acknowledges": false}}"""
 
 
+RUBRIC_SYSTEM_PROMPT = (
+    "You are a strict, impartial evaluator of conversations between a customer-service agent and a "
+    "user. You read a long conversation one window of messages at a time and decide which rubric "
+    "items the window shows to be met. You answer with JSON only."
+)
+
+RUBRIC_USER_PROMPT = """Window {number} of {windows} of the conversation: messages {first} to {last} (message index, role; tool calls and their results included):
+<window>
+{transcript}
+</window>
+
+Rubric items no earlier window has met:
+{items}
+
+For each item decide whether this window shows it met, by what the agent says and does or by the
+state its tool results show. An item is met only if the window clearly shows it; if it is unclear,
+or not shown in this window, it is not met.
+
+Answer with exactly one JSON object and nothing else, with one verdict per item ({count} in
+total), in order:
+{{"verdicts": [{{"index": 1, "met": true, "reason": "one short sentence"}}]}}"""
+
+
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
 
@@ -77,6 +113,11 @@ def _cut(text: str, limit: int) -> str:
 def _call_text(name: str, arguments: dict[str, Any]) -> str:
     text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return escape_lone_surrogates(f"{name}({text})")  # an agent's lone surrogate stays sendable
+
+
+def tool_names_of(trajectory: Trajectory) -> dict[str, str]:
+    """Tool call id -> tool name over the conversation (a result's line names its tool)."""
+    return {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
 
 
 def message_lines(message: Message, tool_names: dict[str, str],
@@ -100,7 +141,7 @@ def message_lines(message: Message, tool_names: dict[str, str],
 def render_transcript(trajectory: Trajectory, *, upto: int | None = None,
                       tool_max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
     """The conversation as compact lines, optionally only messages with index <= `upto`."""
-    tool_names = {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
+    tool_names = tool_names_of(trajectory)
     lines: list[str] = []
     for message in trajectory.messages:
         if upto is not None and message.index > upto:
@@ -131,6 +172,10 @@ def extract_json_object(text: str, key: str) -> dict[str, Any] | None:
             if isinstance(value, dict) and key in value:
                 return value
     return None
+
+
+def _numbered(texts: list[str]) -> str:
+    return "\n".join(f"{i}. {text}" for i, text in enumerate(texts, start=1))
 
 
 def _as_bool(value: Any) -> bool | None:
@@ -181,14 +226,23 @@ class LLMJudge(Judge):
     `max_retries` retries of transient failures per question; `extra` adds completion parameters
     (`timeout` there sets the call's timeout in seconds). `usage` is the running total over this
     judge's calls; `log` keeps one entry per call (kind, usage, raw answer, parsed result, error).
+    `rubric_window` messages per rubric window, `rubric_stride` messages between window starts (1 to
+    `rubric_window`: no message is skipped); `cassettes` gives a simulation's cassette by its id.
     """
 
     def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, max_retries: int = 2, extra: dict[str, Any] | None = None):
+                 temperature: float = 0.0, max_retries: int = 2, extra: dict[str, Any] | None = None,
+                 rubric_window: int = RUBRIC_WINDOW, rubric_stride: int = RUBRIC_STRIDE,
+                 cassettes: Callable[[str], Cassette] | None = None):
+        if rubric_window < 1 or not 1 <= rubric_stride <= rubric_window:
+            raise ValueError(f"rubric_window {rubric_window}, rubric_stride {rubric_stride}: the window needs at "
+                             "least 1 message and the stride 1 to rubric_window (a longer stride skips messages)")
         self.model = model
         self.name = f"llm:{model}"
         self.temperature = temperature
         self.max_retries = max_retries
+        self.rubric_window, self.rubric_stride = rubric_window, rubric_stride
+        self.cassettes = cassettes
         self.extra = dict(extra or {})
         timeout = self.extra.pop("timeout", None)
         self.connection = LLMConnection(api_base=api_base, api_key=api_key,
@@ -198,24 +252,34 @@ class LLMJudge(Judge):
 
     # -- the Judge protocol ------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def judging(self, simulation_id: str) -> Iterator[None]:
+        if self.cassettes is None:
+            yield
+            return
+        with use_cassette(self.cassettes(simulation_id)):
+            yield
+
     def nl_assertions(self, trajectory: Trajectory, assertions: list[str]) -> NLVerdicts | None:
         if not assertions:
             return NLVerdicts(met=[], judge=self.name)
-        numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(assertions, start=1))
-        prompt = NL_USER_PROMPT.format(transcript=render_transcript(trajectory), assertions=numbered,
+        prompt = NL_USER_PROMPT.format(transcript=render_transcript(trajectory), assertions=_numbered(assertions),
                                        count=len(assertions))
-        answer, usage, entry = self._ask("nl_assertions", NL_SYSTEM_PROMPT, prompt)
-        if answer is None:
-            return None
-        parsed = parse_verdicts(answer, len(assertions))
-        entry["result"] = None if parsed is None else {"met": parsed[0], "reasons": parsed[1]}
-        if parsed is None:
-            entry["error"] = f"could not read {len(assertions)} verdicts from the answer"
-            return None
-        return NLVerdicts(met=parsed[0], judge=self.name, usage=usage or Usage())
+        return self._verdicts("nl_assertions", NL_SYSTEM_PROMPT, prompt, len(assertions))
+
+    def rubric_verdicts(self, trajectory: Trajectory, window: list[Message], items: list[str], number: int,
+                      windows: int) -> NLVerdicts | None:
+        if not items or not window:
+            return NLVerdicts(met=[False] * len(items), judge=self.name)
+        tool_names = tool_names_of(trajectory)
+        transcript = "\n".join(line for m in window for line in message_lines(m, tool_names))
+        prompt = RUBRIC_USER_PROMPT.format(number=number + 1, windows=windows, first=window[0].index,
+                                           last=window[-1].index, transcript=transcript, items=_numbered(items),
+                                           count=len(items))
+        return self._verdicts("rubric_window", RUBRIC_SYSTEM_PROMPT, prompt, len(items))
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
-        tool_names = {call.id: call.name for m in trajectory.messages for call in m.tool_calls}
+        tool_names = tool_names_of(trajectory)
         prompt = ACK_USER_PROMPT.format(
             transcript=render_transcript(trajectory, upto=message.index), goal=goal,
             index=message.index, message="\n".join(message_lines(message, tool_names)))
@@ -229,6 +293,18 @@ class LLMJudge(Judge):
         return verdict
 
     # -- one LLM call ------------------------------------------------------------------------------
+
+    def _verdicts(self, kind: str, system: str, prompt: str, count: int) -> NLVerdicts | None:
+        """`count` verdicts from one question, or None when the call failed or the answer lacks them."""
+        answer, usage, entry = self._ask(kind, system, prompt)
+        if answer is None:
+            return None
+        parsed = parse_verdicts(answer, count)
+        entry["result"] = None if parsed is None else {"met": parsed[0], "reasons": parsed[1]}
+        if parsed is None:
+            entry["error"] = f"could not read {count} verdicts from the answer"
+            return None
+        return NLVerdicts(met=parsed[0], judge=self.name, usage=usage or Usage(), reasons=parsed[1])
 
     def request(self, system: str, prompt: str) -> LLMRequest:
         """The completion request for one question."""
@@ -244,6 +320,8 @@ class LLMJudge(Judge):
         try:
             response = complete_blocking(self.request(system, prompt), self.connection,
                                          retries=self.max_retries, what=f"judge {self.name}")
+        except ReplayDivergence:  # a replay that does not repeat its recording is no verdict to drop
+            raise
         except Exception as exc:  # the judge never raises: the metric says "not judged"
             entry["error"] = f"{type(exc).__name__}: {exc}"
             return None, None, entry

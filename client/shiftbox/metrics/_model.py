@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..llm import Usage
+
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None
 """A GSRT stage statistic in agent turns: "never" when it lands on a stage never reached, None without shifts."""
@@ -89,6 +91,42 @@ class ShiftReportAggregate(BaseModel):
     median_delay: float | None = Field(None, description="median messages from a shift to its matching report")
 
 
+class RubricItemVerdict(BaseModel):
+    """One rubric item of a task: met or not, and the sliding window whose judge call met it (VitaBench)."""
+
+    item: str
+    met: bool | None = Field(description="None when the rubric was not judged and no window met the item")
+    window: int | None = Field(None, description="the window (0-based, into RubricScore.windows) that met it")
+    messages: tuple[int, int] | None = Field(None, description="first and last message index of that window")
+    reason: str = Field("", description="the judge's reason, as it gave it")
+
+
+class RubricScore(BaseModel):
+    """A task's rubric judged window by window; an item met in any window stays met (VitaBench, departure: no
+    later window can reset it). `success` = every item met; None when not judged."""
+
+    status: Literal["judged", "not_judged"]
+    window_size: int = Field(description="messages per window")
+    stride: int = Field(description="messages from one window's start to the next one's")
+    windows: list[tuple[int, int]] = Field(description="first and last message index of every window")
+    judged_windows: int = Field(description="windows the judge was asked about (none once every item is met)")
+    items: list[RubricItemVerdict]
+    success: bool | None
+    usage: Usage = Field(default_factory=Usage, description="the judge's tokens and cost for this rubric")
+
+
+class RubricAggregate(BaseModel):
+    """Rubric results pooled over the scored simulations whose task has rubric items (VitaBench)."""
+
+    simulations: int
+    judged: int
+    passed: int = Field(description="judged simulations with every item met")
+    pass_rate: float | None = Field(description="passed / judged; None when none was judged")
+    items: int = Field(description="rubric items of the judged simulations")
+    items_met: int
+    item_rate: float | None = Field(description="items_met / items")
+
+
 class SimulationMetrics(BaseModel):
     simulation_id: str
     task_id: str
@@ -105,6 +143,8 @@ class SimulationMetrics(BaseModel):
     success: bool | None = Field(None, description="TSR >= the success threshold")
     shift_reports: ShiftReportScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the agent was offered log_shift_event")
+    rubric: RubricScore | None = Field(
+        None, exclude_if=lambda v: v is None, description="only when the task has rubric items")
 
 
 class TSRAggregate(BaseModel):
@@ -188,6 +228,8 @@ class RunMetrics(BaseModel):
     shift_reports: ShiftReportAggregate | None = Field(
         None, exclude_if=lambda v: v is None,
         description="the agent's own shift reports against the ground truth; only with the parity tool set")
+    rubric: RubricAggregate | None = Field(
+        None, exclude_if=lambda v: v is None, description="VitaBench rubric pass rate; only when a task has rubric items")
     success_threshold: float = 1.0
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     pass_at_k: dict[int, float] = Field(default_factory=dict)

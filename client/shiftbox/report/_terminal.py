@@ -87,6 +87,12 @@ def headline_table(m: RunMetrics) -> Table:
                       f"the agent's own log_shift_event reports: {r.matched} of {r.shifts} shifts reported, "
                       f"precision {fmt(r.precision)} ({r.reports} reports); median delay {fmt(r.median_delay)} "
                       f"messages; {r.simulations} simulations")
+    if m.rubric is not None:
+        r = m.rubric
+        table.add_row("rubric pass rate", fmt(r.pass_rate),
+                      f"VitaBench sliding-window rubric: {r.passed} of {r.judged} judged simulations met every item "
+                      f"({r.simulations - r.judged} not judged); items met {fmt(r.item_rate)} ({r.items_met} of "
+                      f"{r.items})")
     if m.pass_hat_k:
         table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")
     if m.rerun_agreement is not None:

@@ -29,6 +29,7 @@ from ._reports import read_report_inputs, write_comparison_report, write_html_re
 from ._score import (
     COMPAT_MODES,
     METRICS_FILE,
+    judge_cassettes,
     make_judge,
     metrics_document,
     score_run,
@@ -41,7 +42,7 @@ __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
     "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
-    "execute_run", "is_retryable", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
+    "execute_run", "is_retryable", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
+from ..llm import Cassette
 from ..metrics import RunMetrics, SimulationMetrics, compute_run_metrics
 from ..trajectory import Trajectory
 from ._files import TASKS_FILE, read_run
+from ._record import fixture_file_name
 
 METRICS_FILE = "metrics.json"
 COMPAT_MODES = ("agentchangebench",)
-JUDGE_OPTIONS = {"api_base": str, "temperature": float, "max_retries": int}
+JUDGE_OPTIONS = {"api_base": str, "temperature": float, "max_retries": int, "rubric_window": int,
+                 "rubric_stride": int}
 
 
 def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> str:
@@ -48,15 +53,26 @@ def score_trajectories(trajectories: list[Trajectory], tasks: dict, compat: str 
     return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)
 
 
-def make_judge(spec: str | None, options: dict[str, str] | None = None):
-    """`litellm:<model>` with options api_base, temperature, max_retries; None: the deterministic detector only.
+def judge_cassettes(folder: Path, mode: Literal["record", "replay"]) -> Callable[[str], Cassette]:
+    """A judge's cassettes: one per simulation, `FOLDER/<simulation>.jsonl` (named like a fixture's)."""
+    return lambda simulation_id: Cassette(simulation_id, Path(folder) / fixture_file_name(simulation_id), mode)
+
+
+def make_judge(spec: str | None, options: dict[str, str] | None = None, *, record: Path | None = None,
+               replay: Path | None = None):
+    """`litellm:<model>` with options api_base, temperature, max_retries, rubric_window, rubric_stride; None: the
+    deterministic detector only. `record` / `replay`: a folder of judge cassettes to write, or to answer from.
 
     API keys come from the provider's usual environment variable, never from the command line.
     """
     if spec is None:
-        if options:
-            raise ValueError("--judge-arg needs --judge")
+        if options or record or replay:
+            raise ValueError("--judge-arg, --judge-record and --judge-replay need --judge")
         return None
+    if record is not None and replay is not None:
+        raise ValueError("--judge-record and --judge-replay exclude each other")
+    if replay is not None and not Path(replay).is_dir():
+        raise ValueError(f"--judge-replay {replay}: no such folder of judge cassettes")
     kind, _, model = spec.partition(":")
     if kind != "litellm" or not model:
         raise ValueError(f"--judge {spec!r}: use litellm:<model>, e.g. litellm:openai/gpt-4.1")
@@ -64,7 +80,11 @@ def make_judge(spec: str | None, options: dict[str, str] | None = None):
     for key, value in (options or {}).items():
         if key not in JUDGE_OPTIONS:
             raise ValueError(f"--judge-arg {key!r} is not known; use one of: {', '.join(JUDGE_OPTIONS)}")
-        kwargs[key] = JUDGE_OPTIONS[key](value)
+        try:
+            kwargs[key] = JUDGE_OPTIONS[key](value)
+        except ValueError:
+            raise ValueError(f"--judge-arg {key}={value}: not a {JUDGE_OPTIONS[key].__name__}") from None
     from ..metrics import LLMJudge
 
-    return LLMJudge(model, **kwargs)
+    cassettes = judge_cassettes(record, "record") if record else judge_cassettes(replay, "replay") if replay else None
+    return LLMJudge(model, cassettes=cassettes, **kwargs)

@@ -94,6 +94,11 @@ class EvaluationCriteria(_Model):
                     "several goals: said once, it counts for each); items listed under no goal belong to the task "
                     "as a whole, or to its goal when it has only one (`Task.communicate_info_for`)")
     nl_assertions: list[str] = Field(default_factory=list)
+    rubric: list[str] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="VitaBench-style rubric items: natural-language checks of the conversation and of the final "
+                    "state as its tool results show it, judged over a sliding window of messages "
+                    "(`shiftbox.metrics.rubric_score`); written only when set, so files without it are unchanged")
     expected_state_digest: str | None = Field(
         None, description="state digest after replaying the gold calls on a fresh episode")
 

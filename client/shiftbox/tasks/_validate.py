@@ -5,7 +5,8 @@ action of the task, `required_shifts != len(goals) - 1`, action sets whose goal 
 list, communicate_info values already in known_info (the agent repeating what the user said proves
 nothing; matched case-insensitively as a whole token), `communicate_info_by_goal` naming goals or items
 the task lacks, and — as warnings — goals with no deterministic check
-(no action set and no attributed communicate_info: only a judge could score them). Tools (installed domain): unknown tool names,
+(no action set and no attributed communicate_info: only a judge could score them), and rubric items that are blank
+or repeated. Tools (installed domain): unknown tool names,
 params the tool's schema rejects (missing params are allowed: gold specs may be partial). Snapshot
 (optional): the gold path (initial-state calls, then the first allowed tool of every action set) is
 replayed on a fresh episode per task; a call whose `expected_error` is set must fail with that kind
@@ -64,7 +65,7 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None) -> lis
     """
     findings = _duplicate_ids(task_file)
     for task in task_file.tasks:
-        findings += _structure(task)
+        findings += _structure(task) + _rubric(task)
     domains = _installed(task_file, findings)
     for task in task_file.tasks:
         if task.domain in domains:
@@ -151,6 +152,24 @@ def _structure(task: Task) -> list[Finding]:
                 f"communicate_info value {value!r} already appears in known_info, so the agent can repeat it "
                 "without looking anything up",
                 "remove it, or replace it with a fact the agent can only get from a tool output")
+    return found
+
+
+def _rubric(task: Task) -> list[Finding]:
+    """Rubric items a judge can tell apart: none blank, none repeated (each is one verdict)."""
+    found: list[Finding] = []
+    seen: dict[str, int] = {}
+    for k, item in enumerate(task.evaluation_criteria.rubric):
+        at = f"evaluation_criteria.rubric[{k}]"
+        key = " ".join(item.split()).lower()
+        if not key:
+            found.append(Finding(task_id=task.id, field=at, problem="rubric item is blank, so a judge has nothing to check",
+                                 fix="write the check in a sentence, or remove the item"))
+        elif key in seen:
+            found.append(Finding(task_id=task.id, field=at, problem=f"rubric item repeats item [{seen[key]}], so it "
+                                 "would be judged twice and counted twice", fix="remove the repeated item"))
+        else:
+            seen[key] = k
     return found
 
 

@@ -6,7 +6,7 @@ parsing, goal control tokens, record/replay) run end to end offline and produce 
 conversations worth recording as fixtures. As the user it reads its system prompt (the task's
 known_info identifies the task) and moves through the goals with `<<GOAL:label>>` tokens; as the
 agent it asks for identification, then performs the gold calls of the goal the user raised, reports
-the results and asks whether there is anything else.
+the results and asks whether there is anything else. `ScriptedJudge` plays the LLM judge likewise.
 """
 
 from __future__ import annotations
@@ -116,3 +116,44 @@ class ScriptedLLM:
         todo = [a for a in task.action_sets_for(goal) if a.action_id not in made]
         ready = [a for a in todo if all(d in made for d in a.depends_on)]
         return ready or todo[:1]
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+_WINDOW = re.compile(r"<window>\n(.*?)\n</window>", re.DOTALL)
+_RUBRIC_ITEMS = re.compile(r"Rubric items no earlier window has met:\n(.*?)\n\n", re.DOTALL)
+_ACK_GOAL = re.compile(r"The user's new goal: (.*)")
+_ACK_MESSAGE = re.compile(r"<message>\n(.*?)\n</message>", re.DOTALL)
+
+
+class ScriptedJudge:
+    """Callable script for `fake_openai` playing the LLM judge, deterministically, from the prompt alone.
+
+    A rubric window meets an item when every double-quoted phrase of the item appears in the window's
+    transcript (case-insensitively; an item without one is never met); an acknowledgment question is
+    answered yes when the message names the goal's words; every NL assertion is met. Used to record the
+    rubric fixture (bench/record_rubric_fixture.py) and in tests."""
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        prompt = (body.get("messages") or [{}])[-1].get("content") or ""
+        window, items = _WINDOW.search(prompt), _RUBRIC_ITEMS.search(prompt)
+        if window and items:
+            return Reply.text(json.dumps({"verdicts": self.rubric(window.group(1), items.group(1))}))
+        goal, message = _ACK_GOAL.search(prompt), _ACK_MESSAGE.search(prompt)
+        if goal and message:
+            said = _words(goal.group(1).strip()) in message.group(1).lower()
+            return Reply.text(json.dumps({"acknowledges": said}))
+        count = len(re.findall(r"^\d+\. ", prompt.split("Assertions about", 1)[-1], re.MULTILINE))
+        return Reply.text(json.dumps({"verdicts": [{"index": i, "met": True, "reason": "shown"}
+                                                   for i in range(1, count + 1)]}))
+
+    @staticmethod
+    def rubric(window: str, numbered: str) -> list[dict[str, Any]]:
+        text = window.lower()
+        verdicts = []
+        for line in numbered.splitlines():
+            number, _, item = line.partition(". ")
+            phrases = _QUOTED.findall(item)
+            met = bool(phrases) and all(p.lower() in text for p in phrases)
+            reason = f"the window shows {', '.join(phrases)}" if met else "not shown in this window"
+            verdicts.append({"index": int(number), "met": met, "reason": reason})
+        return verdicts

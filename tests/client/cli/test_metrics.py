@@ -69,6 +69,21 @@ def test_errors_name_the_problem(tmp_path):
     assert res.exit_code == 2 and "api_base" in res.output
 
 
+def test_judge_options_that_do_not_fit_are_refused(tmp_path):
+    out = make_run(tmp_path)
+    for args, text in [
+        (["--judge", "litellm:x", "--judge-arg", "rubric_stride=20"], "rubric_stride"),   # stride > window 10
+        (["--judge", "litellm:x", "--judge-arg", "rubric_window=0"], "rubric_window"),
+        (["--judge", "litellm:x", "--judge-arg", "rubric_window=ten"], "ten"),
+        (["--judge-replay", str(tmp_path)], "need --judge"),
+        (["--judge", "litellm:x", "--judge-record", str(tmp_path / "a"), "--judge-replay", str(tmp_path)],
+         "exclude each other"),
+        (["--judge", "litellm:x", "--judge-replay", str(tmp_path / "nope")], "no such folder"),
+    ]:
+        res = runner.invoke(app, ["metrics", str(out), *args])
+        assert res.exit_code == 2 and text in res.output, (args, res.output)
+
+
 def test_clean_run_gives_retention_table_and_json(tmp_path):
     shifted = make_run(tmp_path / "a", agent="scripted:transfer_on_shift")
     clean = make_run(tmp_path / "b", agent="scripted:oracle")

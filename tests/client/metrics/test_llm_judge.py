@@ -265,3 +265,16 @@ def test_judge_calls_are_recorded_and_replayed_at_the_llm_boundary(tmp_path) -> 
     with use_cassette(Cassette("judge", path, "replay")):  # no server: the answer comes from the recording
         replayed = LLMJudge("openai/fake-model").nl_assertions(trajectory(), ASSERTIONS)
     assert replayed == recorded
+
+
+def test_a_replay_that_differs_from_the_recording_is_raised_not_taken_for_not_judged(tmp_path) -> None:
+    """A cassette miss means the replay does not repeat the recording: scoring must stop and say so, not go on
+    with the part quietly "not judged" (which would change the metrics without a word)."""
+    from shiftbox.errors import CassetteMiss
+
+    path = tmp_path / "judge.jsonl"
+    with fake_openai([verdicts(True, False, True)]) as server:
+        with use_cassette(Cassette("judge", path, "record")):
+            judge_for(server).nl_assertions(trajectory(), ASSERTIONS)
+    with use_cassette(Cassette("judge", path, "replay")), pytest.raises(CassetteMiss, match="request differs"):
+        LLMJudge("openai/fake-model").nl_assertions(trajectory(), ASSERTIONS[:2])

@@ -152,6 +152,33 @@ def test_communicate_info_by_goal_names_goals_and_items_of_the_task():
                                      by_goal={"cards": ["Locked"], "dispute": ["Locked"]}))) == []
 
 
+def test_rubric_items_must_be_written_and_not_repeated():
+    """Each rubric item is one verdict: a blank one checks nothing, a repeated one counts twice."""
+    lock = action("a", call("lock_card", card_id="c1"))
+    base = task("t1", lock)
+    ok = base.model_copy(update={"evaluation_criteria": base.evaluation_criteria.model_copy(
+        update={"rubric": ["The agent locks the card.", "The agent confirms the lock."]})})
+    assert validate_tasks(tasks(ok)) == []
+    bad = base.model_copy(update={"evaluation_criteria": base.evaluation_criteria.model_copy(
+        update={"rubric": ["The agent locks the card.", "  ", "the agent  locks the card."]})})
+    found = validate_tasks(tasks(bad))
+    assert fields(found) == [("t1", "evaluation_criteria.rubric[1]", "error"),
+                             ("t1", "evaluation_criteria.rubric[2]", "error")]
+    assert "blank" in found[0].problem and "repeats item [0]" in found[1].problem
+
+
+def test_a_task_without_rubric_items_is_written_as_before():
+    """The field is optional and written only when set: task files and their digests do not change."""
+    plain = task("t1", action("a", call("lock_card", card_id="c1")))
+    assert "rubric" not in plain.model_dump(mode="json")["evaluation_criteria"]
+    assert "rubric" not in plain.model_dump_json()
+    graded = plain.model_copy(update={"evaluation_criteria": plain.evaluation_criteria.model_copy(
+        update={"rubric": ["The agent locks the card."]})})
+    data = json.loads(tasks(graded).model_dump_json())
+    assert data["tasks"][0]["evaluation_criteria"]["rubric"] == ["The agent locks the card."]
+    assert TaskFile.model_validate(data).tasks[0] == graded
+
+
 def test_findings_are_sorted_in_natural_task_order():
     file = tasks(*(task(f"{n}_x", goals=(), shifts=0) for n in (10, 2, 1)))
     assert [f.task_id for f in validate_tasks(file)] == ["1_x", "2_x", "10_x"]
