@@ -35,6 +35,7 @@ FIXTURE = Path("fixtures") / "banking-rubric"
 JUDGE = "litellm:openai/fake-model"
 JUDGE_ARGS = ["--judge-arg", "rubric_window=6", "--judge-arg", "rubric_stride=4"]
 VERDICTS_FILE = "judge-verdicts.json"
+SHIFTBOX = [sys.executable, "-m", "shiftbox.cli"]
 # ScriptedJudge meets an item in a window that shows every "quoted" phrase of it
 RUBRIC = {
     "hw_banking_001": [
@@ -76,14 +77,14 @@ def run_conversations(tmp: Path, env: dict[str, str]) -> int:
         for role in ("agent", "user"):
             args += [f"--{role}", "litellm:openai/fake-model", f"--{role}-arg", f"api_base={server.base_url}",
                      f"--{role}-arg", "api_key_env=SHIFTBOX_FAKE_KEY"]
-        cmd = ["shiftbox", "run", "--domain", "banking", "--tasks", str(task_file), *args, "--trials", "1",
+        cmd = [*SHIFTBOX, "run", "--domain", "banking", "--tasks", str(task_file), *args, "--trials", "1",
                "--out", str(tmp / "run"), "--record", str(FIXTURE)]
         return subprocess.run(cmd, cwd=REPO, env=env).returncode
 
 
 def record_judge(env: dict[str, str]) -> int:
     with fake_openai(ScriptedJudge()) as server:
-        cmd = ["shiftbox", "metrics", str(FIXTURE), "--judge", JUDGE, *JUDGE_ARGS, "--judge-arg",
+        cmd = [*SHIFTBOX, "metrics", str(FIXTURE), "--judge", JUDGE, *JUDGE_ARGS, "--judge-arg",
                f"api_base={server.base_url}", "--judge-record", str(FIXTURE / "judge-cassettes")]
         code = subprocess.run(cmd, cwd=REPO, env=env).returncode
     if code == 0:
