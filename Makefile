@@ -43,6 +43,7 @@ tasks: env $(SNAPSHOTS)
 	for d in banking retail airline; do \
 		$(RUN) shiftbox tasks generate $$d --n 150 --seed 7 --out snapshots/$$d/v1/tasks.json || exit 1; \
 	done
+	$(RUN) shiftbox tasks generate-cross banking,retail,airline --per-pair 11 --seed 7 --out tasks/cross-domain.json
 
 # The interop tests' MCP clients (pinned npm packages, tests/interop/package-lock.json) are installed
 # when node and npm exist; without them, or if the install fails, those tests skip and say why.

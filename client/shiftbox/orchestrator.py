@@ -31,6 +31,7 @@ from .trajectory import (
 )
 from .users import UserContext, UserSimulator
 from .world import (
+    CrossWorld,
     RunGateway,
     ToolSession,
     World,
@@ -65,7 +66,8 @@ class _Ended(Exception):
 class Simulation:
     """State of one running simulation; `run()` returns its trajectory."""
 
-    def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
+    def __init__(self, task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator,
+                 world: World | CrossWorld,
                  limits: SimulationLimits, run_tag: str = "run", episode: ToolSession | None = None,
                  gateway: RunGateway | None = None):
         self.task, self.trial, self.agent, self.user, self.world, self.limits = task, trial, agent, user, world, limits
@@ -98,7 +100,7 @@ class Simulation:
             termination = await self._run_guarded()
             final_state: dict[str, str] = {}
             try:
-                final_state[self.world.domain.name] = await self.episode.close()
+                final_state = await self.world.close_episode(self.episode)
             except (InfrastructureError, ReplayDivergence) as exc:
                 if termination.blame != "infrastructure":
                     reason = "replay_mismatch" if isinstance(exc, ReplayDivergence) else "infrastructure_error"
@@ -108,7 +110,7 @@ class Simulation:
             simulation_id=self.sim_id, task_id=self.task.id, trial=self.trial, domain=self.task.domain,
             seed=self.seed, agent=self.agent.name, user=self.user.name, persona=self.task.user_scenario.persona,
             user_simulator=self.user.identity(),
-            goals=self.task.goals, servers={self.world.domain.name: self.world.info}, messages=self.messages,
+            goals=self.task.goals, servers=self.world.servers, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts,
             shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,
             termination=termination,
@@ -195,11 +197,12 @@ class Simulation:
         if self.failed_in_a_row >= self.limits.max_tool_errors:
             raise _Ended(Termination(reason="too_many_tool_errors",
                                      detail=f"{self.failed_in_a_row} failed tool calls in a row", blame="agent"))
-        if call.name == self.world.domain.transfer_tool and not record.is_error:
+        if call.name in self.world.domain.transfer_tools and not record.is_error:
             raise _Ended(Termination(reason="agent_transfer", detail="transfer_to_human_agents", blame="none"))
 
 
-async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator, world: World,
+async def run_simulation(task: Task, trial: int, run_seed: int, agent: Agent, user: UserSimulator,
+                         world: World | CrossWorld,
                          limits: SimulationLimits | None = None, run_tag: str = "run",
                          episode: ToolSession | None = None, gateway: RunGateway | None = None) -> Trajectory:
     """Run one simulation to its end and return its trajectory (never raises for agent/user failures)."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from shiftbox_servers.kit import domain_of
+
 from ..tasks import ActionSet, Task
 from ..trajectory import Message, ToolCall
 from ._protocol import Agent, AgentContext, AgentReply
@@ -21,7 +23,8 @@ IDENTITY_REQUEST = "Before we start, could you confirm your full name and phone 
 
 
 def _humanize(goal: str) -> str:
-    return goal.replace("_", " ")
+    """A goal label in words ('account info'; a namespaced one, 'banking__account_info': 'banking account info')."""
+    return re.sub(r"_+", " ", goal)
 
 
 def _normalize(text: str) -> str:
@@ -187,12 +190,33 @@ class WrongParamsAgent(OracleAgent):
         return calls
 
 
+class FirstDomainOnlyAgent(OracleAgent):
+    """Flaw (cross-domain conversations): serves only the domain of the first goal; a goal of another domain
+    gets an apology and none of its calls. A single-domain conversation gets the oracle."""
+
+    name = "scripted:first_domain_only"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.home: str | None = None
+
+    def on_new_goal(self, goal: str, first: bool) -> AgentReply:
+        if first:
+            self.home = domain_of(goal)
+        if domain_of(goal) == self.home:
+            return super().on_new_goal(goal, first)
+        self.current_goal, self.pending, self.goal_results = goal, [], []
+        return AgentReply(content=f"I'm sorry, I can only help with your {self.home} matters here. "
+                                  "Is there anything else I can help with?")
+
+
 SCRIPTED_AGENTS: dict[str, type[OracleAgent]] = {
     "oracle": OracleAgent,
     "late_ack": LateAckAgent,
     "redundant": RedundantAgent,
     "transfer_on_shift": TransferOnShiftAgent,
     "wrong_params": WrongParamsAgent,
+    "first_domain_only": FirstDomainOnlyAgent,
 }
 
 

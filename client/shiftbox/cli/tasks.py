@@ -14,7 +14,7 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from ..agentchangebench import import_agentchangebench
-from ..generation import GenerationError, generate_tasks
+from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
     Finding,
     TaskFile,
@@ -194,3 +194,31 @@ def generate(
     cover = task_stats(task_file)["goal_pair_coverage"]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {domain} tasks on {task_file.snapshot}; "
                f"ordered goal pairs covered: {cover['covered']}/{cover['possible']}")
+
+
+@tasks_app.command("generate-cross")
+def generate_cross(
+    domains: Annotated[str, typer.Argument(help="installed domains with task missions, comma-separated, e.g. "
+                                                "banking,retail,airline")],
+    out: Annotated[Path, typer.Option(help="native task file to write")],
+    per_pair: Annotated[int, typer.Option(help="tasks per ordered pair of domains")] = 11,
+    seed: Annotated[int, typer.Option(help="generator seed (same seed -> identical file)")] = 7,
+) -> None:
+    """Generate a seeded cross-domain task set: for every ordered pair of DOMAINS, tasks whose goals alternate
+    between the two (one customer, tools and goals namespaced), gold calls replayed on each domain's snapshot.
+
+    Example: shiftbox tasks generate-cross banking,retail,airline --per-pair 11 --seed 7 --out tasks/cross-domain.json
+    """
+    from shiftbox_servers.kit import domain_list
+
+    try:
+        task_file = generate_cross_tasks(domain_list(domains), per_pair=per_pair, seed=seed)
+    except KeyError as exc:
+        raise fail(f"{exc.args[0]}\n  fix: pass installed domain names") from None
+    except (GenerationError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    pairs = sorted({t.domain for t in task_file.tasks})
+    typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} cross-domain tasks over {len(pairs)} ordered "
+               f"domain pairs ({', '.join(pairs)}) on {task_file.snapshot}")

@@ -1,5 +1,11 @@
 """Task generation: seeded goal-shift task sets for a domain, built from its missions and checked by running them."""
 
+from ._cross import (
+    CROSS_GENERATOR_VERSION,
+    generate_cross_tasks,
+    identity_conflict,
+    plan_cross_goals,
+)
 from ._generate import (
     ACTION_TYPES,
     GENERATOR_VERSION,
@@ -8,4 +14,5 @@ from ._generate import (
     generate_tasks,
 )
 
-__all__ = ["ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "action_types", "generate_tasks"]
+__all__ = ["CROSS_GENERATOR_VERSION", "generate_cross_tasks", "identity_conflict", "plan_cross_goals",
+           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "action_types", "generate_tasks"]

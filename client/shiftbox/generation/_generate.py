@@ -221,38 +221,18 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
                       goals: list[str], subject: dict[str, Any], rng: random.Random, seed: int) -> Task | None:
     """One attempt: build and run every goal's mission on a fresh episode; None if anything doesn't fit."""
     meta = {EPISODE_META_KEY: episode}
-    db: sqlite3.Connection = server.episodes.get(episode).db
     missions: list[Mission] = []
     action_sets: list[ActionSet] = []
     outputs: dict[str, dict[str, Any]] = {}
     opened: list[str] = []
     for goal in goals:
-        mission = server.domain.missions[goal](db, rng, subject)
-        if mission is None:
+        played = await play_mission(client, server, episode, goal, subject, rng, opened)
+        if played is None:
             server.episodes.drop(episode)
             return None
-        if mission.goal != goal or mission.action_type not in ACTION_TYPES:
-            raise GenerationError(f"the {goal!r} builder returned goal {mission.goal!r} / action type "
-                                  f"{mission.action_type!r}; fix the builder")
-        if not mission.calls:
-            raise GenerationError(f"the {goal!r} builder returned a mission without gold calls, so nothing "
-                                  "deterministic would check the goal; fix the builder: ground it in a read whose "
-                                  "output the agent must communicate")
+        mission, sets, outputs[goal] = played
         missions.append(mission)
-        mine: dict[str, Any] = {}
-        for call in _oracle_order(mission.calls):
-            params = _resolve(call.params, mine)
-            result = await client.call_tool(call.tool, params, meta=meta)
-            if result.is_error:
-                server.episodes.drop(episode)
-                return None
-            mine[call.key] = result.structured_content
-            deps = [f"{goal}.{k}" for k in call.after] or list(opened)
-            action_sets.append(ActionSet(
-                action_id=f"{goal}.{call.key}", goal=goal,
-                allowed_tools=[ToolCallSpec(function_name=call.tool, params=params)],
-                depends_on=deps, required_parameters=call.required))
-        outputs[goal] = mine
+        action_sets.extend(sets)
         if goal == server.domain.missions.opener:
             opened = [a.action_id for a in action_sets if a.goal == goal]
     res = await client.read_resource(STATE_DIGEST_URI, meta={**meta, CLOSE_META_KEY: True})
@@ -260,6 +240,53 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
 
     intro = server.domain.missions.introduce(subject)
     known = " ".join(dict.fromkeys([intro] + [s for m in missions for s in m.known]))
+    communicate, by_goal = communicated(missions, outputs, known)
+    return _task(task_id, server.domain.name, persona, goals, missions, known,
+                 EvaluationCriteria(action_sets=action_sets, communicate_info=communicate,
+                                    communicate_info_by_goal=by_goal,
+                                    nl_assertions=[a for m in missions for a in m.nl_assertions],
+                                    expected_state_digest=digest),
+                 f"generator v{GENERATOR_VERSION} seed={seed}; subject {subject.get('customer_id', '?')}")
+
+
+async def play_mission(client: Client, server: DomainServer, episode: str, goal: str, subject: dict[str, Any],
+                       rng: random.Random, opened: list[str]
+                       ) -> tuple[Mission, list[ActionSet], dict[str, Any]] | None:
+    """Build `goal`'s mission on the episode as earlier goals left it and run its gold calls there in the
+    oracle's order: the mission, its action sets (after `opened`, the opener's actions, when a call has no
+    dependency of its own) and each call's output by key; None if the mission doesn't fit or a call fails."""
+    meta = {EPISODE_META_KEY: episode}
+    db: sqlite3.Connection = server.episodes.get(episode).db
+    mission = server.domain.missions[goal](db, rng, subject)
+    if mission is None:
+        return None
+    if mission.goal != goal or mission.action_type not in ACTION_TYPES:
+        raise GenerationError(f"the {goal!r} builder returned goal {mission.goal!r} / action type "
+                              f"{mission.action_type!r}; fix the builder")
+    if not mission.calls:
+        raise GenerationError(f"the {goal!r} builder returned a mission without gold calls, so nothing "
+                              "deterministic would check the goal; fix the builder: ground it in a read whose "
+                              "output the agent must communicate")
+    mine: dict[str, Any] = {}
+    action_sets: list[ActionSet] = []
+    for call in _oracle_order(mission.calls):
+        params = _resolve(call.params, mine)
+        result = await client.call_tool(call.tool, params, meta=meta)
+        if result.is_error:
+            return None
+        mine[call.key] = result.structured_content
+        deps = [f"{goal}.{k}" for k in call.after] or list(opened)
+        action_sets.append(ActionSet(
+            action_id=f"{goal}.{call.key}", goal=goal,
+            allowed_tools=[ToolCallSpec(function_name=call.tool, params=params)],
+            depends_on=deps, required_parameters=call.required))
+    return mission, action_sets, mine
+
+
+def communicated(missions: list[Mission], outputs: dict[str, dict[str, Any]], known: str
+                 ) -> tuple[list[str], dict[str, list[str]]]:
+    """communicate_info read from the gold calls' outputs (never a value already in `known`), and each item
+    attributed to the goals whose calls produced it."""
     communicate: list[str] = []
     by_goal: dict[str, list[str]] = {}
     for mission in missions:
@@ -276,25 +303,27 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
             mine = by_goal.setdefault(mission.goal, [])
             if value not in mine:
                 mine.append(value)  # an earlier goal may have it too: said once, it counts for both
+    return communicate, by_goal
+
+
+def _task(task_id: str, domain: str, persona: str, goals: list[str], missions: list[Mission], known: str,
+          criteria: EvaluationCriteria, notes: str) -> Task:
+    """A generated task: the user's instructions from the missions, the notes naming each goal's action type."""
     steps = [f"{k + 1}. {m.reason}" for k, m in enumerate(missions)]
-    types = ", ".join(f"{m.goal}={m.action_type}" for m in missions)
+    types = ", ".join(f"{g}={m.action_type}" for g, m in zip(goals, missions, strict=True))
     return Task(
-        id=task_id, domain=server.domain.name,
+        id=task_id, domain=domain,
         description=TaskDescription(
-            purpose=", then ".join(g.replace("_", " ") for g in goals).capitalize(),
-            relevant_policies=f"shiftbox {server.domain.name} agent policy",
-            notes=f"generator v{GENERATOR_VERSION} seed={seed}; subject {subject.get('customer_id', '?')}; "
-                  f"action types: {types}"),
+            purpose=", then ".join(re.sub(r"_+", " ", g) for g in goals).capitalize(),
+            relevant_policies=f"shiftbox {domain} agent policy",
+            notes=f"{notes}; action types: {types}"),
         user_scenario=UserScenario(
             persona=persona,
             instructions=Instructions(
                 reason_for_call=missions[0].reason, known_info=known,
                 task_instructions="Raise one request at a time, in this order:\n" + "\n".join(steps)),
             goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals))),
-        evaluation_criteria=EvaluationCriteria(
-            action_sets=action_sets, communicate_info=communicate, communicate_info_by_goal=by_goal,
-            nl_assertions=[a for m in missions for a in m.nl_assertions],
-            expected_state_digest=digest),
+        evaluation_criteria=criteria,
     )
 
 

@@ -51,6 +51,9 @@ from ._uncertainty import (
     total,
 )
 
+CROSSED, SAME_DOMAIN = "crossed", "same_domain"
+"""`RunMetrics.by_domain_crossing`'s slices: shifts to another domain's goal, and shifts within one domain."""
+
 
 class DomainFacts(BaseModel):
     """What metrics need from an installed domain (None when it is not installed)."""
@@ -62,6 +65,8 @@ class DomainFacts(BaseModel):
     lexicon: dict[str, tuple[str, ...]]
     generic_terms: tuple[str, ...] = ()
     transfer_tool: str = "transfer_to_human_agents"
+    transfer_tools: tuple[str, ...] = ("transfer_to_human_agents",)
+    """Every transfer tool: one per domain of a cross-domain view (`Domain.transfer_tools`)."""
 
 
 @functools.cache
@@ -76,7 +81,7 @@ def domain_facts(name: str) -> DomainFacts:
         read_only={s.name for s in every if s.annotations.read_only_hint},
         goal_tools={g: set(t) for g, t in domain.goal_tools.items()},
         lexicon=dict(domain.goal_lexicon), generic_terms=tuple(domain.generic_terms),
-        transfer_tool=domain.transfer_tool,
+        transfer_tool=domain.transfer_tool, transfer_tools=domain.transfer_tools,
     )
 
 
@@ -95,7 +100,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         termination=trajectory.termination.reason,
         scored=trajectory.termination.blame not in ("user", "infrastructure"),
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
-        gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tool),
+        gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
@@ -180,6 +185,8 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
     groups: dict[str, dict[str, list[SimulationMetrics]]] = {"domain": defaultdict(list), "persona": defaultdict(list)}
     pairs: dict[str, list[ShiftRecovery]] = defaultdict(list)
     pair_sims: dict[str, dict[str, SimulationMetrics]] = defaultdict(dict)
+    crossing: dict[str, list[ShiftRecovery]] = defaultdict(list)
+    crossing_sims: dict[str, dict[str, SimulationMetrics]] = defaultdict(dict)
     for s in scored:
         groups["domain"][s.domain].append(s)
         groups["persona"][s.persona or "-"].append(s)
@@ -187,6 +194,10 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
             key = f"{r.from_goal}->{r.to_goal}"
             pairs[key].append(r)
             pair_sims[key][s.simulation_id] = s
+            if r.crossed_domains is not None:
+                side = CROSSED if r.crossed_domains else SAME_DOMAIN
+                crossing[side].append(r)
+                crossing_sims[side][s.simulation_id] = s
     notes = []
     if any(s.tsr.nl_status == "not_judged" for s in scored):
         notes.append("nl_assertion not judged for some simulations (no judge configured, or it failed); "
@@ -231,6 +242,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         by_domain={k: _breakdown(v) for k, v in sorted(groups["domain"].items())},
         by_persona={k: _breakdown(v) for k, v in sorted(groups["persona"].items())},
         by_goal_pair={k: _breakdown(list(pair_sims[k].values()), pairs[k]) for k in sorted(pairs)},
+        by_domain_crossing={k: _breakdown(list(crossing_sims[k].values()), crossing[k]) for k in sorted(crossing)},
         notes=notes,
     )
 

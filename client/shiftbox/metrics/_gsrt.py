@@ -11,7 +11,10 @@ action sets is not measured either.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import NamedTuple
+
+from shiftbox_servers.kit import domain_of
 
 from ..tasks import Task, satisfied_actions
 from ..trajectory import GoalShift, Message, Trajectory
@@ -41,7 +44,10 @@ def shift_windows(trajectory: Trajectory) -> list[ShiftWindow]:
 
 
 def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, detector: DeterministicDetector,
-                     transfer_tool: str = "transfer_to_human_agents") -> list[ShiftRecovery]:
+                     transfer_tool: str | Collection[str] = "transfer_to_human_agents") -> list[ShiftRecovery]:
+    """Each shift's GSRT stages; `transfer_tool` names the tool (or, across domains, the tools) that hand the
+    customer to a human."""
+    transfers = {transfer_tool} if isinstance(transfer_tool, str) else set(transfer_tool)
     calls = [(c.message_index, (c.name, c.arguments, c.is_error, c.error_kind)) for c in trajectory.tool_calls]
     results = []
     for shift, end, turns in shift_windows(trajectory):
@@ -64,12 +70,20 @@ def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, de
                 made = [c for at, c in calls if start < at <= message.index]
                 if len(satisfied_actions(remaining, made)) == len(remaining):
                     outcome = k
-        transferred = any(c.name == transfer_tool and not c.is_error and start < c.message_index < end
+        transferred = any(c.name in transfers and not c.is_error and start < c.message_index < end
                           for c in trajectory.tool_calls)
         results.append(ShiftRecovery(
             shift_index=shift.shift_index, from_goal=shift.from_goal, to_goal=goal, message_index=start,
             ack=ack, tool=tool, outcome=outcome, outcome_measured=bool(remaining),
             outcome_before_shift=bool(actions) and not remaining,
             recovered=ack is not None and not transferred, transferred=transferred,
+            crossed_domains=crossed_domains(shift),
         ))
     return results
+
+
+def crossed_domains(shift: GoalShift) -> bool | None:
+    """Whether a shift moved to another domain's goal (namespaced goals, `airline__booking`); None when neither
+    goal is namespaced (a single-domain conversation)."""
+    before, after = domain_of(shift.from_goal), domain_of(shift.to_goal)
+    return None if before is None and after is None else before != after

@@ -65,6 +65,10 @@ class ShiftRecovery(BaseModel):
         False, description="every action set of the new goal was already met before the shift: nothing to time")
     recovered: bool
     transferred: bool
+    crossed_domains: bool | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="a cross-domain conversation's shift: whether it moved to another domain's goal; absent in "
+                    "single-domain conversations")
 
 
 class ShiftReportScore(BaseModel):
@@ -238,6 +242,11 @@ class RunMetrics(BaseModel):
     by_persona: dict[str, Breakdown] = Field(default_factory=dict)
     by_goal_pair: dict[str, Breakdown] = Field(default_factory=dict)
     by_agent: dict[str, Breakdown] = Field(default_factory=dict, description="compat mode only")
+    by_domain_crossing: dict[str, Breakdown] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="cross-domain conversations' shifts, 'crossed' (to another domain's goal) or 'same_domain': GSRT "
+                    "over those shifts, the other figures over the simulations with such a shift; absent without "
+                    "cross-domain simulations")
     intervals: dict[str, Interval] = Field(
         default_factory=dict, description="metric -> 95% bootstrap interval over tasks (tsr, tue, tcrr, recovery, "
                                           "pass^k)")

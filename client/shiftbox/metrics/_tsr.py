@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from shiftbox_servers.kit import combined_state_digest, domain_list, is_cross_domain
+
 from ..tasks import ActionSet, Task, params_match
 from ..trajectory import Trajectory
 from ._judges import Judge
@@ -69,6 +71,17 @@ def tsr_score(trajectory: Trajectory, task: Task, judge: Judge | None = None) ->
     score = (sum(WEIGHTS[k] * v for k, v in present.items()) / sum(WEIGHTS[k] for k in present)
              if present and not unscored else None)
     expected = criteria.expected_state_digest
-    final = trajectory.final_state.get(trajectory.domain)
+    final = final_state_digest(trajectory)
     state_match = (final == expected) if expected and final else None
     return TSRScore(score=score, nl_status=nl_status, state_match=state_match, unscored_goals=unscored, **channels)
+
+
+def final_state_digest(trajectory: Trajectory) -> str | None:
+    """The state digest a task's `expected_state_digest` is compared with: the domain's; for a cross-domain
+    task ("banking,airline"), the combined digest of its domains' final states (`combined_state_digest`)."""
+    if not is_cross_domain(trajectory.domain):
+        return trajectory.final_state.get(trajectory.domain)
+    names = domain_list(trajectory.domain)
+    if any(n not in trajectory.final_state for n in names):
+        return None
+    return combined_state_digest(trajectory.final_state, names)

@@ -38,6 +38,8 @@ def breakdowns(m: RunMetrics) -> str:
               _breakdown_table("by persona", "persona", m.by_persona),
               _breakdown_table("by goal shift", "from \u2192 to",
                                {k.replace("->", " \u2192 "): v for k, v in m.by_goal_pair.items()})]
+    if m.by_domain_crossing:  # cross-domain conversations: shifts to another domain's goal, or within one
+        parts.append(_breakdown_table("by domain crossing", "shift", m.by_domain_crossing))
     return f'<div class="tables">{"".join(parts)}</div>'
 
 

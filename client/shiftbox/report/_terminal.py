@@ -134,6 +134,8 @@ def summary(m: RunMetrics) -> Group:
         parts.append(breakdown_table("by agent", "agent", m.by_agent))
     parts.append(breakdown_table("by domain" + suffix, "domain", m.by_domain))
     parts.append(breakdown_table("by persona" + suffix, "persona", m.by_persona))
+    if m.by_domain_crossing:  # cross-domain conversations: shifts to another domain's goal, or within one
+        parts.append(breakdown_table("by domain crossing" + suffix, "shift", m.by_domain_crossing))
     if m.judge:
         usage = m.judge.get("usage", {})
         parts.append(f"judge {m.judge['name']}: {usage.get('calls', 0):g} calls, "
@@ -152,6 +154,8 @@ def agents_summary(scores: Mapping[str, AgentScores]) -> Group:
         m = s.metrics
         parts.append(breakdown_table(f"by domain · {m.agent}", "domain", m.by_domain))
         parts.append(breakdown_table(f"by persona · {m.agent}", "persona", m.by_persona))
+        if m.by_domain_crossing:
+            parts.append(breakdown_table(f"by domain crossing · {m.agent}", "shift", m.by_domain_crossing))
         parts.extend(f"note ({m.agent}): {n}" for n in m.notes)
     return Group(*parts)
 

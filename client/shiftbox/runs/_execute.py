@@ -17,7 +17,7 @@ from ..orchestrator import SimulationLimits, run_simulation, simulation_id
 from ..tasks import Task
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, TrajectoryWriter
 from ..users import UserSimulator
-from ..world import ToolSession, World, episode_id_for, open_run_gateway, open_world
+from ..world import CrossWorld, ToolSession, World, episode_id_for, open_run_gateway, open_world
 from ._config import RunConfig
 from ._dispatch import lost_trajectory
 from ._files import RUN_FILE, read_run_metadata, write_run_metadata
@@ -26,10 +26,12 @@ Executor = Literal["local", "processes", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "processes", "ray")
 
 
-def record_server(run_dir: Path, world: World, make_user: Callable[[], UserSimulator] | None = None) -> None:
-    """Put the connected server's identity (version, snapshot, image id if a container, tool contract)
+def record_server(run_dir: Path, world: World | CrossWorld,
+                  make_user: Callable[[], UserSimulator] | None = None) -> None:
+    """Put the connected servers' identity (version, snapshot, image id if a container, tool contract)
     and the user simulator's in run.json."""
-    record_server_info(run_dir, world.domain.name, world.info, make_user)
+    for domain, info in world.servers.items():
+        record_server_info(run_dir, domain, info, make_user)
 
 
 def record_server_info(run_dir: Path, domain: str, info: ServerInfo,

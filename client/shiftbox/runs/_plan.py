@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
-from shiftbox_servers.kit import get_domain, snapshots_root
+from shiftbox_servers.kit import domain_list, get_domain, is_cross_domain, snapshots_root
 
 from .._registry import (
     AGENT_GROUP,
@@ -98,7 +98,7 @@ def plan_run(
     means "processes". Workers are never more than `concurrency`. `max_llm_concurrency` caps the live LLM calls
     in flight across all of them (a provider's rate limit counts every worker's requests)."""
     task_file, source = _task_file(tasks)
-    domain = domain or task_file.domain
+    domain = _domain_spec(domain or task_file.domain)
     check_server_mode(servers)
     executor, workers = resolve_executor(executor, workers, ray_address)
     if workers < 1 or concurrency < 1:
@@ -107,14 +107,18 @@ def plan_run(
         raise RunPlanError(f"--max-llm-concurrency ({max_llm_concurrency}) must be at least 1 (leave it out for no cap)")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
-    if task_file.domain != domain:
+    if is_cross_domain(domain) or is_cross_domain(task_file.domain):
+        check_cross_domain_run(domain, task_file, source, record, agent_from_spec(agent, agent_options))
+    elif task_file.domain != domain:
         raise RunPlanError(f"{source} holds {task_file.domain} tasks, not {domain}")
     if record is not None and resume:
         raise RunPlanError("--record cannot be combined with --resume: a fixture must hold one uninterrupted recording")
-    snapshot_dir = resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None)
+    snapshot_dir = (resolve_cross_snapshots(domain, task_file, snapshot) if is_cross_domain(domain)
+                    else resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None))
     if servers == "docker":  # engine and image, before anything is written to --out
         try:
-            find_image(domain)
+            for name in domain_list(domain):
+                find_image(name)
         except DockerError as exc:
             raise RunPlanError(str(exc)) from None
     config = RunConfig(
@@ -123,7 +127,8 @@ def plan_run(
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
         one_tool_per_turn=one_tool_per_turn, toolset=toolset,
     )
-    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source), out=Path(out),
+    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source, domain),
+                   out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
                    retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
                    max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options)
@@ -189,14 +194,68 @@ def _check_roles(domain: str, toolset: str, agent: str, user: str, agent_options
         raise RunPlanError(str(exc.args[0])) from None
 
 
-def _select(task_file: TaskFile, task_ids: list[str] | None, source: str) -> list[Task]:
-    if not task_ids:
-        return list(task_file.tasks)
+def _select(task_file: TaskFile, task_ids: list[str] | None, source: str, domain: str) -> list[Task]:
+    """The tasks to run: those named (all without `task_ids`); in a cross-domain run, those whose domains are
+    all among the run's (a task set spans several pairs of domains)."""
     known = {t.id for t in task_file.tasks}
-    missing = [i for i in task_ids if i not in known]
+    missing = [i for i in task_ids or () if i not in known]
     if missing:
         raise RunPlanError(f"task ids not in {source}: {', '.join(missing)}")
-    return [t for t in task_file.tasks if t.id in set(task_ids)]
+    chosen = [t for t in task_file.tasks if not task_ids or t.id in set(task_ids)]
+    if not is_cross_domain(domain):
+        return chosen
+    runnable = set(domain_list(domain))
+    fitting = [t for t in chosen if set(domain_list(t.domain)) <= runnable]
+    if not fitting:
+        raise RunPlanError(f"none of the {len(chosen)} tasks chosen from {source} uses only the domains {domain}; "
+                           "each task needs every domain it spans in --domain")
+    return fitting
+
+
+def _domain_spec(domain: str) -> str:
+    """`--domain` as recorded: one name, or several separated by commas (checked: no blank, no repeat)."""
+    try:
+        return ",".join(domain_list(domain))
+    except ValueError as exc:
+        raise RunPlanError(str(exc)) from None
+
+
+def check_cross_domain_run(domain: str, task_file: TaskFile, source: str, record: Path | str | None,
+                           agent: Agent) -> None:
+    """A cross-domain run needs a cross-domain task set (namespaced tools and goals), and the other way round;
+    recording a fixture and agents that call tools through the gateway are single-domain only."""
+    if not is_cross_domain(task_file.domain):
+        raise RunPlanError(f"{source} holds {task_file.domain} tasks, whose tools are not namespaced; --domain "
+                           f"{domain} needs a cross-domain task set (docs/tasks.md, cross-domain tasks)")
+    if not is_cross_domain(domain):
+        raise RunPlanError(f"{source} holds cross-domain tasks ({task_file.domain}); name every domain they need, "
+                           f"e.g. --domain {task_file.domain}")
+    if record is not None:
+        raise RunPlanError("--record is not available for cross-domain runs yet (a fixture replays one domain)")
+    if agent.uses_gateway:
+        raise RunPlanError(f"agent {agent.name} calls its tools through the gateway, which serves one domain; "
+                           "cross-domain runs need an agent whose tool calls the harness makes")
+
+
+def resolve_cross_snapshots(domain: str, task_file: TaskFile, snapshot: Path | str | None) -> Path:
+    """The snapshot directories of a cross-domain run, one per domain of `domain`, separated by commas: `snapshot`
+    as given (one per domain), else the ones the task file names (`banking/v1,airline/v1`), else the defaults."""
+    names = domain_list(domain)
+    if snapshot is not None:
+        dirs = [p.strip() for p in str(snapshot).split(",")]
+        if len(dirs) != len(names):
+            raise RunPlanError(f"--snapshot names {len(dirs)} directories for {len(names)} domains ({domain}); "
+                               "give one per domain, in --domain's order, separated by commas")
+        return Path(",".join(dirs))
+    named = {s.split("/", 1)[0]: s for s in (task_file.snapshot or "").split(",") if "/" in s}
+    dirs = []
+    for name in names:
+        path = snapshots_root() / named[name] if name in named else get_domain(name).default_snapshot_dir()
+        if not path.exists():
+            raise RunPlanError(f"the tasks are written for snapshot {named.get(name, name)}, which is not at {path}. "
+                               "Or pass --snapshot DIR,DIR (one per domain).")
+        dirs.append(str(path))
+    return Path(",".join(dirs))
 
 
 def resolve_snapshot(domain: str, task_file: TaskFile, snapshot: Path | None) -> Path:

@@ -64,10 +64,9 @@ class SimulationActor:
         simulate = await self._simulations()
         return await simulate(*self.job.work[index], attempt)
 
-    async def server(self) -> tuple[str, ServerInfo]:
-        """The domain and its server's identity, for the driver's run.json."""
-        world = (await self._simulations()).world
-        return world.domain.name, world.info
+    async def server(self) -> dict[str, ServerInfo]:
+        """Domain -> its server's identity (several in a cross-domain run), for the driver's run.json."""
+        return (await self._simulations()).world.servers
 
     async def close(self) -> None:
         """Close the world (its servers end with it)."""
@@ -101,10 +100,11 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrenc
                                              surroundings)) for share in shares]
         try:
             try:
-                domain, info = await members[0].handle.server.remote()
+                servers = await members[0].handle.server.remote()
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
-            record_server_info(run_dir, domain, info, job.make_user)
+            for domain, info in servers.items():
+                record_server_info(run_dir, domain, info, job.make_user)
             slots = [_slot(ray, job, member) for member, share in zip(members, shares, strict=True)
                      for _ in range(share)]
             await dispatch.run(slots)

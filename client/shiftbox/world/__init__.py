@@ -4,6 +4,7 @@ Its errors live in `shiftbox.errors` and are re-exported here.
 """
 
 from ..errors import DockerError, InfrastructureError, ToolContractError
+from ._cross import CrossEpisode, CrossWorld, namespaced_tool, snapshot_dirs
 from ._docker import (
     RUN_FLAGS,
     Image,
@@ -38,7 +39,7 @@ from ._world import (
 )
 
 __all__ = [
-    "CALLS_FILE", "GATEWAY_AGENT", "GATEWAY_USER", "OPEN_SESSION_TASK", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
+    "CALLS_FILE", "CrossEpisode", "CrossWorld", "namespaced_tool", "snapshot_dirs", "GATEWAY_AGENT", "GATEWAY_USER", "OPEN_SESSION_TASK", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
     "ClientSessions", "CompiledOutputSchemas", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "GatewaySessions", "Image",
     "InfrastructureError", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
     "apply_initial_state", "check_server", "client_result", "compile_output_schemas", "docker_command", "episode_id_for", "find_image",

@@ -36,6 +36,7 @@ from shiftbox_servers.kit import (
     failed_result,
     get_domain,
     http_server_process,
+    is_cross_domain,
     not_unicode_error,
     result_error,
     tool_contract,
@@ -204,6 +205,15 @@ class World:
     def episode(self, episode_id: str) -> EpisodeClient:
         return EpisodeClient(self, episode_id)
 
+    @property
+    def servers(self) -> dict[str, ServerInfo]:
+        """Domain -> the server's identity (`Trajectory.servers`)."""
+        return {self.domain.name: self.info}
+
+    async def close_episode(self, episode: ToolSession) -> dict[str, str]:
+        """End `episode`; domain -> its final state digest (`Trajectory.final_state`)."""
+        return {self.domain.name: await episode.close()}
+
     def is_read_only(self, name: str) -> bool:
         """The server declares tool `name` read-only (`readOnlyHint`, and not `destructiveHint`)."""
         for tool in self.tools:
@@ -331,16 +341,25 @@ async def _answers(client: Client) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | None = None,
+async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
                      toolset: str = DEFAULT_TOOLSET) -> AsyncIterator[World]:
     """Start or embed the domain server for the length of a run and connect to it (with tool profile
-    `toolset`: 'default', or e.g. 'agentchangebench')."""
+    `toolset`: 'default', or e.g. 'agentchangebench'). Several domains ("banking,airline") give a
+    `CrossWorld`: each domain's server, one episode on each per simulation, tools namespaced (`_cross`);
+    `snapshot_dir` then names one directory per domain, separated by commas."""
     if servers not in SERVER_MODES:
         raise ValueError(f"unknown --servers {servers!r}; choose one of {', '.join(SERVER_MODES)}")
+    if is_cross_domain(domain_name):
+        from ._cross import open_cross_world
+
+        async with open_cross_world(domain_name, open_world, servers=servers, snapshot_dir=snapshot_dir,
+                                    toolset=toolset) as cross:
+            yield cross  # type: ignore[misc]
+        return
     domain = get_domain(domain_name)
     domain.toolset(toolset)  # KeyError naming the tool sets there are
-    snapshot_dir = snapshot_dir or domain.default_snapshot_dir()
-    snapshot = Snapshot.load(snapshot_dir)  # fail early, with the snapshot's own message
+    # fail early, with the snapshot's own message
+    snapshot = Snapshot.load(Path(snapshot_dir) if snapshot_dir else domain.default_snapshot_dir())
     connections: list[_Connection] = []
     lock = anyio.Lock()
     with unwrapped_errors():

@@ -489,6 +489,11 @@ def introduce(subject: dict[str, Any]) -> str:
             f"your user id is {subject['user_id']}.")
 
 
+def account(subject: dict[str, Any]) -> str:
+    """The user's airline profile in a cross-domain task: the user id."""
+    return f"Your airline user id is {subject['user_id']}."
+
+
 MISSIONS = MissionSet({
     "reservation_lookup": reservation_lookup,
     "booking": booking,
@@ -499,6 +504,6 @@ MISSIONS = MissionSet({
     "flight_status": flight_status,
     "compensation": compensation,
 }, opener="reservation_lookup", subjects_query="SELECT user_id AS customer_id, * FROM users ORDER BY user_id",
-    introduce=introduce)
+    introduce=introduce, account=account)
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about every user, in a stable order,
 and most start by looking up a reservation."""

@@ -330,6 +330,11 @@ def introduce(subject: dict[str, Any]) -> str:
             f"date of birth {subject['date_of_birth']}.")
 
 
+def account(subject: dict[str, Any]) -> str:
+    """The customer's bank account in a cross-domain task: the phone number the bank holds."""
+    return f"Your bank knows you by phone number {subject['phone_number']}."
+
+
 MISSIONS = MissionSet({
     "authentication": authentication,
     "account_info": account_info,
@@ -340,6 +345,6 @@ MISSIONS = MissionSet({
     "dispute": dispute,
     "fraud_response": fraud_response,
     "insights": insights,
-}, opener="authentication", introduce=introduce)
+}, opener="authentication", introduce=introduce, account=account)
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about `customers` rows and most
 start by identifying the customer."""

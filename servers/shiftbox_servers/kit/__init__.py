@@ -10,9 +10,20 @@ from ._contract import (
     stamp_tool_contracts,
     tool_contract,
 )
+from ._cross import (
+    MAX_TOOL_NAME,
+    NAMESPACE_SEPARATOR,
+    combined_state_digest,
+    domain_list,
+    domain_of,
+    is_cross_domain,
+    namespaced,
+    split_namespaced,
+)
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
+    cross_domain,
     deferred,
     domain_names,
     get_domain,
@@ -100,5 +111,7 @@ __all__ = [
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "insert_rows", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
+    "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "cross_domain", "domain_list", "domain_of",
+    "is_cross_domain", "namespaced", "split_namespaced",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
 ]

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from ._cross import cross_policy, domain_list, is_cross_domain, namespaced, namespaced_tools
 from ._missions import MissionSet
 from ._snapshot import SnapshotManifest
 from ._tools import ToolSet
@@ -46,6 +47,16 @@ class Domain:
     transfer_tool: str = TRANSFER_TOOL
     toolsets: Mapping[str, ToolSet] = field(default_factory=dict)
     """Tool profiles beside the default one (`tools`), e.g. 'agentchangebench': the reference's exact tool set."""
+    parts: tuple[str, ...] = ()
+    """A cross-domain view (`get_domain("banking,airline")`): the domains it joins, its tools and goals namespaced
+    (`banking__get_account`); empty for a domain of its own."""
+
+    @property
+    def transfer_tools(self) -> tuple[str, ...]:
+        """The tools that hand the customer to a human: one per joined domain in a cross-domain view."""
+        if not self.parts:
+            return (self.transfer_tool,)
+        return tuple(namespaced(p, get_domain(p).transfer_tool) for p in self.parts)
 
     def default_snapshot_dir(self) -> Path:
         return snapshots_root() / self.name / self.snapshot_version
@@ -104,8 +115,42 @@ def registered_domains() -> dict[str, Domain]:
 
 @functools.cache
 def get_domain(name: str) -> Domain:
-    """Load one installed domain by name (only its own package is imported)."""
+    """Load one installed domain by name (only its own package is imported); several names separated by
+    commas ("banking,airline") give their cross-domain view (`cross_domain`)."""
+    if is_cross_domain(name):
+        return cross_domain(domain_list(name))
     for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP, name=name):
         return ep.load()
     known = ", ".join(domain_names())
     raise KeyError(f"unknown domain {name!r}; installed domains: {known or 'none'}")
+
+
+def _no_cross_snapshot(out: Path) -> SnapshotManifest:
+    raise ValueError("a cross-domain view has no snapshot of its own: build each domain's snapshot")
+
+
+def cross_domain(names: list[str]) -> Domain:
+    """Several installed domains as one (KeyError for one not installed): tools, goals, goal requests and
+    lexicon namespaced (`namespaced`), the policies joined; tool profiles are those every domain has."""
+    parts = [get_domain(n) for n in names]
+
+    def keyed(tables: list[Mapping[str, Any]]) -> dict[str, Any]:
+        return {namespaced(d.name, key): value for d, table in zip(parts, tables, strict=True)
+                for key, value in table.items()}
+
+    profiles = set.intersection(*(set(d.toolsets) for d in parts))
+    tools = [namespaced_tools(d.name, d.tools) for d in parts]
+    return Domain(
+        name=",".join(names), tools=functools.reduce(lambda a, b: a + b, tools),
+        policy=cross_policy({d.name: d.policy for d in parts}),
+        goal_tools={namespaced(d.name, g): tuple(namespaced(d.name, t) for t in ts)
+                    for d in parts for g, ts in d.goal_tools.items()},
+        snapshot_version=",".join(d.snapshot_version for d in parts), build_snapshot=_no_cross_snapshot,
+        goal_lexicon=keyed([d.goal_lexicon for d in parts]),
+        generic_terms=tuple(dict.fromkeys(t for d in parts for t in d.generic_terms)),
+        goal_requests=keyed([d.goal_requests for d in parts]),
+        transfer_tool=namespaced(parts[0].name, parts[0].transfer_tool),
+        toolsets={p: functools.reduce(lambda a, b: a + b, [namespaced_tools(d.name, d.toolsets[p]) for d in parts])
+                  for p in sorted(profiles)},
+        parts=tuple(names),
+    )

@@ -84,12 +84,15 @@ class MissionSet(Mapping[str, MissionBuilder]):
       None when the domain has none.
     - `subjects_query`: SQL listing who tasks are about, in a stable order (default: every `customers` row).
     - `introduce`: subject -> the first sentence of known_info (default: "You are <full_name>.").
+    - `account`: subject -> the sentence naming their account here in a cross-domain task, whose known_info
+      says who they are once, by name (e.g. "Your airline user id is …"); None: nothing beyond the name.
     """
 
     builders: Mapping[str, MissionBuilder] = field(default_factory=dict)
     opener: str | None = None
     subjects_query: str = DEFAULT_SUBJECTS_QUERY
     introduce: Callable[[Subject], str] = introduce_by_name
+    account: Callable[[Subject], str] | None = None
 
     def __post_init__(self) -> None:
         if self.opener is not None and self.opener not in self.builders:

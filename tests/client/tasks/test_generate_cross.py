@@ -1,0 +1,113 @@
+"""The cross-domain task set: every ordered pair of domains, goals alternating, one consistent customer, solved."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections import Counter
+from itertools import pairwise, permutations
+
+import anyio
+
+from shiftbox.agents import scripted_agent
+from shiftbox.generation import CROSS_GENERATOR_VERSION, generate_cross_tasks, identity_conflict
+from shiftbox.metrics import compute_run_metrics
+from shiftbox.orchestrator import run_simulation
+from shiftbox.tasks import load_task_file, validate_tasks
+from shiftbox.users import ScriptedUser, parse_known_info
+from shiftbox.world import open_world
+from shiftbox_servers.kit import domain_list, domain_of, get_domain
+from tests.client.harness import REPO
+
+DOMAINS = ["banking", "retail", "airline"]
+CROSS = REPO / "tasks" / "cross-domain.json"
+
+
+@functools.cache
+def seed7():
+    return generate_cross_tasks(DOMAINS, per_pair=11, seed=7)
+
+
+def test_the_committed_set_is_the_seed_7_output():
+    committed = load_task_file(CROSS)
+    assert committed.model_dump_json() == seed7().model_dump_json()
+    assert committed.source == f"cross-domain generator v{CROSS_GENERATOR_VERSION} seed=7"
+    assert committed.domain == "banking,retail,airline"
+    assert committed.snapshot == "banking/v1,retail/v1,airline/v1"
+    assert generate_cross_tasks(DOMAINS, per_pair=2, seed=8).model_dump_json() != \
+        generate_cross_tasks(DOMAINS, per_pair=2, seed=7).model_dump_json()
+
+
+def test_every_ordered_pair_of_domains_has_its_tasks():
+    tasks = seed7().tasks
+    assert len(tasks) == 66
+    assert Counter(t.domain for t in tasks) == {f"{a},{b}": 11 for a, b in permutations(DOMAINS, 2)}
+    # CROSS_LENGTHS (2, 3, 4, 2, 3) over k = 0..10 of each pair: 2 goals 5 times, 3 goals 4 times, 4 goals twice
+    assert Counter(len(t.goals) for t in tasks) == {2: 30, 3: 24, 4: 12}
+
+
+def test_goals_alternate_domains_so_every_shift_crosses():
+    for t in seed7().tasks:
+        first, second = domain_list(t.domain)
+        assert [domain_of(g) for g in t.goals] == [(first, second)[k % 2] for k in range(len(t.goals))], t.id
+        assert all(domain_of(a) != domain_of(b) for a, b in pairwise(t.goals))
+        for action in t.evaluation_criteria.action_sets:
+            domain = domain_of(action.goal)
+            assert all(domain_of(s.function_name) == domain for s in action.allowed_tools)
+            assert all(d.startswith(f"{domain}__") for d in action.depends_on)
+
+
+def _name(domain: str, customer_id: str) -> str:
+    db = sqlite3.connect(REPO / "snapshots" / domain / "v1" / "db.sqlite")
+    try:
+        if domain == "banking":
+            return db.execute("SELECT full_name FROM customers WHERE customer_id = ?", (customer_id,)).fetchone()[0]
+        row = db.execute("SELECT first_name, last_name FROM users WHERE user_id = ?", (customer_id,)).fetchone()
+        return f"{row[0]} {row[1]}"
+    finally:
+        db.close()
+
+
+def test_one_customer_with_one_identity_in_both_domains():
+    for t in seed7().tasks:
+        known = t.user_scenario.instructions.known_info
+        subjects = dict(s.split(":", 1) for s in re.search(r"subjects (.*?);", t.description.notes).group(1).split(", "))
+        assert list(subjects) == domain_list(t.domain)
+        names = {_name(d, c) for d, c in subjects.items()}
+        assert len(names) == 1, (t.id, names)  # the same person in both snapshots
+        assert known.startswith(f"You are {names.pop()}.")
+        assert len(re.findall(r"\bYou are [A-Z]", known)) == 1  # named once ("You are interested in …" is no name)
+        facts = parse_known_info(known)
+        assert len(facts.get("dob", ())) <= 1 and len(facts.get("email", ())) <= 1 and len(facts.get("zip", ())) <= 1
+
+
+def test_a_second_value_of_an_identity_fact_is_a_conflict():
+    bank = {"date_of_birth": "1980-07-15", "phone_number": "+15551234567"}
+    air = {"dob": "2002-09-03", "user_id": "aisha_martin_1"}
+    assert identity_conflict({"banking": bank, "airline": air}, "born 1980-07-15 and 2002-09-03") == "date of birth"
+    assert identity_conflict({"banking": bank, "airline": air}, "born 1980-07-15, phone +15551234567") is None
+
+
+def test_the_set_is_valid():
+    findings = validate_tasks(seed7())
+    assert [f for f in findings if f.severity == "error"] == []
+    assert all(t.evaluation_criteria.expected_state_digest for t in seed7().tasks)
+    every = {s.name for s in get_domain("banking,retail,airline").tools}
+    assert {s.function_name for t in seed7().tasks for a in t.evaluation_criteria.action_sets
+            for s in a.allowed_tools} <= every
+
+
+def test_the_oracle_solves_a_sample_of_every_pair():
+    sample = seed7().tasks[::3]
+    assert {t.domain for t in sample} == {f"{a},{b}" for a, b in permutations(DOMAINS, 2)}
+
+    async def run():
+        async with open_world("banking,retail,airline") as world:
+            return [await run_simulation(t, 0, 0, scripted_agent("oracle"), ScriptedUser(), world) for t in sample]
+
+    trajectories = anyio.run(run)
+    run_metrics, sims = compute_run_metrics(trajectories, {t.id: t for t in sample})
+    assert all(s.tsr.score == 1.0 for s in sims), [(s.task_id, s.tsr) for s in sims if s.tsr.score != 1.0]
+    assert run_metrics.tsr.state_match == 1.0
+    assert set(run_metrics.by_domain_crossing) == {"crossed"}
