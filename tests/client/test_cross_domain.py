@@ -118,6 +118,20 @@ def test_skipping_the_other_domains_goal_costs_what_the_task_says(tmp_path):
     assert {c.domain for c in trajectory.tool_calls} == {"banking"}
 
 
+def test_a_transfer_at_the_shift_uses_the_new_goals_domain_transfer_tool(tmp_path):
+    """scripted:transfer_on_shift hands the customer over at the first shift, to banking__transactions ->
+    airline__reservation_lookup: through airline__transfer_to_human_agents, which ends the conversation."""
+    task_id = "cross_banking_airline_001"
+    plan = plan_run(CROSS, tmp_path / "run", domain="banking,airline", agent="scripted:transfer_on_shift",
+                    task_ids=[task_id])
+    trajectory = run_evaluation(plan).trajectories[0]
+    last = trajectory.tool_calls[-1]
+    assert (last.name, last.domain, last.is_error) == ("airline__transfer_to_human_agents", "airline", False)
+    assert trajectory.termination.reason == "agent_transfer"
+    _, (sim,) = compute_run_metrics([trajectory], {task_id: plan.tasks[0]})
+    assert (sim.gsrt[0].transferred, sim.gsrt[0].recovered) == (True, False)
+
+
 def test_an_unknown_domain_in_the_list_is_refused_before_anything_is_written(tmp_path):
     out = tmp_path / "run"
     with pytest.raises(RunPlanError, match="unknown domain 'nowhere'"):

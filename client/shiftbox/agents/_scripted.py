@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shiftbox_servers.kit import domain_of
+from shiftbox_servers.kit import TRANSFER_TOOL, domain_of, namespaced
 
 from ..tasks import ActionSet, Task
 from ..trajectory import Message, ToolCall
@@ -166,9 +166,10 @@ class TransferOnShiftAgent(OracleAgent):
         if first:
             return super().on_new_goal(goal, first)
         summary = f"Customer changed topic to {_humanize(goal)}; transferring."
+        domain = domain_of(goal)  # across domains, the transfer tool of the new goal's domain
+        tool = namespaced(domain, TRANSFER_TOOL) if domain else TRANSFER_TOOL
         return AgentReply(content="I'll transfer you to a colleague who can help with that.",
-                          tool_calls=[ToolCall(id=f"call_{self.turn}_0", name="transfer_to_human_agents",
-                                               arguments={"summary": summary})])
+                          tool_calls=[ToolCall(id=f"call_{self.turn}_0", name=tool, arguments={"summary": summary})])
 
 
 class WrongParamsAgent(OracleAgent):
