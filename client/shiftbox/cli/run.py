@@ -49,7 +49,8 @@ def summary_table(trajectories: list[Trajectory], tasks: dict) -> Table:
 
 
 def run(
-    domain: Annotated[str, typer.Option(help="domain to run (banking, …)")],
+    domain: Annotated[str, typer.Option(help="domain to run (banking, …), or several separated by commas for "
+                                             "cross-domain tasks (banking,airline: tools named <domain>__<tool>)")],
     tasks: Annotated[Path, typer.Option(help="task file (native, or an AgentChangeBench task list)")],
     out: Annotated[Path, typer.Option(help="run directory to write")],
     agent: Annotated[str, typer.Option(help="agent SPEC, e.g. scripted:oracle")] = "scripted:oracle",
@@ -73,7 +74,8 @@ def run(
                                                                        "default: no cap)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
     servers: Annotated[ServerModeChoice, typer.Option(help="how the domain servers run")] = ServerModeChoice.inproc,
-    snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's)")] = None,
+    snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's); with several "
+                                                       "domains one per domain, separated by commas")] = None,
     task_id: Annotated[list[str] | None, typer.Option(help="run only these task ids (repeatable)")] = None,
     max_steps: Annotated[int, typer.Option(min=2, help="messages before a simulation is cut off")] = 100,
     max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
