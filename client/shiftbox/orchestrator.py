@@ -113,7 +113,7 @@ class Simulation:
             goals=self.task.goals, servers=self.world.servers, messages=self.messages,
             tool_calls=self.calls, setup_calls=self.setup_calls, shifts=self.shifts,
             shift_reports=shift_reports_of(self.calls) if self._offers(SHIFT_REPORT_TOOL) else None,
-            termination=termination,
+            termination=termination, one_tool_per_turn=self.limits.one_tool_per_turn,
             final_state=final_state, timing=timing,
             usage={role: u for role, u in (("agent", self.agent.usage), ("user", self.user.usage))
                    if u is not None and u.calls},

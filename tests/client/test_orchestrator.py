@@ -110,6 +110,8 @@ async def test_one_tool_per_turn_executes_one_call_per_assistant_message():
     for m in t.messages:
         if m.role == "assistant":
             assert len(m.tool_calls) <= 1
+    # recorded, so path evaluation counts no parallel steps; absent from a run that allowed them
+    assert t.one_tool_per_turn and "one_tool_per_turn" not in (await simulate(task_id="hw_banking_002")).canonical()
 
 
 class _Agent(Agent):

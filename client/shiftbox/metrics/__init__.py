@@ -8,6 +8,7 @@ from ._aggregate import (
     simulation_metrics,
 )
 from ._compare import Comparison, MetricDifference, compare
+from ._goal_paths import goal_path, goal_paths
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
 from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, DeterministicDetector, Judge, NLVerdicts
 from ._llm_judge import (
@@ -19,12 +20,19 @@ from ._llm_judge import (
     parse_verdicts,
     render_transcript,
 )
+from ._missions import MISSION_TYPES, aggregate_paths, goal_graph, mission_type
 from ._model import (
+    PATH_ERRORS,
     AgentScores,
     Breakdown,
+    GoalPath,
     GSRTAggregate,
     Interval,
     MetricsMode,
+    MissionType,
+    PathAggregate,
+    PathError,
+    PathSlice,
     RubricAggregate,
     RubricItemVerdict,
     RubricScore,
@@ -42,6 +50,7 @@ from ._model import (
     Turns,
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
+from ._paths import ExecutionPath, execution_paths, fewest_steps, optimal_paths
 from ._retention import Retention, retention
 from ._rubric import aggregate_rubric, rubric_score, rubric_windows
 from ._shift_reports import aggregate_shift_reports, shift_report_score
@@ -63,4 +72,7 @@ __all__ = [
     "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "ShiftWindow", "shift_windows",
     "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
     "aggregate_rubric", "rubric_score", "rubric_windows",
+    "ExecutionPath", "GoalPath", "MISSION_TYPES", "MissionType", "PATH_ERRORS", "PathAggregate", "PathError",
+    "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_graph", "goal_path", "goal_paths",
+    "mission_type", "optimal_paths",
 ]

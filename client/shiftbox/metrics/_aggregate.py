@@ -18,8 +18,10 @@ from shiftbox_servers.kit import get_domain
 
 from ..tasks import Task
 from ..trajectory import Trajectory
+from ._goal_paths import goal_paths
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge
+from ._missions import aggregate_paths
 from ._model import (
     AgentScores,
     Breakdown,
@@ -102,6 +104,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
+        paths=goal_paths(trajectory, task),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
@@ -243,7 +246,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         by_persona={k: _breakdown(v) for k, v in sorted(groups["persona"].items())},
         by_goal_pair={k: _breakdown(list(pair_sims[k].values()), pairs[k]) for k in sorted(pairs)},
         by_domain_crossing={k: _breakdown(list(crossing_sims[k].values()), crossing[k]) for k in sorted(crossing)},
-        notes=notes,
+        paths=aggregate_paths(scored), notes=notes,
     )
 
 

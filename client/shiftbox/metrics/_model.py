@@ -131,6 +131,38 @@ class RubricAggregate(BaseModel):
     item_rate: float | None = Field(description="items_met / items")
 
 
+MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat", "clarify"]
+"""A goal's mission type (Multi-Mission Tool Bench): from its action sets' dependency graph, or the generator's
+label for chat and clarify goals (`shiftbox.metrics.mission_type`)."""
+PathError = Literal["wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order", "premature_call",
+                    "tool_for_chat"]
+"""The error classes of path evaluation, in the order reports list them (docs/metrics.md)."""
+PATH_ERRORS: tuple[str, ...] = ("wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order",
+                                "premature_call", "tool_for_chat")
+
+
+class GoalPath(BaseModel):
+    """Path evaluation of one goal of a simulation: how the agent's calls while the goal was current walked the
+    decision tree of the goal's valid execution paths."""
+
+    goal: str
+    position: int = Field(description="the goal's place in the task's sequence, from 1")
+    mission_type: MissionType
+    reached: bool = Field(description="the user raised the goal; a goal never reached is not evaluated")
+    action_sets: int = Field(description="the goal's gold action sets")
+    done_before: int = Field(0, description="action sets already met by calls before the goal began")
+    matched: int = Field(0, description="action sets met in a valid order (those done before included)")
+    progress: float | None = Field(None, description="matched / action_sets: accomplished progress on the best "
+                                                     "surviving path; None without action sets")
+    steps: int = Field(0, description="agent turns with tool calls while the goal was current")
+    fewest_steps: int = Field(0, description="steps of an optimal path for the action sets not done before")
+    valid_order: bool = Field(True, description="no successful call before a call it depends on")
+    completed: bool = Field(False, description="every action set met in a valid order")
+    success: bool = Field(False, description="completed, valid order, no premature call, no tool for a chat goal")
+    optimal: bool = Field(False, description="success in the fewest steps with no other call")
+    errors: list[PathError] = Field(default_factory=list)
+
+
 class SimulationMetrics(BaseModel):
     simulation_id: str
     task_id: str
@@ -149,6 +181,7 @@ class SimulationMetrics(BaseModel):
         None, exclude_if=lambda v: v is None, description="only when the agent was offered log_shift_event")
     rubric: RubricScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the task has rubric items")
+    paths: list[GoalPath] = Field(default_factory=list, description="path evaluation of each goal, in order")
 
 
 class TSRAggregate(BaseModel):
@@ -196,6 +229,34 @@ class GSRTAggregate(BaseModel):
     never_outcome: float | None = Field(None, description="share of the shifts whose outcome is measured")
     outcome_not_measured: int = Field(0, description="shifts to a goal without action sets, or whose sets were all "
                                                      "met before the shift")
+
+
+class PathSlice(BaseModel):
+    """Path evaluation over the reached goals of one slice (a mission type, a position, a transition)."""
+
+    goals: int
+    success: float | None = Field(description="accuracy: share of goals whose path succeeded")
+    optimal: float | None = Field(description="share of goals done on an optimal path")
+    progress: float | None = Field(description="mean accomplished progress of the goals with action sets")
+
+
+class PathAggregate(BaseModel):
+    """Multi-Mission Tool Bench's path evaluation over a run's scored simulations (reached goals)."""
+
+    goals: int
+    not_reached: int = Field(0, description="goals the conversation ended before (not evaluated)")
+    success: float | None = Field(description="accuracy: share of goals whose path succeeded")
+    valid_order: float | None
+    optimal: float | None = Field(description="optimal-path rate")
+    progress: float | None = Field(description="mean accomplished progress of the goals with action sets")
+    errors: dict[str, int] = Field(default_factory=dict, description="error class -> goals with it")
+    by_mission_type: dict[str, PathSlice] = Field(default_factory=dict)
+    by_position: dict[str, PathSlice] = Field(default_factory=dict, description="\"1\" ... \"4\": place in the sequence")
+    by_type_and_position: dict[str, dict[str, PathSlice]] = Field(
+        default_factory=dict, description="mission type -> position -> slice")
+    by_transition: dict[str, PathSlice] = Field(
+        default_factory=dict, description="\"serial->chat\": the mission types of two consecutive goals -> the second "
+                                          "goal's slice")
 
 
 class Breakdown(BaseModel):
@@ -247,6 +308,9 @@ class RunMetrics(BaseModel):
         description="cross-domain conversations' shifts, 'crossed' (to another domain's goal) or 'same_domain': GSRT "
                     "over those shifts, the other figures over the simulations with such a shift; absent without "
                     "cross-domain simulations")
+    paths: PathAggregate | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="Multi-Mission Tool Bench path evaluation and mission-type reports (default definitions only)")
     intervals: dict[str, Interval] = Field(
         default_factory=dict, description="metric -> 95% bootstrap interval over tasks (tsr, tue, tcrr, recovery, "
                                           "pass^k)")

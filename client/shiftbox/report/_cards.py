@@ -77,6 +77,13 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                            f"k={ks[-1]}; success = TSR \u2265 {m.success_threshold:g}",
                            '<table class="data"><thead><tr><th>k</th><th>pass^k [95% CI]</th><th>pass@k</th>'
                            f"<th>avg@k</th></tr></thead><tbody>{rows}</tbody></table>"))
+    if m.paths is not None:
+        p = m.paths
+        cards.append(_card("Path accuracy \u00b7 MMTB", f3(p.success), f"share of {p.goals} reached goals whose path "
+                           "succeeded", _dl([("optimal path", f3(p.optimal)), ("valid order", f3(p.valid_order)),
+                                             ("progress", f3(p.progress)),
+                                             ("errors (goals)", e(", ".join(f"{k} {v}" for k, v in p.errors.items())
+                                                                  or "none"))])))
     notes = ""
     if m.notes:
         notes = ('<div class="notes"><strong>Not measured</strong><ul>'

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from ..metrics import AgentScores, Breakdown, Comparison, GSRTAggregate, RunMetrics
 from ._html_text import STAGES, e, f3, pct, turns, with_ci
+from ._missions import mission_sections
 
 
 def _stage_cell(g: GSRTAggregate, stage: str) -> str:
@@ -40,6 +41,7 @@ def breakdowns(m: RunMetrics) -> str:
                                {k.replace("->", " \u2192 "): v for k, v in m.by_goal_pair.items()})]
     if m.by_domain_crossing:  # cross-domain conversations: shifts to another domain's goal, or within one
         parts.append(_breakdown_table("by domain crossing", "shift", m.by_domain_crossing))
+    parts.append(mission_sections(m.paths))
     return f'<div class="tables">{"".join(parts)}</div>'
 
 

@@ -13,6 +13,8 @@ from ..metrics import (
     Comparison,
     GSRTAggregate,
     Interval,
+    PathAggregate,
+    PathSlice,
     Retention,
     RunMetrics,
     Turns,
@@ -51,6 +53,60 @@ def breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> Table:
                       fmt(g.recovery_rate), fmt(g.transfer_rate), stage(g, "ack"), stage(g, "tool"),
                       stage(g, "outcome"))
     return table
+
+
+ORDINALS = {"1": "1st", "2": "2nd", "3": "3rd", "4": "4th"}
+
+
+def ordinal(position: str) -> str:
+    return ORDINALS.get(position, f"{position}th")
+
+
+def path_positions(p: PathAggregate) -> list[str]:
+    """The goal positions ("1", "2", ...) the path evaluation has, in order."""
+    return sorted(p.by_position, key=int)
+
+
+def path_detail(p: PathAggregate) -> str:
+    """The path headline's detail: optimal-path rate, valid order, progress, counts and error classes."""
+    errors = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in p.errors.items()) or "none"
+    unreached = f"; {p.not_reached} not reached" if p.not_reached else ""
+    return (f"optimal path {fmt(p.optimal)}, valid order {fmt(p.valid_order)}, progress {fmt(p.progress)} over "
+            f"{p.goals} goals{unreached}; errors (goals): {errors}")
+
+
+def _path_cell(s: PathSlice | None) -> str:
+    return "-" if s is None else f"{fmt(s.success)} ({s.goals})"
+
+
+def mission_table(p: PathAggregate, suffix: str = "") -> Table:
+    """Path accuracy (goals) by mission type x position (MMTB), with each type's optimal-path rate and progress."""
+    positions = path_positions(p)
+    table = Table("mission type", *(ordinal(k) for k in positions), "all", "optimal", "progress",
+                  title=f"path accuracy by mission type x position (MMTB){suffix}", title_justify="left")
+    for kind, overall in p.by_mission_type.items():
+        cells = p.by_type_and_position.get(kind, {})
+        table.add_row(kind, *(_path_cell(cells.get(k)) for k in positions), _path_cell(overall),
+                      fmt(overall.optimal), fmt(overall.progress))
+    table.add_row("all", *(_path_cell(p.by_position.get(k)) for k in positions), f"{fmt(p.success)} ({p.goals})",
+                  fmt(p.optimal), fmt(p.progress))
+    table.caption = "accuracy (goals): share of the reached goals whose path succeeded"
+    return table
+
+
+def transition_table(p: PathAggregate, suffix: str = "") -> Table:
+    """Path accuracy of the goal after each mission transition (ordered pair of consecutive goals' types)."""
+    table = Table("transition", "goals", "accuracy", "optimal", "progress",
+                  title=f"path accuracy by mission transition (MMTB){suffix}", title_justify="left")
+    for key, s in p.by_transition.items():
+        table.add_row(key.replace("->", " -> "), str(s.goals), fmt(s.success), fmt(s.optimal), fmt(s.progress))
+    table.caption = "scored on the second goal of each pair of consecutive goals"
+    return table
+
+
+def mission_tables(p: PathAggregate | None, suffix: str = "") -> list[Table]:
+    """The mission-type and transition tables; none without path evaluation (compat mode)."""
+    return [] if p is None else [mission_table(p, suffix), transition_table(p, suffix)]
 
 
 def _pass_k(m: RunMetrics) -> str:
@@ -93,6 +149,8 @@ def headline_table(m: RunMetrics) -> Table:
                       f"VitaBench sliding-window rubric: {r.passed} of {r.judged} judged simulations met every item "
                       f"({r.simulations - r.judged} not judged); items met {fmt(r.item_rate)} ({r.items_met} of "
                       f"{r.items})")
+    if m.paths is not None:
+        table.add_row("path accuracy", fmt(m.paths.success), path_detail(m.paths))
     if m.pass_hat_k:
         table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")
     if m.rerun_agreement is not None:
@@ -121,6 +179,8 @@ def agents_table(scores: Mapping[str, AgentScores]) -> Table:
         *((f"pass^{k}", [with_interval(m.pass_hat_k.get(k), m.intervals.get(f"pass^{k}")) for m in ms])
           for k in sorted({k for m in ms for k in m.pass_hat_k})),
         ("rerun agreement", [fmt(m.rerun_agreement) for m in ms]),
+        ("path accuracy (MMTB)", [fmt(m.paths.success) if m.paths else "-" for m in ms]),
+        ("optimal path (MMTB)", [fmt(m.paths.optimal) if m.paths else "-" for m in ms]),
     ]
     for name, values in rows:
         table.add_row(name, *values)
@@ -136,6 +196,7 @@ def summary(m: RunMetrics) -> Group:
     parts.append(breakdown_table("by persona" + suffix, "persona", m.by_persona))
     if m.by_domain_crossing:  # cross-domain conversations: shifts to another domain's goal, or within one
         parts.append(breakdown_table("by domain crossing" + suffix, "shift", m.by_domain_crossing))
+    parts.extend(mission_tables(m.paths, suffix))
     if m.judge:
         usage = m.judge.get("usage", {})
         parts.append(f"judge {m.judge['name']}: {usage.get('calls', 0):g} calls, "
@@ -156,6 +217,7 @@ def agents_summary(scores: Mapping[str, AgentScores]) -> Group:
         parts.append(breakdown_table(f"by persona · {m.agent}", "persona", m.by_persona))
         if m.by_domain_crossing:
             parts.append(breakdown_table(f"by domain crossing · {m.agent}", "shift", m.by_domain_crossing))
+        parts.extend(mission_tables(m.paths, f" · {m.agent}"))
         parts.extend(f"note ({m.agent}): {n}" for n in m.notes)
     return Group(*parts)
 

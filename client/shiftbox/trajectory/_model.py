@@ -156,6 +156,10 @@ class Trajectory(BaseModel):
         None, exclude_if=lambda v: v is None,
         description="the agent's own shift reports (log_shift_event); absent when its tool set had no such tool")
     termination: Termination
+    one_tool_per_turn: bool = Field(
+        False, exclude_if=lambda v: not v,
+        description="the run executed at most one tool call per agent turn (`--one-tool-per-turn`): path evaluation "
+                    "then counts no parallel steps; absent when parallel calls ran")
     final_state: dict[str, str] = Field(description="domain -> state digest at the end")
     timing: dict[str, float] = Field(default_factory=dict, description="wall_s etc.; excluded from equality")
     usage: dict[str, Usage] = Field(

@@ -32,5 +32,10 @@ def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
     assert "by agent" in out and "scripted:late_ack" in out and "95% CI" in out
     assert "by persona · scripted:late_ack" in out and "by persona · scripted:oracle" in out
     assert "compare · A = scripted:oracle · B = scripted:late_ack" in out
+    for agent in DEMO_AGENTS:  # MMTB path evaluation, for each agent
+        assert f"path accuracy by mission type x position (MMTB) · {agent}" in out
+        assert f"path accuracy by mission transition (MMTB) · {agent}" in out
     report = tmp_path / "report.html"
     assert report.exists() and f"HTML report: {report.resolve()}" in out.replace("\n", "")
+    html = report.read_text()
+    assert html.count('class="data mission-table"') == html.count('class="data transition-table"') == len(DEMO_AGENTS)

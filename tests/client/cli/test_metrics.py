@@ -13,7 +13,8 @@ runner = CliRunner()
 PROMISED = ["mode", "simulations", "tool_calls", "tsr.mean", "tsr.communicate_info", "tsr.action",
             "tsr.nl_assertion", "tue.tue", "tue.t", "tue.p", "tcrr.pooled", "tcrr.mean", "tcrr.redundant",
             "gsrt.shifts", "gsrt.recovery_rate", "gsrt.transfer_rate", "gsrt.median_ack", "gsrt.median_tool",
-            "gsrt.median_outcome", "pass_hat_k"]
+            "gsrt.median_outcome", "pass_hat_k", "paths.success", "paths.optimal", "paths.progress", "paths.errors",
+            "paths.by_mission_type", "paths.by_type_and_position", "paths.by_transition"]
 
 
 def make_run(tmp_path, agent="scripted:late_ack"):
@@ -52,6 +53,8 @@ def test_summary_table_and_compat_mode(tmp_path):
     out = make_run(tmp_path)
     res = runner.invoke(app, ["metrics", str(out)])
     assert res.exit_code == 0 and "TSR" in res.output and "by persona" in res.output and "HARD_1" in res.output
+    assert "path accuracy by mission type x position (MMTB)" in res.output
+    assert "path accuracy by mission transition (MMTB)" in res.output
     res = runner.invoke(app, ["metrics", str(out), "--compat", "agentchangebench", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["mode"] == "agentchangebench"

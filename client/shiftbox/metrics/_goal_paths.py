@@ -1,0 +1,175 @@
+"""Path evaluation per goal (Multi-Mission Tool Bench): the agent's calls while a goal was current, walked
+down the decision tree of the goal's valid execution paths (`_paths.py`).
+
+A goal is current from the user message that raised it (the first message, or its shift) up to the
+next shift. Calls are matched to the goal's action sets with the one matching rule
+(`shiftbox.tasks.satisfied_actions`: successful calls, or a failure of the expected kind); a set met
+before the goal began stays met and needs no step. Walking the calls in order, a call that meets an
+open set whose dependencies (in this goal or another) were met in an earlier agent turn advances the
+path; every other call is classed as an error. docs/metrics.md defines each figure and error class.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..tasks import ActionSet, Task, params_match, satisfied_actions
+from ..trajectory import SHIFT_REPORT_TOOL, Message, ToolCallRecord, Trajectory
+from ._missions import goal_graph, mission_type
+from ._model import PATH_ERRORS, GoalPath, MissionType
+from ._paths import fewest_steps
+from ._tsr import normalize_text
+
+PATH_BREAKING = ("wrong_order", "premature_call", "tool_for_chat")
+"""Errors that fail a goal even when all its action sets were met."""
+
+
+def _made(call: ToolCallRecord) -> tuple[str, dict, bool, str | None]:
+    return call.name, call.arguments, call.is_error, call.error_kind
+
+
+def first_met(task: Task, calls: Sequence[ToolCallRecord]) -> dict[str, int]:
+    """Every action set of the task met by a call -> the message index of the first call meeting it."""
+    actions = task.evaluation_criteria.action_sets
+    met: dict[str, int] = {}
+    for call in calls:
+        for action_id in satisfied_actions(actions, [_made(call)]):
+            met.setdefault(action_id, call.message_index)
+    return met
+
+
+@dataclass
+class _Walk:
+    """One goal's walk: the action sets met on the path (-> message index), errors and what explains a miss."""
+
+    actions: dict[str, ActionSet]
+    kind: MissionType
+    met_elsewhere: dict[str, int]
+    clarified_at: float
+    user_text: list[tuple[int, str]] = field(default_factory=list)
+    """The user's messages while the goal was current: (message index, normalized text)."""
+    accepted: dict[str, float] = field(default_factory=dict)
+    errors: set[str] = field(default_factory=set)
+    explained: set[str] = field(default_factory=set)
+    turns: set[int] = field(default_factory=set)
+
+    def ready(self, action_id: str, at: int) -> bool:
+        """Every dependency of the set was met in an earlier agent turn (on this goal's path, or anywhere for
+        another goal's set)."""
+        for dep in self.actions[action_id].depends_on:
+            when = self.accepted.get(dep) if dep in self.actions else self.met_elsewhere.get(dep, math.inf)
+            if when is None or when >= at:
+                return False
+        return True
+
+    def told(self, call: ToolCallRecord) -> bool:
+        """The user had already given the detail a clarification would ask for: every text value the goal's gold
+        calls of this tool must match appears in what the user said before the call."""
+        said = " ".join(text for index, text in self.user_text if index < call.message_index)
+        values = [v for a in self.actions.values() for s in a.allowed_tools if s.function_name == call.name
+                  for k, v in s.params.items()
+                  if isinstance(v, str) and (a.required_parameters is None or k in a.required_parameters)]
+        return bool(values) and all(normalize_text(v).strip() in said for v in values)
+
+    def step(self, call: ToolCallRecord) -> None:
+        at = call.message_index
+        self.turns.add(at)
+        gold_tools = {s.function_name for a in self.actions.values() for s in a.allowed_tools}
+        if self.kind == "clarify" and call.name in gold_tools and at < self.clarified_at and not self.told(call):
+            self.errors.add("premature_call")
+        hits = satisfied_actions(self.actions.values(), [_made(call)])
+        new = sorted(a for a in hits if a not in self.accepted)
+        ready = [a for a in new if self.ready(a, at)]
+        for action_id in ready:
+            self.accepted[action_id] = at
+        if ready:
+            return
+        if new:  # met only before its dependencies
+            self.errors.add("wrong_order")
+            self.explained.update(new)
+            return
+        if hits:  # repeats a set already met
+            self.errors.add("extra_call")
+            return
+        self.miss(call, gold_tools)
+
+    def miss(self, call: ToolCallRecord, gold_tools: set[str]) -> None:
+        """A call that meets no set: wrong arguments for an open set's tool, else a wrong tool or an extra call."""
+        open_sets = [a for a in self.actions.values() if a.action_id not in self.accepted]
+        targets = [a for a in open_sets if any(s.function_name == call.name for s in a.allowed_tools)]
+        if targets:
+            fits = any(params_match(s, call.arguments, a.required_parameters)
+                       for a in targets for s in a.allowed_tools if s.function_name == call.name)
+            if not fits or call.error_kind == "invalid_arguments":
+                self.errors.add("wrong_arguments")
+                self.explained.update(a.action_id for a in targets)
+            else:  # the right call, failed: a wasted attempt
+                self.errors.add("extra_call")
+        elif self.kind == "chat" and call.name not in gold_tools:
+            self.errors.add("tool_for_chat")
+        elif open_sets and call.name not in gold_tools:
+            self.errors.add("wrong_tool")
+        else:
+            self.errors.add("extra_call")
+
+
+def clarified_at(messages: Sequence[Message]) -> float:
+    """The first user reply, while a goal was current, to an agent message that asked something (has a "?");
+    infinity when there is none. `messages` are the goal's, from the user message that raised it."""
+    asked = False
+    for m in messages:
+        if m.role == "assistant" and "?" in (m.content or ""):
+            asked = True
+        elif m.role == "user" and asked:
+            return m.index
+    return math.inf
+
+
+def goal_path(task: Task, goal: str, position: int, calls: Sequence[ToolCallRecord], earlier: Sequence[ToolCallRecord],
+              met_anywhere: dict[str, int], messages: Sequence[Message], parallel: bool) -> GoalPath:
+    """One reached goal's path evaluation from the calls made while it was current (`calls`), the calls before
+    it (`earlier`) and the messages while it was current (`messages`)."""
+    kind = mission_type(task, goal)
+    actions = {a.action_id: a for a in task.action_sets_for(goal)}
+    before = satisfied_actions(actions.values(), [_made(c) for c in earlier])
+    said = [(m.index, normalize_text(m.content or "")) for m in messages if m.role == "user"]
+    walk = _Walk(actions, kind, met_anywhere, clarified_at(messages), said, accepted={a: -math.inf for a in before})
+    for call in calls:
+        walk.step(call)
+    open_sets = set(actions) - set(walk.accepted)
+    if open_sets - walk.explained and "wrong_tool" not in walk.errors:
+        walk.errors.add("missing_call")
+    errors = [e for e in PATH_ERRORS if e in walk.errors]
+    least = fewest_steps({k: v for k, v in goal_graph(task, goal).items() if k not in before}, parallel)
+    completed = not open_sets
+    success = completed and not set(errors) & set(PATH_BREAKING)
+    return GoalPath(
+        goal=goal, position=position, mission_type=kind, reached=True, action_sets=len(actions),
+        done_before=len(before), matched=len(walk.accepted),
+        progress=len(walk.accepted) / len(actions) if actions else None,
+        steps=len(walk.turns), fewest_steps=least, valid_order="wrong_order" not in errors, completed=completed,
+        success=success, optimal=success and not errors and len(walk.turns) <= least, errors=errors)
+
+
+def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
+    """Every goal of the task in order: reached goals evaluated, the others marked not reached."""
+    calls = [c for c in trajectory.tool_calls if c.name != SHIFT_REPORT_TOOL]
+    met_anywhere = first_met(task, calls)
+    parallel = not trajectory.one_tool_per_turn
+    shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
+    starts = ([0] if trajectory.messages else []) + [s.message_index for s in shifts]
+    ends = starts[1:] + [len(trajectory.messages)]
+    out = []
+    for i, goal in enumerate(task.goals):
+        if i >= len(starts):
+            out.append(GoalPath(goal=goal, position=i + 1, mission_type=mission_type(task, goal), reached=False,
+                                action_sets=len(task.action_sets_for(goal))))
+            continue
+        start, end = starts[i], ends[i]
+        mine = [c for c in calls if start <= c.message_index < end]
+        earlier = [c for c in calls if c.message_index < start]
+        span = [m for m in trajectory.messages if start <= m.index < end]
+        out.append(goal_path(task, goal, i + 1, mine, earlier, met_anywhere, span, parallel))
+    return out
