@@ -8,7 +8,7 @@ from ._aggregate import (
     simulation_metrics,
 )
 from ._compare import Comparison, MetricDifference, compare
-from ._goal_paths import goal_path, goal_paths
+from ._goal_paths import MatchedCalls, goal_path, goal_paths
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
 from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, DeterministicDetector, Judge, NLVerdicts
 from ._llm_judge import (
@@ -73,6 +73,6 @@ __all__ = [
     "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
     "aggregate_rubric", "rubric_score", "rubric_windows",
     "ExecutionPath", "GoalPath", "MISSION_TYPES", "MissionType", "PATH_ERRORS", "PathAggregate", "PathError",
-    "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_graph", "goal_path", "goal_paths",
+    "PathSlice", "MatchedCalls", "aggregate_paths", "execution_paths", "fewest_steps", "goal_graph", "goal_path", "goal_paths",
     "mission_type", "optimal_paths",
 ]

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..generation import action_types
 from ..tasks import ActionSet, Task, params_match, satisfied_actions
 from ..trajectory import SHIFT_REPORT_TOOL, Message, ToolCallRecord, Trajectory
 from ._missions import goal_graph, mission_type
@@ -30,14 +31,28 @@ def _made(call: ToolCallRecord) -> tuple[str, dict, bool, str | None]:
     return call.name, call.arguments, call.is_error, call.error_kind
 
 
-def first_met(task: Task, calls: Sequence[ToolCallRecord]) -> dict[str, int]:
-    """Every action set of the task met by a call -> the message index of the first call meeting it."""
-    actions = task.evaluation_criteria.action_sets
-    met: dict[str, int] = {}
-    for call in calls:
-        for action_id in satisfied_actions(actions, [_made(call)]):
-            met.setdefault(action_id, call.message_index)
-    return met
+@dataclass(frozen=True)
+class MatchedCalls:
+    """A trajectory's calls (shift reports left out), matched once against every action set of the task: the sets
+    each call meets, and the message index of the first call meeting each set."""
+
+    calls: list[ToolCallRecord]
+    hits: list[set[str]]
+    first_met: dict[str, int]
+
+    @classmethod
+    def of(cls, trajectory: Trajectory, task: Task) -> MatchedCalls:
+        calls = [c for c in trajectory.tool_calls if c.name != SHIFT_REPORT_TOOL]
+        by_tool: dict[str, list[ActionSet]] = {}
+        for action in task.evaluation_criteria.action_sets:
+            for name in dict.fromkeys(spec.function_name for spec in action.allowed_tools):
+                by_tool.setdefault(name, []).append(action)
+        hits = [satisfied_actions(by_tool.get(c.name, ()), [_made(c)]) for c in calls]
+        first: dict[str, int] = {}
+        for call, met in zip(calls, hits, strict=True):
+            for action_id in sorted(met):
+                first.setdefault(action_id, call.message_index)
+        return cls(calls, hits, first)
 
 
 @dataclass
@@ -48,8 +63,8 @@ class _Walk:
     kind: MissionType
     met_elsewhere: dict[str, int]
     clarified_at: float
-    user_text: list[tuple[int, str]] = field(default_factory=list)
-    """The user's messages while the goal was current: (message index, normalized text)."""
+    messages: Sequence[Message] = ()
+    """The messages while the goal was current."""
     accepted: dict[str, float] = field(default_factory=dict)
     errors: set[str] = field(default_factory=set)
     explained: set[str] = field(default_factory=set)
@@ -67,19 +82,21 @@ class _Walk:
     def told(self, call: ToolCallRecord) -> bool:
         """The user had already given the detail a clarification would ask for: every text value the goal's gold
         calls of this tool must match appears in what the user said before the call."""
-        said = " ".join(text for index, text in self.user_text if index < call.message_index)
+        said = " ".join(normalize_text(m.content or "") for m in self.messages
+                        if m.role == "user" and m.index < call.message_index)
         values = [v for a in self.actions.values() for s in a.allowed_tools if s.function_name == call.name
                   for k, v in s.params.items()
                   if isinstance(v, str) and (a.required_parameters is None or k in a.required_parameters)]
         return bool(values) and all(normalize_text(v).strip() in said for v in values)
 
-    def step(self, call: ToolCallRecord) -> None:
+    def step(self, call: ToolCallRecord, met: set[str]) -> None:
+        """One call, given the action sets of the task it meets (`MatchedCalls.hits`)."""
         at = call.message_index
         self.turns.add(at)
         gold_tools = {s.function_name for a in self.actions.values() for s in a.allowed_tools}
         if self.kind == "clarify" and call.name in gold_tools and at < self.clarified_at and not self.told(call):
             self.errors.add("premature_call")
-        hits = satisfied_actions(self.actions.values(), [_made(call)])
+        hits = met & self.actions.keys()
         new = sorted(a for a in hits if a not in self.accepted)
         ready = [a for a in new if self.ready(a, at)]
         for action_id in ready:
@@ -127,22 +144,26 @@ def clarified_at(messages: Sequence[Message]) -> float:
     return math.inf
 
 
-def goal_path(task: Task, goal: str, position: int, calls: Sequence[ToolCallRecord], earlier: Sequence[ToolCallRecord],
-              met_anywhere: dict[str, int], messages: Sequence[Message], parallel: bool) -> GoalPath:
-    """One reached goal's path evaluation from the calls made while it was current (`calls`), the calls before
-    it (`earlier`) and the messages while it was current (`messages`)."""
-    kind = mission_type(task, goal)
+def goal_path(task: Task, goal: str, position: int, matched: MatchedCalls, span: tuple[int, int],
+              messages: Sequence[Message], parallel: bool, labels: dict[str, str] | None = None) -> GoalPath:
+    """One reached goal's path evaluation: the calls made while it was current (message indexes in `span`, the end
+    excluded) walked down its paths, sets met by earlier calls counted as done; `messages` are the span's."""
+    graph = goal_graph(task, goal)
+    kind = mission_type(task, goal, labels, graph)
     actions = {a.action_id: a for a in task.action_sets_for(goal)}
-    before = satisfied_actions(actions.values(), [_made(c) for c in earlier])
-    said = [(m.index, normalize_text(m.content or "")) for m in messages if m.role == "user"]
-    walk = _Walk(actions, kind, met_anywhere, clarified_at(messages), said, accepted={a: -math.inf for a in before})
-    for call in calls:
-        walk.step(call)
+    start, end = span
+    before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
+              for a in met if a in actions}
+    walk = _Walk(actions, kind, matched.first_met, clarified_at(messages), messages,
+                 accepted={a: -math.inf for a in before})
+    for call, met in zip(matched.calls, matched.hits, strict=True):
+        if start <= call.message_index < end:
+            walk.step(call, met)
     open_sets = set(actions) - set(walk.accepted)
     if open_sets - walk.explained and "wrong_tool" not in walk.errors:
         walk.errors.add("missing_call")
     errors = [e for e in PATH_ERRORS if e in walk.errors]
-    least = fewest_steps({k: v for k, v in goal_graph(task, goal).items() if k not in before}, parallel)
+    least = fewest_steps({k: v for k, v in graph.items() if k not in before}, parallel)
     completed = not open_sets
     success = completed and not set(errors) & set(PATH_BREAKING)
     return GoalPath(
@@ -155,8 +176,8 @@ def goal_path(task: Task, goal: str, position: int, calls: Sequence[ToolCallReco
 
 def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
     """Every goal of the task in order: reached goals evaluated, the others marked not reached."""
-    calls = [c for c in trajectory.tool_calls if c.name != SHIFT_REPORT_TOOL]
-    met_anywhere = first_met(task, calls)
+    matched = MatchedCalls.of(trajectory, task)
+    labels = action_types(task)
     parallel = not trajectory.one_tool_per_turn
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     starts = ([0] if trajectory.messages else []) + [s.message_index for s in shifts]
@@ -164,12 +185,10 @@ def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
     out = []
     for i, goal in enumerate(task.goals):
         if i >= len(starts):
-            out.append(GoalPath(goal=goal, position=i + 1, mission_type=mission_type(task, goal), reached=False,
-                                action_sets=len(task.action_sets_for(goal))))
+            out.append(GoalPath(goal=goal, position=i + 1, mission_type=mission_type(task, goal, labels),
+                                reached=False, action_sets=len(task.action_sets_for(goal))))
             continue
-        start, end = starts[i], ends[i]
-        mine = [c for c in calls if start <= c.message_index < end]
-        earlier = [c for c in calls if c.message_index < start]
-        span = [m for m in trajectory.messages if start <= m.index < end]
-        out.append(goal_path(task, goal, i + 1, mine, earlier, met_anywhere, span, parallel))
+        span = (starts[i], ends[i])
+        messages = [m for m in trajectory.messages if span[0] <= m.index < span[1]]
+        out.append(goal_path(task, goal, i + 1, matched, span, messages, parallel, labels))
     return out

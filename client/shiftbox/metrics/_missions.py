@@ -11,7 +11,7 @@ notes) decides those two; a goal without action sets is `chat`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..generation import action_types
 from ..tasks import Task
@@ -31,12 +31,15 @@ def goal_graph(task: Task, goal: str) -> dict[str, list[str]]:
     return {a.action_id: [d for d in a.depends_on if d in ids] for a in actions}
 
 
-def mission_type(task: Task, goal: str) -> MissionType:
-    """The goal's mission type: the generator's chat/clarify label, else the shape of its dependency graph."""
-    label = action_types(task).get(goal)
+def mission_type(task: Task, goal: str, labels: Mapping[str, str] | None = None,
+                 graph: Mapping[str, list[str]] | None = None) -> MissionType:
+    """The goal's mission type: the generator's chat/clarify label, else the shape of its dependency graph.
+    `labels` (the task's goal -> label, `shiftbox.generation.action_types`) and `graph` (`goal_graph`) when
+    already at hand."""
+    label = (action_types(task) if labels is None else labels).get(goal)
     if label in LABELLED:
         return label  # type: ignore[return-value]
-    graph = goal_graph(task, goal)
+    graph = goal_graph(task, goal) if graph is None else graph
     if not graph:
         return "chat"
     if len(graph) == 1:

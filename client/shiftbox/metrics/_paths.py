@@ -38,6 +38,8 @@ def _depth(graph: dict[str, frozenset[str]], done: frozenset[str]) -> int:
 
 def fewest_steps(graph: Graph, parallel: bool = True) -> int:
     """Steps of an optimal path: the longest dependency chain with parallel steps, else one step per set."""
+    if len(graph) <= 1:  # most goals: no set, or one
+        return len(graph)
     inside = _inside(graph)
     _check_acyclic(inside)
     return _depth(inside, frozenset()) if parallel else len(inside)
