@@ -46,6 +46,8 @@ class SimulationLimits:
     max_steps: int = 100
     max_tool_errors: int = 5
     one_tool_per_turn: bool = False
+    give_policy: bool = True
+    """The agent is given the domain policy (`AgentContext.policy`); False: none (`--policy none`, VitaBench)."""
 
 
 def derive_seed(run_seed: int, task_id: str, trial: int) -> int:
@@ -135,7 +137,8 @@ class Simulation:
     async def _setup(self) -> None:
         await apply_initial_state(self.episode, self.task.initial_state.tool_calls, self.setup_calls)
         context = AgentContext(
-            domain=self.world.domain.name, policy=self.world.domain.policy, tools=self.world.tools, seed=self.seed,
+            domain=self.world.domain.name, policy=self.world.domain.policy if self.limits.give_policy else "",
+            tools=self.world.tools, seed=self.seed,
             one_tool_per_turn=self.limits.one_tool_per_turn,
             task=self.task if self.agent.privileged else None,
             gateway=self.gateway.link(self.episode.id) if self.gateway is not None else None,

@@ -4,7 +4,8 @@ Every completion goes through the one LLM boundary (`shiftbox.llm`, with the ret
 `LLMSettings`), so it is recorded and replayed like every other call.
 
 What the model is sent (all of it deterministic, so replays match request for request):
-- system: a short instruction block, then the domain policy (`AgentContext.policy`);
+- system: a short instruction block, then the domain policy (`AgentContext.policy`; without one,
+  `--policy none`, the instruction block alone, not pointing at a policy);
 - tools: the MCP tools as OpenAI function schemas (`name`, `description`, `parameters` = the tool's
   `inputSchema` unchanged);
 - the conversation: user messages as `user`; assistant messages with their text and `tool_calls`
@@ -46,6 +47,9 @@ you are given.
 - Tool arguments must be valid JSON matching the tool's parameters."""
 
 SYSTEM_PROMPT = "<instructions>\n{instructions}\n</instructions>\n<policy>\n{policy}\n</policy>"
+NO_POLICY_INSTRUCTIONS = AGENT_INSTRUCTIONS.replace(" according to the <policy> below", "")
+"""The instructions of a run without a policy (`--policy none`): the system prompt is these alone."""
+NO_POLICY_PROMPT = "<instructions>\n{instructions}\n</instructions>"
 
 # -- conversions ---------------------------------------------------------------------------------------
 
@@ -116,8 +120,11 @@ class LiteLLMAgent(Agent):
         self.context = context
         parallel = " (at most one tool call per turn)" if context.one_tool_per_turn else \
             " (several independent tool calls may go in one turn)"
-        instructions = AGENT_INSTRUCTIONS.format(parallel=parallel)
-        self.system_prompt = SYSTEM_PROMPT.format(instructions=instructions, policy=context.policy.strip())
+        if context.policy.strip():
+            instructions = AGENT_INSTRUCTIONS.format(parallel=parallel)
+            self.system_prompt = SYSTEM_PROMPT.format(instructions=instructions, policy=context.policy.strip())
+        else:
+            self.system_prompt = NO_POLICY_PROMPT.format(instructions=NO_POLICY_INSTRUCTIONS.format(parallel=parallel))
         self.tools = [tool_schema(t) for t in context.tools]
 
     async def close(self) -> None:

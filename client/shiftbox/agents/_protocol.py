@@ -29,7 +29,7 @@ class AgentContext(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     domain: str
-    policy: str
+    policy: str = Field(description="the domain policy; empty when the run gives none (`--policy none`)")
     tools: list[dict[str, Any]] = Field(description="MCP tool definitions (name, description, inputSchema)")
     seed: int
     one_tool_per_turn: bool = False

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..replay import TOOLS_MODES
-from ..runs import COMPAT_MODES, EXECUTORS, TRANSPORTS
+from ..runs import AGENT_POLICIES, COMPAT_MODES, EXECUTORS, TRANSPORTS
 from ..trajectory import describe_invalid
 from ..world import SERVER_MODES
 
@@ -46,4 +46,5 @@ ExecutorChoice = choices("ExecutorChoice", EXECUTORS)
 CompatChoice = choices("CompatChoice", COMPAT_MODES)
 ToolsModeChoice = choices("ToolsModeChoice", TOOLS_MODES)
 TransportChoice = choices("TransportChoice", TRANSPORTS)
+PolicyChoice = choices("PolicyChoice", AGENT_POLICIES)
 RecordedFormatChoice = choices("RecordedFormatChoice", ("agentchangebench",))  # another benchmark's results file

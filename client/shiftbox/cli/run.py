@@ -26,7 +26,7 @@ from ..runs import (
 from ..tasks import satisfied_actions
 from ..trajectory import RunFileError, Trajectory
 from ..world import DockerError, ToolContractError
-from ._common import ExecutorChoice, ServerModeChoice, err, fail, out_console
+from ._common import ExecutorChoice, PolicyChoice, ServerModeChoice, err, fail, out_console
 
 
 def gold_progress(trajectory: Trajectory, task) -> tuple[int, int]:
@@ -90,6 +90,11 @@ def run(
                                                          "to N times")] = 0,
     toolset: Annotated[str, typer.Option(help="tool profile of the servers: default, or agentchangebench (the "
                                               "reference's exact tool set, with log_shift_event)")] = "default",
+    dependency_graph: Annotated[bool, typer.Option(
+        help="the servers enforce each domain's tool dependency graph: a call whose prerequisite tools have not "
+             "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,
+    policy: Annotated[PolicyChoice, typer.Option(
+        help="the policy the agent is given: domain (the domain's policy.md) or none (VitaBench)")] = PolicyChoice.domain,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -102,6 +107,7 @@ def run(
             servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset,
+            dependency_graph=dependency_graph, policy=policy.value,
             executor=executor.value if executor else None, workers=workers, ray_address=ray_address,
             max_llm_concurrency=max_llm_concurrency)
     except (SpecError, RunPlanError) as exc:

@@ -26,6 +26,9 @@ def serve(
     tasks: Annotated[Path | None, typer.Option(help="a task file: sessions attempt --task-id from it and are "
                                                     "scored against it (its initial state is applied first)")] = None,
     task_id: Annotated[str | None, typer.Option(help="the task of every session (needs --tasks)")] = None,
+    dependency_graph: Annotated[bool, typer.Option(
+        help="the domain server enforces its tool dependency graph: a call whose prerequisite tools have not "
+             "succeeded in the episode is refused (VitaBench; docs/servers.md)")] = False,
     resume: Annotated[bool, typer.Option(help="accepted for compatibility: --out is always reopened, each "
                                               "launch adding new sessions", hidden=True)] = False,
 ) -> None:
@@ -40,7 +43,8 @@ def serve(
     try:
         ended = serve_gateway(domain, out, transport=transport.value, port=port,
                               servers=servers.value, snapshot=snapshot, tasks=tasks,
-                              task_id=task_id, log=lambda line: err.print(line, highlight=False))
+                              task_id=task_id, log=lambda line: err.print(line, highlight=False),
+                              dependency_graph=dependency_graph)
     except (RunPlanError, RunDirError, RunFileError, SnapshotError, InfrastructureError, OSError) as exc:
         raise fail(str(exc)) from None
     err.print(stopped_message(out, ended))

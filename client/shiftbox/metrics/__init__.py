@@ -9,6 +9,7 @@ from ._aggregate import (
 )
 from ._compare import Comparison, MetricDifference, compare
 from ._goal_paths import MatchedCalls, goal_path, goal_paths
+from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
 from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, DeterministicDetector, Judge, NLVerdicts
 from ._llm_judge import (
@@ -26,6 +27,8 @@ from ._model import (
     AgentScores,
     Breakdown,
     GoalPath,
+    GraphRefusalAggregate,
+    GraphRefusalScore,
     GSRTAggregate,
     Interval,
     MetricsMode,
@@ -69,6 +72,7 @@ __all__ = [
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
     "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
     "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
+    "GraphRefusalAggregate", "GraphRefusalScore", "aggregate_graph_refusals", "graph_refusal_score",
     "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "ShiftWindow", "shift_windows",
     "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
     "aggregate_rubric", "rubric_score", "rubric_windows",

@@ -19,6 +19,7 @@ from shiftbox_servers.kit import get_domain
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._goal_paths import goal_paths
+from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge
 from ._missions import aggregate_paths
@@ -105,6 +106,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
         paths=goal_paths(trajectory, task),
+        graph_refusals=graph_refusal_score(trajectory),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
@@ -238,6 +240,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
         shift_reports=aggregate_shift_reports([s.shift_reports for s in scored]),
         rubric=aggregate_rubric([s.rubric for s in scored if s.rubric is not None]),
+        graph_refusals=aggregate_graph_refusals([s.graph_refusals for s in scored]),
         success_threshold=success_threshold, pass_hat_k=hat, pass_at_k=at, avg_at_k=avg,
         intervals=bootstrap_intervals(per_task, hat),
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "tasks": len(per_task)},

@@ -163,6 +163,23 @@ class GoalPath(BaseModel):
     errors: list[PathError] = Field(default_factory=list)
 
 
+class GraphRefusalScore(BaseModel):
+    """One simulation's calls refused by the dependency graph (VitaBench mode)."""
+
+    calls: int
+    refused: int = Field(description="calls refused as precondition_failed by the dependency graph")
+    share: float | None = Field(description="refused / calls; None without calls")
+
+
+class GraphRefusalAggregate(BaseModel):
+    """Graph refusals pooled over the calls of the simulations whose server enforced the dependency graph."""
+
+    simulations: int
+    calls: int
+    refused: int
+    share: float | None = Field(description="refused / calls, pooled; None without calls")
+
+
 class SimulationMetrics(BaseModel):
     simulation_id: str
     task_id: str
@@ -182,6 +199,8 @@ class SimulationMetrics(BaseModel):
     rubric: RubricScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the task has rubric items")
     paths: list[GoalPath] = Field(default_factory=list, description="path evaluation of each goal, in order")
+    graph_refusals: GraphRefusalScore | None = Field(
+        None, exclude_if=lambda v: v is None, description="only when the server enforced the dependency graph")
 
 
 class TSRAggregate(BaseModel):
@@ -295,6 +314,9 @@ class RunMetrics(BaseModel):
         description="the agent's own shift reports against the ground truth; only with the parity tool set")
     rubric: RubricAggregate | None = Field(
         None, exclude_if=lambda v: v is None, description="VitaBench rubric pass rate; only when a task has rubric items")
+    graph_refusals: GraphRefusalAggregate | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="share of calls the dependency graph refused (VitaBench); only in dependency-graph mode")
     success_threshold: float = 1.0
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     pass_at_k: dict[int, float] = Field(default_factory=dict)

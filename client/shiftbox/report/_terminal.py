@@ -151,6 +151,11 @@ def headline_table(m: RunMetrics) -> Table:
                       f"{r.items})")
     if m.paths is not None:
         table.add_row("path accuracy", fmt(m.paths.success), path_detail(m.paths))
+    if m.graph_refusals is not None:
+        refusals = m.graph_refusals
+        table.add_row("graph refusals", fmt(refusals.share),
+                      f"calls refused by the dependency graph (VitaBench): {refusals.refused} of {refusals.calls} calls, "
+                      f"pooled; {refusals.simulations} simulations")
     if m.pass_hat_k:
         table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")
     if m.rerun_agreement is not None:

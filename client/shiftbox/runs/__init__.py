@@ -2,7 +2,7 @@
 
 from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
-from ._config import RunConfig, RunMetadata, task_file_digest
+from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
 from ._execute import EXECUTORS, Executor, RunHooks, execute_run, is_retryable, record_server
 from ._files import (
@@ -40,7 +40,7 @@ from ._serve import TRANSPORTS, serve_gateway, session_task
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
-    "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
+    "AGENT_POLICIES", "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",

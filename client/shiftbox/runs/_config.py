@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
 from ..redact import redact
 from ..tasks import TaskFile
 from ..world import ServerMode
+
+AgentPolicy = Literal["domain", "none"]
+"""What policy text an agent is given: its domain's, or none (VitaBench's setting, `--policy none`)."""
+AGENT_POLICIES: tuple[str, ...] = get_args(AgentPolicy)
 
 
 class RunConfig(BaseModel):
@@ -31,6 +36,12 @@ class RunConfig(BaseModel):
     one_tool_per_turn: bool = False
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="the servers' tool profile (`--toolset`); absent when the default")
+    dependency_graph: bool = Field(False, exclude_if=lambda v: not v,
+                                   description="the servers enforce each domain's tool dependency graph "
+                                               "(`--dependency-graph`, VitaBench); absent when off")
+    policy: AgentPolicy = Field("domain", exclude_if=lambda v: v == "domain",
+                                description="the policy an agent is given: the domain's (`domain`) or none "
+                                            "(`--policy none`, VitaBench); absent when the domain's")
 
     @field_validator("agent_args", "user_args")
     @classmethod

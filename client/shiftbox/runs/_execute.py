@@ -54,7 +54,7 @@ class RunHooks:
 
     def world(self, config: RunConfig):
         return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot),
-                          toolset=config.toolset)
+                          toolset=config.toolset, dependency_graph=config.dependency_graph)
 
     def cassette(self, simulation_id: str) -> Cassette | None:
         return None
@@ -186,7 +186,8 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None) -> AsyncIte
     `retry_infra`: a driver hands a simulation whose worker died to another as its next attempt). The server's
     identity goes to `run_dir`'s run.json."""
     hooks, retry_infra = job.hooks, job.retry_infra
-    limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn)
+    limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn,
+                              give_policy=job.config.policy == "domain")
     needs_gateway = bool(job.work) and hooks.agent(*job.work[0], job.make_agent).uses_gateway
     async with hooks.world(job.config) as world, contextlib.AsyncExitStack() as stack:
         if run_dir is not None:

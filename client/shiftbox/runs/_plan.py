@@ -25,7 +25,7 @@ from ..errors import RunPlanError
 from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
 from ..world import SERVER_MODES, DockerError, find_image
-from ._config import RunConfig, RunMetadata, task_file_digest
+from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
 from ._execute import EXECUTORS, Executor
 
 
@@ -84,6 +84,8 @@ def plan_run(
     record: Path | str | None = None,
     retry_infra: int = 0,
     toolset: str = "default",
+    dependency_graph: bool = False,
+    policy: str = "domain",
     executor: str | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
@@ -96,7 +98,10 @@ def plan_run(
     this machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors
     on the cluster at `ray_address` (or a local cluster started for the run). Without `executor`, `workers` > 1
     means "processes". Workers are never more than `concurrency`. `max_llm_concurrency` caps the live LLM calls
-    in flight across all of them (a provider's rate limit counts every worker's requests)."""
+    in flight across all of them (a provider's rate limit counts every worker's requests).
+
+    `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
+    (VitaBench's tool dependency graphs); `policy` "none": the agent is given no domain policy."""
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
     check_server_mode(servers)
@@ -105,6 +110,8 @@ def plan_run(
         raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
     if max_llm_concurrency is not None and max_llm_concurrency < 1:
         raise RunPlanError(f"--max-llm-concurrency ({max_llm_concurrency}) must be at least 1 (leave it out for no cap)")
+    if policy not in AGENT_POLICIES:
+        raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
     if is_cross_domain(domain) or is_cross_domain(task_file.domain):
@@ -125,7 +132,7 @@ def plan_run(
         domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_ids, agent=agent,
         agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
-        one_tool_per_turn=one_tool_per_turn, toolset=toolset,
+        one_tool_per_turn=one_tool_per_turn, toolset=toolset, dependency_graph=dependency_graph, policy=policy,
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source, domain),
                    out=Path(out),

@@ -29,9 +29,10 @@ TRANSPORTS = ("http", "stdio")
 
 def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int = 8766, servers: str = "inproc",
                   snapshot: Path | None = None, tasks: Path | None = None, task_id: str | None = None,
-                  log: Callable[[str], None] = print) -> int:
+                  log: Callable[[str], None] = print, dependency_graph: bool = False) -> int:
     """Check the options (RunPlanError), open or reopen `out`, and serve until stopped; returns the number of
-    sessions still open at the stop (each written). Messages for the person running it go to `log`."""
+    sessions still open at the stop (each written). Messages for the person running it go to `log`.
+    `dependency_graph`: the domain server enforces its tool dependency graph (recorded in run.json)."""
     if transport not in TRANSPORTS:
         raise RunPlanError(f"--transport {transport!r} is not http or stdio")
     check_server_mode(servers)
@@ -42,12 +43,13 @@ def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int 
     task = session_task(domain, tasks, task_id)
     task_file = TaskFile(domain=domain, source=f"shiftbox serve ({tasks or 'no task'})", tasks=[task])
     config = RunConfig(domain=domain, tasks_sha256=task_file_digest(task_file), agent=GATEWAY_AGENT,
-                       user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir))
+                       user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir), dependency_graph=dependency_graph)
     metadata = RunMetadata(config=config, shiftbox_version=version("shiftbox"), simulations=0)
     out.mkdir(parents=True, exist_ok=True)
     with run_dir_lock(out):  # launches at the same moment (a desktop client starting two) take turns
         prepare_run_dir(out, metadata, task_file, resume=(out / RUN_FILE).exists())
-    return anyio.run(serve_sessions, domain, servers, snapshot_dir, task, out, transport, port, log)
+    return anyio.run(lambda: serve_sessions(domain, servers, snapshot_dir, task, out, transport, port, log,
+                                            dependency_graph=dependency_graph))
 
 
 def session_task(domain: str, tasks: Path | None, task_id: str | None) -> Task:

@@ -113,6 +113,9 @@ class ServerInfo(BaseModel):
                                  description="container image id (`--servers docker`); absent otherwise")
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="tool profile the server offered (`--toolset`); absent when the default")
+    dependency_graph: bool = Field(False, exclude_if=lambda v: not v,
+                                   description="the server enforced the domain's tool dependency graph "
+                                               "(`--dependency-graph`); absent when it did not")
     tool_contract: str | None = Field(None, exclude_if=lambda v: v is None,
                                       description="digest of the tools the server published (tools/list: names, "
                                                   "descriptions, schemas, annotations); absent in older records")

@@ -27,6 +27,7 @@ from mcp_types import CallToolResult, TextContent
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
     DEFAULT_TOOLSET,
+    DEPENDENCY_GRAPH_MARK,
     EPISODE_META_KEY,
     STATE_DIGEST_URI,
     Domain,
@@ -228,42 +229,51 @@ class World:
             await self.reconnect()
 
 
-def _toolset_args(toolset: str) -> list[str]:
-    return [] if toolset == DEFAULT_TOOLSET else ["--toolset", toolset]
+@dataclass(frozen=True)
+class ServerOptions:
+    """How the run's servers are configured beyond the domain and snapshot (each a `shiftbox-server` option)."""
+
+    toolset: str = DEFAULT_TOOLSET
+    dependency_graph: bool = False
+
+    def args(self) -> list[str]:
+        """The `shiftbox-server` arguments for these options (none for the defaults)."""
+        return ([] if self.toolset == DEFAULT_TOOLSET else ["--toolset", self.toolset]) + \
+            (["--dependency-graph"] if self.dependency_graph else [])
 
 
-def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, toolset: str = DEFAULT_TOOLSET) -> Any:
+def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options: ServerOptions) -> Any:
     if mode == "inproc":
-        return DomainServer(domain, snapshot, max_episodes=100_000, toolset=toolset).mcp
+        return DomainServer(domain, snapshot, max_episodes=100_000, toolset=options.toolset,
+                            dependency_graph=options.dependency_graph).mcp
     if mode == "stdio":
         return StdioServerParameters(
             command=sys.executable,
             args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
-                  "--max-episodes", "100000", *_toolset_args(toolset)],
+                  "--max-episodes", "100000", *options.args()],
         )
     raise ValueError(mode)
 
 
 @contextlib.asynccontextmanager
 async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
-                   toolset: str = DEFAULT_TOOLSET) -> AsyncIterator[tuple[Client, str | None]]:
+                   options: ServerOptions) -> AsyncIterator[tuple[Client, str | None]]:
     """Start the server (when it is a process or container of its own) and a client connected to it;
     with the container's image id, after checking the container against the run's pins."""
     async with contextlib.AsyncExitStack() as stack:
         container = None
         if mode == "http":
             base = await stack.enter_async_context(
-                http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000",
-                                    *_toolset_args(toolset)))
+                http_server_process(domain.name, snapshot.directory, "--max-episodes", "100000", *options.args()))
             target: Any = f"{base}/mcp"
         elif mode == "docker":  # a container per connection, pinned and checked (_docker.py)
             from ._docker import docker_server
 
             container = await stack.enter_async_context(
-                docker_server(domain.name, snapshot.manifest, *_toolset_args(toolset)))
+                docker_server(domain.name, snapshot.manifest, *options.args()))
             target = container.transport
         else:
-            target = _server_target(domain, snapshot, mode, toolset)
+            target = _server_target(domain, snapshot, mode, options)
         client = await stack.enter_async_context(Client(target))
         compile_output_schemas(client)
         if container is not None:
@@ -308,14 +318,21 @@ class _Connection:
 
 
 async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id: str | None,
-                    toolset: str = DEFAULT_TOOLSET) -> tuple[ServerInfo, list[dict[str, Any]]]:
-    """The server's identity and tools; refuses a server that serves another snapshot."""
+                    options: ServerOptions) -> tuple[ServerInfo, list[dict[str, Any]]]:
+    """The server's identity and tools; refuses a server that serves another snapshot, or that does not
+    enforce the dependency graph exactly when asked to."""
     info = client.server_info
     m = snapshot.manifest
+    toolset = options.toolset
     if info is None or m.sha256 not in (info.description or ""):
         raise InfrastructureError(
             f"the {domain.name} server does not report snapshot sha256 {m.sha256[:12]}…; "
             f"it answered {info!r}")
+    if (DEPENDENCY_GRAPH_MARK in (info.description or "").split()) != options.dependency_graph:
+        raise InfrastructureError(
+            f"the {domain.name} server {'does not enforce' if options.dependency_graph else 'enforces'} the "
+            f"dependency graph, but the run asked for {'it' if options.dependency_graph else 'none'}; it "
+            f"answered {info.description!r} (a server image older than --dependency-graph? rebuild the images)")
     listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
     contract = tool_contract(tools)
@@ -328,7 +345,8 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             "(`shiftbox snapshots build`) and the images (`containers/build-images.sh`); otherwise run "
             "the server version the snapshot was built for.")
     return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
-                      image_id=image_id, toolset=toolset, tool_contract=contract.digest), tools
+                      image_id=image_id, toolset=toolset, dependency_graph=options.dependency_graph,
+                      tool_contract=contract.digest), tools
 
 
 async def _answers(client: Client) -> bool:
@@ -342,9 +360,10 @@ async def _answers(client: Client) -> bool:
 
 @contextlib.asynccontextmanager
 async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
-                     toolset: str = DEFAULT_TOOLSET) -> AsyncIterator[World]:
+                     toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False) -> AsyncIterator[World]:
     """Start or embed the domain server for the length of a run and connect to it (with tool profile
-    `toolset`: 'default', or e.g. 'agentchangebench'). Several domains ("banking,airline") give a
+    `toolset`: 'default', or e.g. 'agentchangebench'; `dependency_graph`: the server enforces the domain's
+    tool dependency graph, VitaBench's mode). Several domains ("banking,airline") give a
     `CrossWorld`: each domain's server, one episode on each per simulation, tools namespaced (`_cross`);
     `snapshot_dir` then names one directory per domain, separated by commas."""
     if servers not in SERVER_MODES:
@@ -353,11 +372,12 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapsh
         from ._cross import open_cross_world
 
         async with open_cross_world(domain_name, open_world, servers=servers, snapshot_dir=snapshot_dir,
-                                    toolset=toolset) as cross:
+                                    toolset=toolset, dependency_graph=dependency_graph) as cross:
             yield cross  # type: ignore[misc]
         return
     domain = get_domain(domain_name)
     domain.toolset(toolset)  # KeyError naming the tool sets there are
+    options = ServerOptions(toolset, dependency_graph)
     # fail early, with the snapshot's own message
     snapshot = Snapshot.load(Path(snapshot_dir) if snapshot_dir else domain.default_snapshot_dir())
     connections: list[_Connection] = []
@@ -366,7 +386,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapsh
         async with anyio.create_task_group() as tg:
 
             async def connect() -> Client:
-                connection = _Connection(lambda: _connect(domain, snapshot, servers, toolset))
+                connection = _Connection(lambda: _connect(domain, snapshot, servers, options))
                 connections.append(connection)
                 return await connection.start(tg)
 
@@ -379,7 +399,7 @@ async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapsh
 
             try:
                 client = await connect()
-                info, tools = await _identify(client, domain, snapshot, connections[-1].image_id, toolset)
+                info, tools = await _identify(client, domain, snapshot, connections[-1].image_id, options)
                 world = World(domain, client, info, tools, reconnect=reconnect)
                 yield world
             finally:

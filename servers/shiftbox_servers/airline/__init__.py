@@ -5,6 +5,7 @@ from pathlib import Path
 from shiftbox_servers.kit import Domain, deferred
 
 from ._anchors import SEARCH_RULES
+from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import tools
@@ -95,9 +96,10 @@ DOMAIN = Domain(
     build_snapshot=build_native,
     importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
+    dependency_graph=DEPENDENCIES,
 )
 
 __all__ = [
-    "CLOCK_START", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
+    "CLOCK_START", "DEPENDENCIES", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
     "SEARCH_RULES", "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "tools",
 ]

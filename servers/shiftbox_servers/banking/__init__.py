@@ -5,6 +5,7 @@ from pathlib import Path
 
 from shiftbox_servers.kit import Domain, deferred
 
+from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._phone import normalize_phone
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
@@ -101,6 +102,7 @@ DOMAIN = Domain(
     generic_terms=GENERIC_TERMS,
     goal_requests=GOAL_REQUESTS,
     missions=MISSIONS,
+    dependency_graph=DEPENDENCIES,
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=build_native,
     importers={"agentchangebench": import_agentchangebench},
@@ -108,7 +110,7 @@ DOMAIN = Domain(
 )
 
 __all__ = [
-    "CLOCK_START", "DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
+    "CLOCK_START", "DEPENDENCIES", "DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
     "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "normalize_phone",
     "parity_tools", "tools",
 ]

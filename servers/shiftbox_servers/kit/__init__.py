@@ -50,6 +50,18 @@ from ._errors import (
     failed_result,
     result_error,
 )
+from ._graph import (
+    GRAPH_SECTION_END,
+    GRAPH_SECTION_START,
+    MISSING_STEPS_KEY,
+    DependencyGraph,
+    Step,
+    dependency_graph,
+    is_graph_refusal,
+    render_dependency_graph,
+    render_dependency_graphs,
+    with_dependency_graphs,
+)
 from ._http_calls import SessionCalls
 from ._missions import (
     ACTION_TYPES,
@@ -64,6 +76,7 @@ from ._missions import (
 from ._open import open_server
 from ._schema import DomainSchema
 from ._server import (
+    DEPENDENCY_GRAPH_MARK,
     EPISODE_SCOPE_KEY,
     POLICY_URI,
     SERVER_VERSION,
@@ -113,5 +126,8 @@ __all__ = [
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "cross_domain", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",
+    "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
+    "dependency_graph", "is_graph_refusal", "render_dependency_graph", "render_dependency_graphs",
+    "with_dependency_graphs",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
 ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._cross import cross_policy, domain_list, is_cross_domain, namespaced, namespaced_tools
+from ._graph import DependencyGraph
 from ._missions import MissionSet
 from ._snapshot import SnapshotManifest
 from ._tools import ToolSet
@@ -50,6 +51,9 @@ class Domain:
     parts: tuple[str, ...] = ()
     """A cross-domain view (`get_domain("banking,airline")`): the domains it joins, its tools and goals namespaced
     (`banking__get_account`); empty for a domain of its own."""
+    dependency_graph: DependencyGraph = field(default_factory=DependencyGraph)
+    """Tool -> what must have succeeded earlier in the episode; enforced only in dependency-graph mode
+    (`DomainServer(dependency_graph=True)`, VitaBench's tool dependency graphs)."""
 
     @property
     def transfer_tools(self) -> tuple[str, ...]:

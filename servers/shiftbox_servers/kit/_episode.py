@@ -42,6 +42,8 @@ class Episode:
         self.clock = EpisodeClock(snapshot.manifest.clock_start)
         self.ids = IdCounters()
         self.tool_calls = 0
+        self.succeeded: set[str] = set()
+        """Names of the tools that have succeeded in this episode (what the dependency graph checks)."""
         self.last_used = time.monotonic()
 
     def now_iso(self) -> str:

@@ -13,7 +13,7 @@ from ._snapshot import Snapshot, SnapshotError
 def open_server(domain_name: str, snapshot_dir: Path | None = None, **kwargs: Any) -> DomainServer:
     """A server for the installed domain `domain_name` on `snapshot_dir` (default: the domain's own snapshot).
 
-    `kwargs` go to `DomainServer` (max_episodes, idle_timeout_s, toolset). KeyError for an unknown domain;
+    `kwargs` go to `DomainServer` (max_episodes, idle_timeout_s, toolset, dependency_graph). KeyError for an unknown domain;
     SnapshotError when the directory is no snapshot or holds another domain's.
     """
     domain = get_domain(domain_name)

@@ -50,6 +50,8 @@ STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
 EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+DEPENDENCY_GRAPH_MARK = "dependency-graph"
+"""Appended to the server's description (its identity in `initialize`) when it enforces the dependency graph."""
 PLAIN_CALL_KEYS = frozenset({"name", "arguments"})
 """tools/call params with only these keys (name and arguments checked by the kit) need no further shape check."""
 
@@ -103,11 +105,16 @@ class DomainServer:
         max_episodes: int = 1000,
         idle_timeout_s: float = 3600.0,
         toolset: str = "default",
+        dependency_graph: bool = False,
     ):
         self.domain = domain
         self.snapshot = snapshot
         self.toolset = toolset
         self.tools = domain.toolset(toolset)
+        self.graph = domain.dependency_graph if dependency_graph else None
+        """The enforced dependency graph (VitaBench mode), or None: no call is refused for its order."""
+        if self.graph is not None:
+            self.graph.check_tools([spec.name for spec in self.tools])
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
         self.sdk_tools = {spec.name: self._mcp_tool(spec) for spec in self.tools}
         self.on_handshake_call: Callable[[ServerRequestContext[Any, Any]], None] | None = None
@@ -120,12 +127,17 @@ class DomainServer:
         )
         if toolset != "default":
             instructions += f" Tool set: {toolset}."
+        description = f"snapshot {m.snapshot_id} sha256={m.sha256}"
+        if self.graph is not None:
+            instructions += (" Dependency-graph mode: a tool refuses to run until the tools it depends on have "
+                             "succeeded in this episode; its error names what to call first.")
+            description += f" {DEPENDENCY_GRAPH_MARK}"
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
         self.mcp = MCPServer(
             name=f"shiftbox-{domain.name}",
             version=SERVER_VERSION,
-            description=f"snapshot {m.snapshot_id} sha256={m.sha256}",
+            description=description,
             instructions=instructions,
             log_level="WARNING",
             middleware=[self._episode_middleware],
@@ -170,21 +182,28 @@ class DomainServer:
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
 
-        The episode's clock moves only if the call changed the database (`Episode.atomic`).
+        The episode's clock moves only if the call changed the database (`Episode.atomic`). In
+        dependency-graph mode a call whose prerequisites have not succeeded is refused before it runs.
         """
         try:
             episode = self.episodes.get(episode_id)
         except DomainError as exc:
             return error_result(exc.kind, str(exc))
         episode.tool_calls += 1
+        if self.graph is not None:
+            refused = self.graph.refusal(spec.name, episode.succeeded)
+            if refused is not None:
+                return refused
         try:
             with episode.atomic():
-                return spec.fn(episode, **arguments)
+                result = spec.fn(episode, **arguments)
         except DomainError as exc:
             return error_result(exc.kind, str(exc), field=exc.field)
         except Exception:
             logger.exception("tool %s crashed in episode %s", spec.name, episode_id)
             return error_result(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
+        episode.succeeded.add(spec.name)
+        return result
 
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         if ctx.method not in ("tools/call", "resources/read"):

@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--idle-timeout", type=float, default=3600.0, help="seconds before an idle episode is dropped")
     parser.add_argument("--toolset", default="default",
                         help="tool profile: default, or agentchangebench (the reference's exact tool set)")
+    parser.add_argument("--dependency-graph", action="store_true",
+                        help="enforce the domain's tool dependency graph: a tool refuses to run until the tools it "
+                             "depends on have succeeded in the episode (VitaBench mode; docs/servers.md)")
     return parser
 
 
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = open_server(
             args.domain, args.snapshot, max_episodes=args.max_episodes, idle_timeout_s=args.idle_timeout,
-            toolset=args.toolset,
+            toolset=args.toolset, dependency_graph=args.dependency_graph,
         )
     except (KeyError, SnapshotError) as exc:
         print(f"shiftbox-server: {exc.args[0]}", file=sys.stderr)

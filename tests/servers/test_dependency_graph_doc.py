@@ -1,0 +1,44 @@
+"""docs/servers.md shows each domain's dependency graph as rendered from the declarations, so it cannot drift."""
+
+from __future__ import annotations
+
+import tomllib
+
+from shiftbox_servers.kit import (
+    GRAPH_SECTION_END,
+    GRAPH_SECTION_START,
+    get_domain,
+    render_dependency_graphs,
+)
+from tests.conftest import REPO
+
+REWRITE = ("python -c \"from tests.servers.test_dependency_graph_doc import rewrite; "
+           "rewrite()\"")
+
+
+def shipped_graphs() -> dict:
+    """The graphs of the domains the servers distribution ships (its entry points), by name."""
+    pyproject = tomllib.loads((REPO / "servers" / "pyproject.toml").read_text())
+    names = pyproject["project"]["entry-points"]["shiftbox.domains"]
+    return {name: get_domain(name).dependency_graph for name in names}
+
+
+def rewrite() -> None:
+    """Rewrite the generated section of docs/servers.md (run from the repository root)."""
+    from shiftbox_servers.kit import with_dependency_graphs
+
+    doc = REPO / "docs" / "servers.md"
+    doc.write_text(with_dependency_graphs(doc.read_text(), shipped_graphs()))
+
+
+def test_the_doc_section_is_the_rendering_of_the_declarations():
+    text = (REPO / "docs" / "servers.md").read_text()
+    start, end = text.index(GRAPH_SECTION_START), text.index(GRAPH_SECTION_END) + len(GRAPH_SECTION_END)
+    assert text[start:end] == render_dependency_graphs(shipped_graphs()), f"regenerate it: {REWRITE}"
+
+
+def test_the_rendering_names_every_declared_step():
+    rendered = render_dependency_graphs(shipped_graphs())
+    assert "| `get_order_details` | one of `find_user_id_by_email` or `find_user_id_by_name_zip` |" in rendered
+    assert "| `send_certificate` | `get_reservation_details` and `get_flight_status` |" in rendered
+    assert "### echo\n\nNo tool of this domain depends on another." in rendered
