@@ -38,6 +38,16 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`: its children, theirs, and so on (Linux: read from /proc)."""
+    found, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
 def alive(pid: int) -> bool:
     """Running, not a zombie waiting to be reaped (Linux: read from /proc)."""
     try:

@@ -24,7 +24,7 @@ from shiftbox.cli import app
 from shiftbox.runs import metrics_document, score_run
 from shiftbox.testing import Reply, fake_openai
 from shiftbox_servers.kit import SnapshotError
-from tests.client.harness import HANDWRITTEN, REPO, children, written_once
+from tests.client.harness import HANDWRITTEN, REPO, alive, children, descendants, written_once
 
 GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
 runner = CliRunner()
@@ -66,14 +66,14 @@ def test_an_actor_that_cannot_open_its_servers_fails_the_run_as_one_process_woul
 
 
 def actor_pids() -> list[int]:
-    """This machine's simulation actors (Ray names an actor's process after its class)."""
+    """This test session's simulation actors (Ray names an actor's process after its class): below this process,
+    which started the cluster, so another session's Ray cluster on the machine is never counted."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+    for pid in descendants(os.getpid()):
+        if alive(pid):
             try:
-                running = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-                if running and (entry / "cmdline").read_bytes().startswith(b"ray::SimulationActor"):
-                    found.append(int(entry.name))
+                if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::SimulationActor"):
+                    found.append(pid)
             except OSError:
                 continue
     return sorted(found)
