@@ -30,20 +30,21 @@ def record_server(run_dir: Path, world: World | CrossWorld,
                   make_user: Callable[[], UserSimulator] | None = None) -> None:
     """Put the connected servers' identity (version, snapshot, image id if a container, tool contract)
     and the user simulator's in run.json."""
-    for domain, info in world.servers.items():
-        record_server_info(run_dir, domain, info, make_user)
+    record_server_info(run_dir, world.servers, make_user)
 
 
-def record_server_info(run_dir: Path, domain: str, info: ServerInfo,
+def record_server_info(run_dir: Path, servers: dict[str, ServerInfo],
                        make_user: Callable[[], UserSimulator] | None = None) -> None:
-    """`record_server` from the server's identity alone (what a Ray actor sends back to the driver)."""
+    """`record_server` from the servers' identities alone (domain -> identity, what a Ray actor sends back to the
+    driver); run.json is read and written once, whatever the number of domains."""
     run_file = run_dir / RUN_FILE
     if not run_file.exists():
         return
     metadata = read_run_metadata(run_dir)
-    metadata.server[domain] = info.model_dump(mode="json")
-    if info.tool_contract is not None:
-        metadata.tool_contracts[domain] = info.tool_contract
+    for domain, info in servers.items():
+        metadata.server[domain] = info.model_dump(mode="json")
+        if info.tool_contract is not None:
+            metadata.tool_contracts[domain] = info.tool_contract
     if make_user is not None:
         metadata.user_simulator = make_user().identity().model_dump(mode="json", exclude_none=True)
     write_run_metadata(run_dir, metadata)

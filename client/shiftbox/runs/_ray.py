@@ -103,8 +103,7 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrenc
                 servers = await members[0].handle.server.remote()
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
-            for domain, info in servers.items():
-                record_server_info(run_dir, domain, info, job.make_user)
+            record_server_info(run_dir, servers, job.make_user)
             slots = [_slot(ray, job, member) for member, share in zip(members, shares, strict=True)
                      for _ in range(share)]
             await dispatch.run(slots)
