@@ -6,10 +6,20 @@
 The fixture directory is replayed offline (`shiftbox replay`): the test fails when the replay
 diverges from the recording (cassette miss, tool drift, different trajectory) or a threshold is not
 met; it returns the run metrics for further checks.
+
+    def test_my_agent_answers(shiftbox_vcr):      # needs the vcr extra: pip install 'shiftbox[vcr]'
+        assert "refund" in my_agent.ask("I want my money back")
+
+`shiftbox_vcr` runs the test under a vcrpy cassette (`cassettes/<module>/<test>.yaml` next to the test file, or
+`@pytest.mark.shiftbox_vcr(path=…, record_mode=…)`), so the agent's own LLM calls are recorded once and replayed
+offline; `--shiftbox-record=none|once|new_episodes|all` (default `SHIFTBOX_RECORD_MODE`, else `none` under CI and
+`once` elsewhere). An agent program runs under it as `shiftbox_vcr.command(program, …)` with `shiftbox_vcr.env()`
+(docs/vcr.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +27,7 @@ import pytest
 
 if TYPE_CHECKING:  # pytest loads this plugin in every run of a project that installs shiftbox: import lazily
     from .metrics import RunMetrics
+    from .vcr import AgentCassette
 
 THRESHOLDS = {
     "min_tsr": ("TSR", lambda m: m.tsr.mean, min),
@@ -74,3 +85,40 @@ def shiftbox_replay(tmp_path):
         return replay_and_check(fixture, tmp_path / f"replay-{next(counter)}", tools, **thresholds)
 
     return run
+
+
+RECORD_OPTION = "--shiftbox-record"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("shiftbox").addoption(
+        RECORD_OPTION, choices=("none", "once", "new_episodes", "all"), default=None,
+        help="vcrpy record mode of the shiftbox_vcr fixture's cassettes (default: $SHIFTBOX_RECORD_MODE, else none "
+             "under CI and once elsewhere)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "shiftbox_vcr(path=None, record_mode=None): the shiftbox_vcr fixture's "
+                                       "cassette file and record mode for this test")
+
+
+@pytest.fixture
+def shiftbox_vcr(request: pytest.FixtureRequest) -> Iterator[AgentCassette]:
+    """The test under a vcrpy cassette (see the module docstring); fails naming the extra when vcrpy is missing."""
+    from .vcr import INSTALL_VCR, default_record_mode, vcr_installed
+    from .vcr._pytest import agent_cassette, replay_problem
+
+    if not vcr_installed():
+        pytest.fail(f"the shiftbox_vcr fixture needs vcrpy: {INSTALL_VCR}", pytrace=False)
+    marker = request.node.get_closest_marker("shiftbox_vcr")
+    options = dict(marker.kwargs) if marker else {}
+    test_file = Path(request.node.path)
+    path = Path(options.get("path") or test_file.parent / "cassettes" / test_file.stem / f"{request.node.name}.yaml")
+    if not path.is_absolute():
+        path = test_file.parent / path
+    mode = options.get("record_mode") or request.config.getoption(RECORD_OPTION) or default_record_mode()
+    problem = replay_problem(path, mode)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    with agent_cassette(path, mode) as cassette:
+        yield cassette

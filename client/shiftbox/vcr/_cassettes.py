@@ -1,0 +1,89 @@
+"""vcrpy configured for LLM traffic: credentials filtered, requests matched on method, path and body."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..redact import is_credential_key
+
+INSTALL_VCR = "pip install 'shiftbox[vcr]' (in a checkout of shiftbox: uv sync --extra vcr)"
+CASSETTE_ENV = "SHIFTBOX_VCR_CASSETTE"
+"""The cassette an agent program run as `python -m shiftbox.vcr PROGRAM` records into or replays from."""
+RECORD_MODE_ENV = "SHIFTBOX_RECORD_MODE"
+"""vcrpy's record mode when none is given: `none` replays only (CI), `once` records a missing cassette."""
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+MATCH_ON = ("method", "path", "body")
+"""Not scheme, host or port: a local server's port (or the api_base) may differ between recording and replay."""
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key",
+                      "openai-organization", "openai-project", "anthropic-api-key", "cookie", "set-cookie")
+"""Headers never written to a cassette (request and response), besides any whose name names a credential
+(`shiftbox.redact.is_credential_key`: `x-my-token`, …)."""
+CREDENTIAL_QUERY_PARAMETERS = ("key", "api_key", "api-key", "token", "access_token", "sig", "signature")
+
+
+def vcr_installed() -> bool:
+    """Whether the extra is installed (without importing vcrpy)."""
+    return importlib.util.find_spec("vcr") is not None
+
+
+def import_vcr() -> ModuleType:
+    """The vcr module (raises ImportError naming `INSTALL_VCR` without the extra)."""
+    try:
+        import vcr
+    except ImportError as exc:
+        raise ImportError(f"vcrpy cassettes are an optional extra of shiftbox: {INSTALL_VCR}") from exc
+    return vcr
+
+
+def default_record_mode() -> str:
+    """`SHIFTBOX_RECORD_MODE` when set; else `none` under CI (the `CI` variable set), where nothing may reach a
+    provider, and `once` elsewhere (a missing cassette is recorded, an existing one replayed)."""
+    mode = os.environ.get(RECORD_MODE_ENV)
+    if mode:
+        return checked_record_mode(mode)
+    ci = os.environ.get("CI", "").strip().lower()
+    return "none" if ci not in ("", "0", "false", "no") else "once"
+
+
+def checked_record_mode(mode: str) -> str:
+    if mode not in RECORD_MODES:
+        raise ValueError(f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}")
+    return mode
+
+
+def is_credential_header(name: str) -> bool:
+    return name.lower() in CREDENTIAL_HEADERS or is_credential_key(name)
+
+
+def request_without_credentials(request: Any) -> Any:
+    """A vcrpy request (already a copy) without credential headers."""
+    for name in [n for n in request.headers if is_credential_header(n)]:
+        del request.headers[name]
+    return request
+
+
+def response_without_credentials(response: dict[str, Any]) -> dict[str, Any]:
+    """A recorded response without credential headers (OpenAI answers with `openai-organization`, cookies)."""
+    headers = response.get("headers") or {}
+    response["headers"] = {name: value for name, value in headers.items() if not is_credential_header(name)}
+    return response
+
+
+def make_vcr(record_mode: str | None = None) -> Any:
+    """A `vcr.VCR` recording LLM traffic safely: `record_mode` (default `default_record_mode()`), `MATCH_ON`,
+    credential headers and query parameters filtered, compressed responses stored decoded (readable YAML)."""
+    vcr = import_vcr()
+    return vcr.VCR(record_mode=checked_record_mode(record_mode or default_record_mode()), match_on=MATCH_ON,
+                   filter_headers=CREDENTIAL_HEADERS, filter_query_parameters=CREDENTIAL_QUERY_PARAMETERS,
+                   before_record_request=request_without_credentials,
+                   before_record_response=response_without_credentials, decode_compressed_response=True)
+
+
+def use_cassette(path: str | Path, record_mode: str | None = None, **options: Any) -> Any:
+    """vcrpy's `use_cassette` (a context manager and decorator) for the cassette at `path`, configured by
+    `make_vcr`; `options` are vcrpy's own (`allow_playback_repeats`, …)."""
+    return make_vcr(record_mode).use_cassette(os.fspath(path), **options)
