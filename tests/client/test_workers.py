@@ -162,6 +162,46 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
 
 
 
+_WRITE_SYSCALL = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
+
+
+def writing(pid: int) -> bool:
+    """Whether one of the process's threads is blocked in write(2) (its result does not fit the full pipe)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            number = (task / "syscall").read_text().split()[0]
+        except (OSError, IndexError):
+            continue
+        if number == str(_WRITE_SYSCALL):
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").exists() or _WRITE_SYSCALL is None, reason="reads /proc/<pid>/task/*/syscall")
+def test_a_worker_killed_while_sending_a_result_stalls_neither_the_others_nor_the_run(tmp_path):
+    """Regression (CI hang): the run stopped (SIGSTOP) so results pile up until a worker blocks in the middle of
+    sending one, then that worker is killed. Its half-sent result must not block the other workers' results or the
+    run's reading of them: with --retry-infra the run finishes and equals one process's."""
+    out = tmp_path / "run"
+    proc, command, workers = start_run(out, "--retry-infra", "1")
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(writing(pid) for pid in workers):
+            time.sleep(0.01)
+        blocked = [pid for pid in workers if writing(pid)]
+        assert blocked, "no worker blocked writing a result within 30 s"
+        os.kill(blocked[0], signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    reference = tmp_path / "reference"
+    runner.invoke(app, command[3:8] + ["--out", str(reference), "--trials", "2"])
+    assert written_once(out) == written_once(reference)
+
+
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
 def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "run"

@@ -5,7 +5,9 @@ Each worker opens its own servers (as `--servers` says) and runs the simulations
 (`_dispatch`); the parent process stays the one writer of trajectories.jsonl, appending and fsyncing each
 trajectory as a worker reports it. Results and resume are therefore those of one process. A worker that
 dies fails only the simulations it had in flight, as infrastructure errors retried under `--retry-infra`
-on a fresh worker; everything finished is written.
+on a fresh worker; everything finished is written. Each worker reports through a pipe of its own: a worker
+killed in the middle of sending a result leaves half a message in its own pipe only (a queue shared by the
+workers would keep its write lock held forever and stall every other worker and the run).
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ import contextlib
 import multiprocessing
 import os
 import pickle
-import queue
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,12 @@ def preloaded_modules(job: SimulationJob) -> list[str]:
 
 
 class _Seat:
-    """One worker place: its process (a replacement after a death), its requests queue and what it has in flight."""
+    """One worker place: its process (a replacement after a death), its requests queue, the reading end of its
+    results pipe (None once the worker closed it) and what it has in flight."""
 
-    def __init__(self, number: int, process: Any, requests: Any):
+    def __init__(self, number: int, process: Any, requests: Any, results: Connection):
         self.number, self.process, self.requests = number, process, requests
+        self.results: Connection | None = results
         self.in_flight: dict[int, _Pending] = {}
         self.said_goodbye = False
 
@@ -72,7 +75,6 @@ class _ProcessPool:
 
     def __init__(self, job: SimulationJob, run_dir: Path, shares: list[int], dispatch: Dispatch):
         self.job, self.run_dir, self.shares, self.dispatch = job, run_dir, shares, dispatch
-        self.results = _CONTEXT.Queue()
         self.run_alive, self.this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end
         self.surroundings = RunSurroundings.of_this_process()
         self.started = 0
@@ -80,13 +82,15 @@ class _ProcessPool:
 
     def _start(self, seat: int) -> _Seat:
         number, requests = self.started, _CONTEXT.Queue()
+        results, sending_end = _CONTEXT.Pipe(duplex=False)
         self.started += 1
         process = _CONTEXT.Process(
             target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
-            args=(self.job, number, self.run_dir if number == 0 else None, requests, self.results,
+            args=(self.job, number, self.run_dir if number == 0 else None, requests, sending_end,
                   self.surroundings, self.run_alive))
         process.start()
-        return _Seat(number, process, requests)
+        sending_end.close()  # the worker has its own copy: its death then reads as the end of the pipe
+        return _Seat(number, process, requests, results)
 
     def slot(self, seat: int) -> Slot:
         async def run(index: int, attempt: int) -> Trajectory:
@@ -102,23 +106,25 @@ class _ProcessPool:
     async def watch(self) -> None:
         """Deliver what the workers send; a worker gone without a goodbye fails what it had in flight."""
         while True:
-            message = await anyio.to_thread.run_sync(_next_message, self.results, _POLL_S, abandon_on_cancel=True)
-            if message is not None:
-                self._deliver(message)
-                continue
+            open_pipes = {place.results: place for place in self.seats if place.results is not None}
+            received = await anyio.to_thread.run_sync(_receive, list(open_pipes), _POLL_S, abandon_on_cancel=True)
+            for pipe, message in received:
+                self._deliver(open_pipes[pipe], message)
             for seat, place in enumerate(self.seats):
                 if not place.process.is_alive() and not place.said_goodbye:
-                    while (message := _next_message(self.results, 0.05)) is not None:
-                        self._deliver(message)  # what it sent before it went
+                    while place.results is not None and (left := _receive([place.results], 0)):
+                        self._deliver(place, left[0][1])  # what it sent before it went, up to its pipe's end
                     self._lose(seat, place)
 
-    def _deliver(self, message: tuple) -> None:
-        kind, number, payload = message
-        place = next((p for p in self.seats if p.number == number), None)
+    def _deliver(self, place: _Seat, message: tuple | None) -> None:
+        if message is None:  # the worker closed its pipe: it exited, or died (maybe halfway through a message)
+            assert place.results is not None
+            place.results.close()
+            place.results = None
+            return
+        kind, _, payload = message
         if kind == "failed":  # the worker's own exception, raised here as it would be in one process
             self.dispatch.fail(payload)
-        elif place is None:
-            return  # from a worker already given up for dead
         elif kind == "exited":
             place.said_goodbye = True
         elif (pending := place.in_flight.pop(payload[0], None)) is not None:  # "finished"
@@ -131,6 +137,9 @@ class _ProcessPool:
             pending.lost = (f"worker process {place.number} ended unexpectedly (exit code {code}) while "
                             f"running {simulation_id(self.job.work[index][0].id, self.job.work[index][1])}")
             pending.done.set()
+        place.requests.cancel_join_thread()  # nobody reads what is still queued for the dead worker
+        if place.results is not None:
+            place.results.close()
         self.seats[seat] = self._start(seat)
 
     def close(self, finished: bool) -> None:
@@ -144,7 +153,9 @@ class _ProcessPool:
             place.process.join(timeout=10)
             if place.process.is_alive():
                 place.process.kill()
-        self.results.close()
+        for place in self.seats:
+            if place.results is not None:
+                place.results.close()
         self.run_alive.close()  # the workers have their own copies
         self.this_run.close()
 
@@ -173,11 +184,17 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     dispatch.raise_failure()
 
 
-def _next_message(results: Any, timeout: float) -> tuple | None:
-    try:
-        return results.get(timeout=timeout)
-    except queue.Empty:
-        return None
+def _receive(pipes: list[Connection], timeout: float) -> list[tuple[Connection, tuple | None]]:
+    """One message from each pipe that has one, waiting up to `timeout` for the first; None for a pipe whose
+    worker closed it (exited or died, the second maybe halfway through a message)."""
+    received: list[tuple[Connection, tuple | None]] = []
+    for pipe in wait(pipes, timeout) if pipes else []:
+        assert isinstance(pipe, Connection)
+        try:
+            received.append((pipe, pipe.recv()))
+        except (EOFError, OSError):
+            received.append((pipe, None))
+    return received
 
 
 @dataclass(frozen=True)
@@ -208,41 +225,51 @@ class RunSurroundings:
             os.chdir(self.cwd)
 
 
-def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Any,
+def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,
                 surroundings: RunSurroundings, run_alive: Connection) -> None:
     """A worker process: run the simulations the parent hands it until it says stop, reporting each through
-    `results`."""
+    `results` (the sending end of its own pipe)."""
     try:
         surroundings.enter()
         anyio.run(_work, job, number, run_dir, requests, results, run_alive)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, which raises it
-        results.put(("failed", number, _transportable(exc)))
+        _send(results, ("failed", number, _transportable(exc)))
     else:
-        results.put(("exited", number, None))
+        _send(results, ("exited", number, None))
 
 
-async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Any,
+async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,
                 run_alive: Connection) -> None:
+    sending = anyio.Lock()  # one message at a time on the pipe, sent from a thread (a full pipe blocks)
+
     async with open_simulations(job, run_dir) as simulate:
         async def one(index: int, attempt: int) -> None:
             trajectory = await simulate(*job.work[index], attempt)
-            results.put(("finished", number, (index, trajectory)))
+            async with sending:
+                await anyio.to_thread.run_sync(_send, results, ("finished", number, (index, trajectory)))
 
         async with anyio.create_task_group() as watch:
-            watch.start_soon(_exit_when_gone, run_alive, results)
+            watch.start_soon(_exit_when_gone, run_alive)
             async with anyio.create_task_group() as tg:
                 while (request := await anyio.to_thread.run_sync(requests.get, abandon_on_cancel=True)) is not None:
                     tg.start_soon(one, *request)
             watch.cancel_scope.cancel()
 
 
-async def _exit_when_gone(run_alive: Connection, results: Any) -> None:
+def _send(results: Connection, message: tuple) -> None:
+    """Report to the run's process; when it is gone (killed), end this worker at once, as `_exit_when_gone` does."""
+    try:
+        results.send(message)
+    except OSError:  # its end of the pipe is closed
+        os._exit(1)
+
+
+async def _exit_when_gone(run_alive: Connection) -> None:
     """End this worker at once when the run's process is gone (killed): nobody would write what it finishes, and
     its servers end with it (stdio on EOF, containers with their stdin). `run_alive` is the reading end of a pipe
     only the run's process can write to: it reads as closed the moment that process dies, reaped or not."""
     while not run_alive.poll(0):
         await anyio.sleep(_POLL_S)
-    results.cancel_join_thread()  # what is still queued for the dead reader is dropped, not waited on
     os._exit(1)
 
 
