@@ -1,9 +1,15 @@
 """Agents: the base class every agent derives from, and the built-in ones."""
 
 from ._external import ExternalAgent, ExternalAgentError
-from ._litellm import INVALID_JSON_KEY, LiteLLMAgent, parse_arguments, tool_schema
+from ._litellm import (
+           INVALID_JSON_KEY,
+           LiteLLMAgent,
+           agent_system_prompt,
+           parse_arguments,
+           tool_schema,
+)
 from ._protocol import Agent, AgentContext, AgentReply
 from ._scripted import OracleAgent, scripted_agent
 
-__all__ = ["tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
+__all__ = ["agent_system_prompt", "tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
            "LiteLLMAgent", "OracleAgent", "parse_arguments", "scripted_agent"]

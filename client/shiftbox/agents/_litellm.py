@@ -51,6 +51,16 @@ NO_POLICY_INSTRUCTIONS = AGENT_INSTRUCTIONS.replace(" according to the <policy> 
 """The instructions of a run without a policy (`--policy none`): the system prompt is these alone."""
 NO_POLICY_PROMPT = "<instructions>\n{instructions}\n</instructions>"
 
+def agent_system_prompt(context: AgentContext) -> str:
+    """The system prompt of a model-backed agent: the instruction block, then the domain policy when given."""
+    parallel = " (at most one tool call per turn)" if context.one_tool_per_turn else \
+        " (several independent tool calls may go in one turn)"
+    if context.policy.strip():
+        instructions = AGENT_INSTRUCTIONS.format(parallel=parallel)
+        return SYSTEM_PROMPT.format(instructions=instructions, policy=context.policy.strip())
+    return NO_POLICY_PROMPT.format(instructions=NO_POLICY_INSTRUCTIONS.format(parallel=parallel))
+
+
 # -- conversions ---------------------------------------------------------------------------------------
 
 
@@ -118,13 +128,7 @@ class LiteLLMAgent(Agent):
 
     async def start(self, context: AgentContext) -> None:
         self.context = context
-        parallel = " (at most one tool call per turn)" if context.one_tool_per_turn else \
-            " (several independent tool calls may go in one turn)"
-        if context.policy.strip():
-            instructions = AGENT_INSTRUCTIONS.format(parallel=parallel)
-            self.system_prompt = SYSTEM_PROMPT.format(instructions=instructions, policy=context.policy.strip())
-        else:
-            self.system_prompt = NO_POLICY_PROMPT.format(instructions=NO_POLICY_INSTRUCTIONS.format(parallel=parallel))
+        self.system_prompt = agent_system_prompt(context)
         self.tools = [tool_schema(t) for t in context.tools]
 
     async def close(self) -> None:

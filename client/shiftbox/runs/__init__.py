@@ -4,7 +4,16 @@ from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
-from ._execute import EXECUTORS, Executor, RunHooks, execute_run, is_retryable, record_server
+from ._execute import (
+    EXECUTORS,
+    Executor,
+    RunHooks,
+    SimulationJob,
+    execute_run,
+    is_retryable,
+    open_simulations,
+    record_server,
+)
 from ._files import (
     RUN_FILE,
     TASKS_FILE,
@@ -46,4 +55,5 @@ __all__ = [
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
+    "SimulationJob", "open_simulations",
 ]

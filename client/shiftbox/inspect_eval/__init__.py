@@ -1,0 +1,49 @@
+"""shiftbox tasks as Inspect AI tasks (docs/inspect.md): `inspect eval shiftbox/banking --model <model>`.
+
+Needs the `inspect` extra (`pip install 'shiftbox[inspect]'`); `import shiftbox` never loads this package. Inspect
+finds the tasks through the `inspect_ai` entry point of the shiftbox package, which imports this package.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+INSTALL_INSPECT = "pip install 'shiftbox[inspect]' (in a checkout of shiftbox: uv sync --extra inspect)"
+
+
+def bundled_tiktoken_dir() -> Path | None:
+    """litellm's bundled tiktoken encodings (o200k_base among them), with which Inspect counts tokens offline (its
+    mock model counts every input); None if litellm is not found."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(spec.submodule_search_locations[0]) / "litellm_core_utils" / "tokenizers"
+
+
+try:
+    import inspect_ai  # noqa: F401
+except ImportError as exc:
+    raise ImportError(f"Inspect AI is an optional extra of shiftbox: {INSTALL_INSPECT}") from exc
+if "TIKTOKEN_CACHE_DIR" not in os.environ and (_tokenizers := bundled_tiktoken_dir()) is not None:
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(_tokenizers)  # what litellm sets too when imported; never downloaded
+
+from ._agent import SHIFT_EVENT_SOURCE, InspectModelAgent  # noqa: E402
+from ._convert import agent_reply, chat_messages, inline_refs, tool_info, usage_of  # noqa: E402
+from ._scorer import METRICS_KEY, SCORES, pass_hat, score_values, shiftbox_scores  # noqa: E402
+from ._solver import TASK_KEY, TRAJECTORY_KEY, sample_trajectory, simulation  # noqa: E402
+from ._tasks import (  # noqa: E402
+    DEFAULT_TASKS,
+    airline,
+    banking,
+    default_task_file,
+    retail,
+    shiftbox_task,
+    task_file,
+)
+
+__all__ = [
+    "DEFAULT_TASKS", "INSTALL_INSPECT", "METRICS_KEY", "SCORES", "SHIFT_EVENT_SOURCE", "TASK_KEY", "TRAJECTORY_KEY",
+    "InspectModelAgent", "agent_reply", "airline", "banking", "chat_messages", "default_task_file", "inline_refs",
+    "bundled_tiktoken_dir", "pass_hat", "retail", "sample_trajectory", "score_values", "shiftbox_scores",
+    "shiftbox_task", "simulation", "task_file", "tool_info", "usage_of",
+]

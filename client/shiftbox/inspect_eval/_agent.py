@@ -1,0 +1,63 @@
+"""The model under test in an Inspect eval as a shiftbox agent: every reply is one `Model.generate` call."""
+
+from __future__ import annotations
+
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessageSystem, GenerateConfig, Model, get_model
+from inspect_ai.tool import ToolInfo
+
+from ..agents import Agent, AgentContext, AgentReply, agent_system_prompt
+from ..llm import Usage
+from ..trajectory import Message
+from ._convert import agent_reply, chat_messages, tool_info, usage_of
+
+SHIFT_EVENT_SOURCE = "shiftbox/goal_shift"
+"""The `source` of the info event written to the sample's transcript at each goal shift."""
+
+
+class InspectModelAgent(Agent):
+    """`inspect:<model>`: Inspect's model (the eval's `--model` unless given) behind shiftbox's system prompt (the
+    instruction block and the domain policy, as the litellm agent's), calling the domain's MCP tools.
+
+    The model sees the conversation only; the goal each user message serves is the harness's ground truth. When
+    the user's goal changes, an info event (`SHIFT_EVENT_SOURCE`) goes into the sample's transcript before the
+    model is asked to answer, so the Inspect log viewer shows each shift where it happened."""
+
+    def __init__(self, model: Model | None = None):
+        self.model = model or get_model()
+        self.name = f"inspect:{self.model}"
+        self.system_prompt = ""
+        self.tools: list[ToolInfo] = []
+        self.config = GenerateConfig()
+        self.one_tool_per_turn = False
+        self.usage = Usage()
+        self._seen = 0
+        self._goal: str | None = None
+
+    async def start(self, context: AgentContext) -> None:
+        self.system_prompt = agent_system_prompt(context)
+        self.tools = [tool_info(t) for t in context.tools]
+        self.one_tool_per_turn = context.one_tool_per_turn
+        if context.one_tool_per_turn and self.tools:
+            self.config = GenerateConfig(parallel_tool_calls=False)
+
+    async def respond(self, messages: list[Message]) -> AgentReply:
+        self._note_goal_shifts(messages)
+        output = await self.model.generate([ChatMessageSystem(content=self.system_prompt), *chat_messages(messages)],
+                                           tools=self.tools, config=self.config)
+        self.usage += usage_of(output)
+        if output.error:
+            raise RuntimeError(f"{self.model}: {output.error}")
+        turn = sum(1 for m in messages if m.role == "assistant")
+        return agent_reply(output, turn, self.one_tool_per_turn)
+
+    def _note_goal_shifts(self, messages: list[Message]) -> None:
+        for message in messages[self._seen:]:
+            if message.role != "user":
+                continue
+            if self._goal is not None and message.goal != self._goal:
+                transcript().info({"from_goal": self._goal, "to_goal": message.goal,
+                                   "message_index": message.index, "user_message": message.content},
+                                  source=SHIFT_EVENT_SOURCE)
+            self._goal = message.goal
+        self._seen = len(messages)

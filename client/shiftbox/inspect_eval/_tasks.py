@@ -1,0 +1,81 @@
+"""The Inspect tasks `shiftbox/banking`, `shiftbox/retail`, `shiftbox/airline` and `shiftbox/task_file`, registered
+when Inspect loads the `inspect_ai` entry point of the shiftbox package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from shiftbox_servers.kit import get_domain
+
+from ..runs import RunPlan, plan_run
+from ..tasks import Task as ShiftboxTask
+from ._scorer import pass_hat, shiftbox_scores
+from ._solver import TASK_KEY, simulation
+
+DEFAULT_TASKS = "tasks.json"
+"""A domain task's default task set: the committed one beside the domain's default snapshot."""
+
+
+def default_task_file(domain: str) -> Path:
+    return get_domain(domain).default_snapshot_dir() / DEFAULT_TASKS
+
+
+def sample(task: ShiftboxTask) -> Sample:
+    """One shiftbox task as an Inspect sample: the input shows why the customer calls (the simulated user says it
+    in its own words), the metadata holds the whole task."""
+    return Sample(id=task.id, input=task.user_scenario.instructions.reason_for_call or task.id,
+                  metadata={"domain": task.domain, "persona": task.user_scenario.persona, "goals": task.goals,
+                            TASK_KEY: task.model_dump(mode="json")})
+
+
+def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None, user: str = "scripted",
+                  user_args: dict[str, Any] | None = None, task_ids: list[str] | str | None = None, seed: int = 0,
+                  max_steps: int = 100, max_tool_errors: int = 5, one_tool_per_turn: bool = False,
+                  policy: str = "domain", toolset: str = "default", dependency_graph: bool = False,
+                  servers: str = "inproc", snapshot: str | None = None, retry_infra: int = 0,
+                  success_threshold: float = 1.0) -> Task:
+    """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`
+    (a bad one raises `RunPlanError` naming the fix). `tasks` defaults to the domain's committed task set."""
+    if tasks is None:
+        if domain is None:
+            raise ValueError("give tasks=FILE (a shiftbox task file) or a domain")
+        tasks = default_task_file(domain)
+    ids = [task_ids] if isinstance(task_ids, str) else task_ids
+    plan: RunPlan = plan_run(tasks, ".", domain=domain, agent="scripted:oracle", user=user,
+                             user_args={k: str(v) for k, v in (user_args or {}).items()}, task_ids=ids, seed=seed,
+                             servers=servers, snapshot=snapshot, max_steps=max_steps, max_tool_errors=max_tool_errors,
+                             one_tool_per_turn=one_tool_per_turn, retry_infra=retry_infra, toolset=toolset,
+                             dependency_graph=dependency_graph, policy=policy)
+    plan = RunPlan(**{**plan.__dict__, "config": plan.config.model_copy(update={"agent": "inspect"})})
+    return Task(dataset=MemoryDataset([sample(t) for t in plan.tasks], name=f"shiftbox-{plan.config.domain}"),
+                solver=simulation(plan), scorer=shiftbox_scores(success_threshold),
+                epochs=Epochs(1, ["mean", pass_hat()]),
+                metadata={"shiftbox_run_config": plan.config.model_dump(mode="json")})
+
+
+@task
+def task_file(tasks: str, **options: Any) -> Task:
+    """The tasks of a shiftbox task file (`-T tasks=FILE`; any domain, cross-domain files too)."""
+    return shiftbox_task(tasks, **options)
+
+
+@task
+def banking(**options: Any) -> Task:
+    """shiftbox's banking tasks (the committed set, or `-T tasks=FILE`)."""
+    return shiftbox_task(domain="banking", **options)
+
+
+@task
+def retail(**options: Any) -> Task:
+    """shiftbox's retail tasks (the committed set, or `-T tasks=FILE`)."""
+    return shiftbox_task(domain="retail", **options)
+
+
+@task
+def airline(**options: Any) -> Task:
+    """shiftbox's airline tasks (the committed set, or `-T tasks=FILE`)."""
+    return shiftbox_task(domain="airline", **options)
