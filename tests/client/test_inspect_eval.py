@@ -3,6 +3,8 @@ model, its log reader, and the `inspect` command, against shiftbox's own scoring
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import os
 import re
@@ -10,13 +12,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 inspect_ai = pytest.importorskip("inspect_ai")
 
+from inspect_ai import Epochs  # noqa: E402
 from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai import score as inspect_score  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, get_model  # noqa: E402
+from inspect_ai.scorer import Score  # noqa: E402
 from inspect_ai.tool import ToolCall as InspectToolCall  # noqa: E402
 
 import shiftbox  # noqa: E402
@@ -25,11 +31,17 @@ from shiftbox.inspect_eval import (  # noqa: E402
     SCORES,
     SHIFT_EVENT_SOURCE,
     TRAJECTORY_KEY,
+    airline,
     inline_refs,
+    pass_hat,
+    retail,
+    shiftbox_scores,
+    task_file,
     tool_info,
 )
-from shiftbox.metrics import aggregate_gsrt  # noqa: E402
+from shiftbox.metrics import aggregate_gsrt, pass_hat_k  # noqa: E402
 from shiftbox.runs import score_trajectories  # noqa: E402
+from shiftbox.world import open_world  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HANDWRITTEN = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
@@ -51,16 +63,41 @@ def same(a: float | None, b: float | None) -> bool:
     return (a is None and math.isnan(b)) or (a is not None and math.isclose(a, b))
 
 
+def assert_scored_as_shiftbox_scores(log, tasks: dict[str, shiftbox.Task]) -> None:
+    """Every sample's score value and metadata are what shiftbox's own scoring gives its trajectory."""
+    trajectories = trajectories_of(log)
+    _, per_simulation = score_trajectories(trajectories, tasks)
+    by_id = {m.simulation_id: m for m in per_simulation}
+    for sample, trajectory in zip(log.samples, trajectories, strict=True):
+        score = sample.scores[SCORER]
+        assert set(score.value) == set(SCORES)
+        expected = shiftbox_view(by_id[trajectory.simulation_id])
+        assert all(same(expected[k], score.value[k]) for k in SCORES), (expected, score.value)
+        assert score.metadata[METRICS_KEY] == by_id[trajectory.simulation_id].model_dump(mode="json")
+
+
+def served_tools(domain: str) -> list[str]:
+    """The tools shiftbox's world lists for a domain (or several, namespaced)."""
+
+    async def names() -> list[str]:
+        async with open_world(domain) as world:
+            return sorted(t["name"] for t in world.tools)
+
+    return anyio.run(names)
+
+
 def result(log, name: str, reducer: str = "mean") -> float:
     return next(s.metrics["mean"].value for s in log.results.scores if s.name == name and s.reducer == reducer)
 
 
 @pytest.fixture(scope="module")
 def mock_log(tmp_path_factory):
-    """Two handwritten banking tasks, two epochs each, answered by Inspect's default mock model."""
+    """Two handwritten banking tasks, two epochs each, answered by Inspect's default mock model; epochs reduced by
+    mean, pass^2 (the default k: every epoch) and pass^1, named as `--epochs-reducer` names them."""
     out = tmp_path_factory.mktemp("inspect")
     ids = [t.id for t in shiftbox.load_task_file(HANDWRITTEN).tasks[:2]]
-    [log] = inspect_eval("shiftbox/banking", model="mockllm/model", epochs=2, display="none", log_dir=str(out),
+    [log] = inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(out),
+                         epochs=Epochs(2, ["mean", "shiftbox/pass_hat", "shiftbox/pass_hat_1"]),
                          task_args={"tasks": str(HANDWRITTEN), "task_ids": ids})
     assert log.status == "success", log.error
     return read_eval_log(log.location)
@@ -73,14 +110,7 @@ def test_every_sample_is_one_simulation_scored_as_shiftbox_scores_its_trajectory
     trajectories = trajectories_of(mock_log)
     assert all(t.agent == "inspect:mockllm/model" for t in trajectories)
     assert {(t.task_id, t.trial) for t in trajectories} == {(s.id, s.epoch - 1) for s in mock_log.samples}
-    _, per_simulation = score_trajectories(trajectories, tasks)
-    by_id = {m.simulation_id: m for m in per_simulation}
-    for sample, trajectory in zip(mock_log.samples, trajectories, strict=True):
-        score = sample.scores[SCORER]
-        assert set(score.value) == set(SCORES)
-        expected = shiftbox_view(by_id[trajectory.simulation_id])
-        assert all(same(expected[k], score.value[k]) for k in SCORES), (expected, score.value)
-        assert score.metadata[METRICS_KEY] == by_id[trajectory.simulation_id].model_dump(mode="json")
+    assert_scored_as_shiftbox_scores(mock_log, tasks)
 
 
 def test_the_log_results_are_shiftbox_run_metrics(mock_log):
@@ -89,6 +119,8 @@ def test_the_log_results_are_shiftbox_run_metrics(mock_log):
     run, _ = score_trajectories(trajectories, tasks)
     assert math.isclose(result(mock_log, "tsr"), run.tsr.mean)
     assert math.isclose(result(mock_log, "success", "shiftbox/pass_hat"), run.pass_hat_k[2])  # --epochs 2: pass^2
+    assert math.isclose(result(mock_log, "success", "shiftbox/pass_hat_1"), run.pass_hat_k[1])
+    assert math.isclose(result(mock_log, "success"), run.pass_hat_k[1])  # the mean over epochs: avg@k = pass^1
 
 
 def test_the_transcript_shows_the_conversation_and_each_goal_shift(mock_log):
@@ -127,6 +159,65 @@ def test_a_mock_model_answering_as_the_oracle_gets_the_oracles_trajectory_and_sc
     assert sample.scores[SCORER].value["tsr"] > default["tsr"]
 
 
+def busy_output(input, tools, tool_choice, config) -> ModelOutput:
+    """A mock model's answer that makes tool calls: after each user message it calls the first tool it is offered
+    twice with no arguments (most tools need some: failed, repeated calls for TUE and TCRR), then answers."""
+    since_user = list(itertools.takewhile(lambda m: m.role != "user", reversed(input)))
+    if sum(m.role == "assistant" for m in since_user) < 2:
+        return ModelOutput.for_tool_call("mockllm/model", tools[0].name, {})
+    return ModelOutput.from_content("mockllm/model", "I have looked into it. Anything else?")
+
+
+TASK_FILES = {"shiftbox/retail": REPO / "snapshots/retail/v1/tasks.json",
+              "shiftbox/airline": REPO / "snapshots/airline/v1/tasks.json",
+              "shiftbox/task_file": REPO / "tasks/cross-domain.json"}
+
+
+@pytest.fixture(scope="module")
+def domain_logs(tmp_path_factory):
+    """One sample each of retail, airline and the cross-domain task file, in one `eval()` of the three tasks, with
+    a mock model that calls tools."""
+    out = tmp_path_factory.mktemp("domains")
+    model = get_model("mockllm/model", custom_outputs=busy_output)
+    logs = inspect_eval([retail(), airline(), task_file(str(TASK_FILES["shiftbox/task_file"]))],
+                        model=model, limit=1, display="none", log_dir=str(out))
+    assert [log.status for log in logs] == ["success"] * 3, [log.error for log in logs]
+    return {log.eval.task: read_eval_log(log.location) for log in logs}
+
+
+def test_retail_airline_and_a_task_file_run_and_their_tools_reach_the_model_resolved(domain_logs):
+    assert set(domain_logs) == {"shiftbox/retail", "shiftbox/airline", "shiftbox/task_file"}
+    for name, log in domain_logs.items():
+        [sample] = log.samples
+        [trajectory] = trajectories_of(log)
+        assert set(sample.scores[SCORER].value) == set(SCORES)
+        model_calls = [e for e in sample.events if e.event == "model"]
+        assert model_calls and len(model_calls) == sum(m.role == "assistant" for m in trajectory.messages), name
+        offered = model_calls[0].tools
+        assert sorted(t.name for t in offered) == served_tools(shiftbox.load_task_file(TASK_FILES[name]).domain), name
+        assert "$ref" not in json.dumps([t.model_dump() for t in offered]), name
+        assert_scored_as_shiftbox_scores(log, {t.id: t for t in shiftbox.load_task_file(TASK_FILES[name]).tasks})
+        assert not math.isnan(sample.scores[SCORER].value["tcrr"]), name  # the mock's calls were made and scored
+    assert trajectories_of(domain_logs["shiftbox/task_file"])[0].domain.count(",") >= 1  # cross-domain
+
+
+def test_inspect_score_scores_a_log_again_from_what_it_holds(mock_log):
+    rescored = inspect_score(mock_log, shiftbox_scores(), action="overwrite", display="none")
+    for before, after in zip(mock_log.samples, rescored.samples, strict=True):
+        assert json.dumps(before.scores[SCORER].value) == json.dumps(after.scores[SCORER].value)
+
+
+def test_pass_hat_reduces_epochs_to_shiftbox_pass_hat_k():
+    def scores(*successes: float) -> list[Score]:
+        return [Score(value=dict.fromkeys(SCORES, 0.0) | {"success": s}) for s in successes]
+
+    four = scores(1.0, 0.0, 1.0, 1.0)
+    assert pass_hat()(four).value == {"success": pass_hat_k(4, 3, 4)} == {"success": 0.0}
+    assert pass_hat(k=2)(four).value == {"success": pass_hat_k(4, 3, 2)} == {"success": 0.5}
+    assert pass_hat(k=2)(scores(1.0, math.nan, 1.0)).value == {"success": 1.0}  # unscored epochs are left out
+    assert math.isnan(pass_hat()(scores(1.0, math.nan)).value["success"])  # fewer scored epochs than k
+
+
 def test_airline_tools_reach_the_model_with_their_references_resolved():
     schema = {"type": "object", "$defs": {"Pax": {"type": "object", "properties": {"name": {"type": "string"}}}},
               "properties": {"passengers": {"type": "array", "items": {"$ref": "#/$defs/Pax"}}}}
@@ -137,19 +228,18 @@ def test_airline_tools_reach_the_model_with_their_references_resolved():
 
 
 def test_without_the_extra_the_integration_names_the_install_command_and_shiftbox_never_loads_it():
-    code = ("import sys; sys.modules['inspect_ai'] = None\n"
-            "import shiftbox, shiftbox.cli\n"
+    code = ("import sys, shiftbox, shiftbox.cli\n"
+            "print('inspect_ai' in sys.modules)\n"
+            "sys.modules['inspect_ai'] = None  # as if the extra were not installed\n"
             "try:\n    import shiftbox.inspect_eval\nexcept ImportError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
-    assert "pip install 'shiftbox[inspect]'" in out.stdout
-    loaded = subprocess.run([sys.executable, "-c", "import sys, shiftbox.cli; print('inspect_ai' in sys.modules)"],
-                            capture_output=True, text=True, check=True, timeout=120)
-    assert loaded.stdout.strip() == "False"
+    loaded, message = out.stdout.strip().split("\n")
+    assert loaded == "False" and "pip install 'shiftbox[inspect]'" in message
 
 
-def test_the_inspect_page_example_runs_as_written(tmp_path):
-    """docs/inspect.md's example as written: the `inspect` command (which finds the tasks by their entry point) in a
-    scratch folder, then its Python block reading the log."""
+def test_the_inspect_page_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/inspect.md's example as written, in a scratch folder: the `inspect` command (which finds the tasks by
+    their entry point), then its Python block reading the log."""
     page = (REPO / "docs" / "inspect.md").read_text()
     command = re.search(r"```shell\n(.*?)```", page, re.S).group(1)
     code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
@@ -157,13 +247,13 @@ def test_the_inspect_page_example_runs_as_written(tmp_path):
            "SHIFTBOX_SNAPSHOTS": str(REPO / "snapshots")}
     ran = subprocess.run(["bash", "-ec", command], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert ran.returncode == 0, ran.stderr + ran.stdout
-    printed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env=env)
-    assert printed.returncode == 0, printed.stderr
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/inspect.md", "exec"), {})
+    printed = capsys.readouterr().out
     [path] = (tmp_path / "logs").glob("*.eval")
     log = read_eval_log(str(path))
     assert log.status == "success" and len(log.samples) == 4  # --limit 2, --epochs 2
     tasks = {t.id: t for t in shiftbox.load_task_file(REPO / "snapshots/banking/v1/tasks.json").tasks}
     run, _ = score_trajectories(trajectories_of(log), tasks)
-    assert f"tsr mean {run.tsr.mean:.3f}" in printed.stdout
-    assert f"success shiftbox/pass_hat {run.pass_hat_k[2]:.3f}" in printed.stdout
+    assert f"tsr mean {run.tsr.mean:.3f}" in printed
+    assert f"success shiftbox/pass_hat {run.pass_hat_k[2]:.3f}" in printed
