@@ -60,11 +60,12 @@ async def assert_tools_list_matches_golden(client, golden) -> None:
 
 
 def fixture_snapshot(db, directory, *, domain: str, clock_start, tables=()):
-    """A hand-written test snapshot: insert tuple rows table by table into `db`, write it, load it."""
+    """A hand-written test snapshot: insert tuple rows (every column, in the table's order) table by table
+    into `db` (a `new_database()`), write it, load it."""
     from shiftbox_servers.kit import Snapshot, write_snapshot
 
     for table, rows in tables:
-        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        db[table].insert_all([list(db[table].columns_dict), *rows])
     write_snapshot(db, directory, domain=domain, snapshot_version="test", schema_version=1,
                    server_version="test", source="tests", clock_start=clock_start)
     return Snapshot.load(directory)

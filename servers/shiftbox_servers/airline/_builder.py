@@ -16,7 +16,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, insert_rows
+from shiftbox_servers.kit import SnapshotManifest
 
 from ._anchors import (
     ANCHOR_FLIGHTS,
@@ -101,7 +101,7 @@ def build_native(directory: Path, seed: int = 7) -> SnapshotManifest:
     world.generate()
     db = new_database()
     for table, rows in world.tables().items():
-        insert_rows(db, table, rows)
+        db[table].insert_all(rows)
     return SCHEMA.write_snapshot(db, directory, snapshot_version=SNAPSHOT_VERSION, source=f"native seed={seed}")
 
 

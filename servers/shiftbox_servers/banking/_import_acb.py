@@ -4,20 +4,22 @@ reference data runs on the same tools. Rows are checked against the schema befor
 
 from __future__ import annotations
 
-import ast
 import re
 import sqlite3
 import tomllib
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftbox_servers.kit import SnapshotManifest
 
-from ._builder import TX_TYPES, check_one_awaiting_payment, insert_rows
+from ._builder import TX_TYPES, check_one_awaiting_payment
 from ._phone import normalize_phone
 from ._schema import SCHEMA, new_database
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 TABLES = ("customers", "accounts", "cards", "statements", "transactions", "payees",
           "payment_requests", "disputes")
@@ -80,7 +82,7 @@ def import_agentchangebench(db_toml: Path, directory: Path) -> SnapshotManifest:
     for table in TABLES:
         for row_id, row in tables[table].items():
             try:
-                insert_rows(db, table, [row])
+                db[table].insert(row)
             except sqlite3.IntegrityError as exc:
                 raise ValueError(f"{table} {row_id}: {exc}") from None
     return SCHEMA.write_snapshot(db, directory, snapshot_version="acb-v1", source="agentchangebench db.toml")
@@ -102,24 +104,21 @@ def _address(customer_id: str, address: Any) -> dict[str, Any]:
     return address
 
 
-def table_columns(db: sqlite3.Connection, table: str) -> list[Column]:
+def table_columns(db: Database, table: str) -> list[Column]:
     """The table's columns as the schema declares them, with their allowed values and references."""
-    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
-    allowed = {col: frozenset(a or int(b) for a, b in re.findall(r"'([^']*)'|(-?\d+)", values))
-               for col, values in re.findall(r"CHECK\s*\(\s*(\w+)\s+IN\s*\(([^)]*)\)", sql)}
-    references = {fk[3]: fk[2] for fk in db.execute(f'PRAGMA foreign_key_list("{table}")')}
-    columns = []
-    for _, name, sql_type, notnull, default, pk in db.execute(f'PRAGMA table_info("{table}")'):
-        columns.append(Column(
-            name=name,
-            primary_key=bool(pk),
-            sql_type=sql_type,
-            required=bool(notnull or pk) and default is None,
-            default=None if default is None else ast.literal_eval(default),
-            allowed=EXTRA_ALLOWED.get((table, name), allowed.get(name)),
-            references=references.get(name),
-        ))
-    return columns
+    found = db.table(table)
+    allowed = {c.column: frozenset(c.options) for c in found.checks if c.column and c.options is not None}
+    references = {fk.column: fk.other_table for fk in found.foreign_keys}
+    defaults = found.default_values
+    return [Column(
+        name=c.name,
+        primary_key=bool(c.is_pk),
+        sql_type=c.type,
+        required=bool(c.notnull or c.is_pk) and c.name not in defaults,
+        default=defaults.get(c.name),
+        allowed=EXTRA_ALLOWED.get((table, c.name), allowed.get(c.name)),
+        references=references.get(c.name),
+    ) for c in found.columns]
 
 
 def convert_row(table: str, row_id: str, fields: Row, columns: list[Column],

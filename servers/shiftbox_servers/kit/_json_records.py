@@ -7,9 +7,11 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._snapshot import insert_rows
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
 
 
 class RecordError(ValueError):
@@ -53,7 +55,7 @@ def check_same_id(table: str, record: str, field: str, value: Any, key: str | No
 
 
 def load_db_json(db_json: Path, convert: Callable[[Any], dict[str, list[dict]]],
-                 new_database: Callable[[], sqlite3.Connection], tables: Iterable[str]) -> sqlite3.Connection:
+                 new_database: Callable[[], Database], tables: Iterable[str]) -> Database:
     """A new database holding a db.json's records as `convert` turns them into rows (errors name the file)."""
     data = json.loads(Path(db_json).read_text(encoding="utf-8"))
     try:
@@ -63,7 +65,7 @@ def load_db_json(db_json: Path, convert: Callable[[Any], dict[str, list[dict]]],
     db = new_database()
     for table in tables:
         try:
-            insert_rows(db, table, rows[table])
+            db[table].insert_all(rows[table])
         except sqlite3.IntegrityError as exc:  # pragma: no cover - convert() checks what the schema checks
             raise ValueError(f"{db_json}: {table}: {exc}") from None
     return db

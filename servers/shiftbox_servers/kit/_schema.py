@@ -7,8 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._snapshot import SnapshotManifest, new_database, write_snapshot
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 @dataclass(frozen=True)
@@ -22,11 +26,12 @@ class DomainSchema:
     clock_start: datetime
     """'Now' at the start of every episode on this domain's snapshots."""
 
-    def new_database(self) -> sqlite3.Connection:
-        """An empty in-memory database with the domain's schema."""
+    def new_database(self) -> Database:
+        """An empty in-memory database with the domain's schema, as a sqlite-utils `Database`
+        (`db[table].insert_all(rows)` fills it)."""
         return new_database(self.schema_sql)
 
-    def write_snapshot(self, db: sqlite3.Connection, directory: Path, *, snapshot_version: str,
+    def write_snapshot(self, db: sqlite3.Connection | Database, directory: Path, *, snapshot_version: str,
                        source: str) -> SnapshotManifest:
         """Write the built `db` as snapshot `snapshot_version` into `directory`; `source` says how it was made."""
         return write_snapshot(

@@ -9,15 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._contract import ToolContract
 from ._shared_pages import SharedPages
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 DB_FILENAME = "db.sqlite"
 MANIFEST_FILENAME = "manifest.json"
@@ -53,50 +55,62 @@ class SnapshotError(Exception):
     """A snapshot directory is missing, incomplete or does not match its manifest."""
 
 
-def user_tables(db: sqlite3.Connection) -> list[str]:
+def sqlite_utils_database(db: sqlite3.Connection | Database) -> Database:
+    """sqlite-utils' view of a connection, leaving the connection as it was: no `recursive_triggers`
+    pragma and no plugin hooks.
+
+    Imported here, not at the top: sqlite-utils imports pandas and numpy when they are installed (about
+    2 s of CPU), which only building, importing and verifying snapshots may pay, never a server start."""
+    from sqlite_utils import Database
+
+    if isinstance(db, Database):
+        return db
+    return Database(db, recursive_triggers=False, execute_plugins=False)
+
+
+def user_tables(db: sqlite3.Connection | Database) -> list[str]:
     """Domain tables in name order (SQLite's and shiftbox's bookkeeping tables left out)."""
-    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
-    return [r[0] for r in rows if not r[0].startswith(INTERNAL_TABLE_PREFIXES)]
+    return sorted(t for t in sqlite_utils_database(db).table_names() if not t.startswith(INTERNAL_TABLE_PREFIXES))
 
 
 def primary_key(db: sqlite3.Connection, table: str) -> list[str]:
+    """The table's primary key columns in declaration order; every column for a table without one.
+
+    Read with one PRAGMA rather than sqlite-utils' `Table.pks`: `state_diff` needs it inside a running
+    server, where importing sqlite-utils would cost seconds (see `sqlite_utils_database`)."""
     cols = db.execute(f'PRAGMA table_info("{table}")').fetchall()
     pk = [c[1] for c in sorted(cols, key=lambda c: c[5]) if c[5] > 0]
     return pk or [c[1] for c in cols]
 
 
-def content_hash(db: sqlite3.Connection) -> str:
+def content_hash(db: sqlite3.Connection | Database) -> str:
     """sha256 over the schema and every domain table's rows in primary-key order."""
     h = hashlib.sha256()
-    for table in user_tables(db):
-        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-        h.update(sql.encode())
-        pk = ", ".join(f'"{c}"' for c in primary_key(db, table))
-        h.update(f"\x00{table}\x00".encode())
-        for row in db.execute(f'SELECT * FROM "{table}" ORDER BY {pk}'):
-            h.update(json.dumps(row, separators=(",", ":")).encode())
+    db = sqlite_utils_database(db)
+    for name in user_tables(db):
+        table = db.table(name)
+        h.update(table.schema.encode())
+        h.update(f"\x00{name}\x00".encode())
+        order = ", ".join(f'"{c}"' for c in primary_key(db.conn, name))
+        for row in table.rows_where(order_by=order):
+            h.update(json.dumps(list(row.values()), separators=(",", ":")).encode())
             h.update(b"\n")
     return h.hexdigest()
 
 
-def row_counts(db: sqlite3.Connection) -> dict[str, int]:
-    return {t: db.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in user_tables(db)}
+def row_counts(db: sqlite3.Connection | Database) -> dict[str, int]:
+    db = sqlite_utils_database(db)
+    return {t: db.table(t).count for t in user_tables(db)}
 
 
-def new_database(schema_sql: str) -> sqlite3.Connection:
-    """An empty in-memory database with a domain's schema: what every snapshot builder starts from."""
-    db = sqlite3.connect(":memory:")
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA page_size = 4096")
-    db.executescript(schema_sql)
-    return db
-
-
-def insert_rows(db: sqlite3.Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert rows given as dicts keyed by column (a missing key is NULL; other keys are ignored)."""
-    columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')]
-    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
-    db.executemany(sql, [tuple(row.get(c) for c in columns) for row in rows])
+def new_database(schema_sql: str) -> Database:
+    """An empty in-memory database with a domain's schema: what every snapshot builder starts from
+    (rows go in with sqlite-utils: `db[table].insert_all(rows)`)."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA page_size = 4096")
+    conn.executescript(schema_sql)
+    return sqlite_utils_database(conn)
 
 
 def select_rows(db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
@@ -212,7 +226,7 @@ class Snapshot:
 
 
 def write_snapshot(
-    db: sqlite3.Connection,
+    db: sqlite3.Connection | Database,
     directory: Path,
     *,
     domain: str,
@@ -224,10 +238,11 @@ def write_snapshot(
 ) -> SnapshotManifest:
     """Write a built database and its manifest into `directory` (replacing what was there)."""
     directory.mkdir(parents=True, exist_ok=True)
-    install_change_log(db)
-    db.commit()
-    db.execute("VACUUM")
-    data = db.serialize()
+    db = sqlite_utils_database(db)
+    install_change_log(db.conn)
+    db.conn.commit()
+    db.conn.execute("VACUUM")
+    data = db.conn.serialize()
     db_path = directory / DB_FILENAME
     tmp = db_path.with_suffix(".tmp")
     tmp.write_bytes(data)

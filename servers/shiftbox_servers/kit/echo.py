@@ -3,7 +3,6 @@ smallest real write. Comparing a domain tool with `echo` on one transport measur
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -13,7 +12,7 @@ from pydantic import BaseModel
 from ._domain import Domain
 from ._episode import Episode
 from ._errors import NotFound
-from ._snapshot import SnapshotManifest, write_snapshot
+from ._snapshot import SnapshotManifest, new_database, write_snapshot
 from ._tools import ToolSet
 from ._types import identifier, text
 
@@ -54,9 +53,8 @@ def get_marker(ep: Episode, marker_id: identifier("id returned by put_marker")) 
 
 
 def build_snapshot(directory: Path) -> SnapshotManifest:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE markers (marker_id TEXT PRIMARY KEY, value TEXT NOT NULL, written_at TEXT NOT NULL)")
-    db.execute("INSERT INTO markers VALUES ('mark_seed', 'seed', '2025-01-01T00:00:00')")
+    db = new_database("CREATE TABLE markers (marker_id TEXT PRIMARY KEY, value TEXT NOT NULL, written_at TEXT NOT NULL)")
+    db["markers"].insert({"marker_id": "mark_seed", "value": "seed", "written_at": "2025-01-01T00:00:00"})
     return write_snapshot(
         db, directory, domain="echo", snapshot_version="v1", schema_version=1,
         server_version=version("shiftbox-servers"), source="kit echo builder",

@@ -16,7 +16,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from shiftbox_servers.kit import SnapshotManifest, insert_rows
+from shiftbox_servers.kit import SnapshotManifest
 
 from ._schema import SCHEMA, SNAPSHOT_VERSION, new_database
 
@@ -172,7 +172,7 @@ def build_native(directory: Path, seed: int = 7) -> SnapshotManifest:
     check_payments_balance(store.rows)
     db = new_database()
     for table in TABLES:
-        insert_rows(db, table, store.rows[table])
+        db[table].insert_all(store.rows[table])
     return SCHEMA.write_snapshot(db, directory, snapshot_version=SNAPSHOT_VERSION, source=f"native seed={seed}")
 
 
@@ -206,6 +206,8 @@ class _NativeStore:
         self.rng = rng
         self.rows: dict[str, list[Row]] = {table: [] for table in TABLES}
         self.variants_of: dict[str, list[Row]] = {}
+        self.product_of: dict[str, str] = {}
+        """item id -> its product's id"""
         self.methods_of: dict[str, list[Row]] = {}
 
     def chance(self, p: float) -> bool:
@@ -257,6 +259,7 @@ class _NativeStore:
             v["available"] = 1
         self.rows["variants"] += variants
         self.variants_of[product_id] = variants
+        self.product_of.update((v["item_id"], product_id) for v in variants)
 
     # -- users ----------------------------------------------------------------------------------
 
@@ -299,7 +302,7 @@ class _NativeStore:
 
     def other_variant(self, line: Row, *, available: bool) -> Row:
         """Another variant of the line's product (an available one when asked)."""
-        candidates = [v for v in self.variants_of[line["product_id"]]
+        candidates = [v for v in self.variants_of[self.product_of[line["item_id"]]]
                       if v["item_id"] != line["item_id"] and (v["available"] or not available)]
         return self.rng.choice(candidates)
 
@@ -320,7 +323,7 @@ class _NativeStore:
             product = rng.choice(self.rows["products"])
             variant = rng.choice(self.variants_of[product["product_id"]])
             lines.append({"order_id": order_id, "line_no": line_no, "item_id": variant["item_id"],
-                          "product_id": product["product_id"], "price": variant["price"],
+                          "price": variant["price"],
                           "return_requested": 0, "exchange_item_id": None})
         self.rows["order_items"] += lines
         method = rng.choice(methods)

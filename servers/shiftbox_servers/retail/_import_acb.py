@@ -211,7 +211,6 @@ def _order(key: str, order: dict, user_id: str, variants: dict[str, Row], produc
                 raise _fail("orders", key, f"{field}.{name}", f"is {item[name]!r} but item {item['item_id']} "
                             f"has {value!r}")
         lines.append({"order_id": key, "line_no": n, "item_id": item["item_id"],
-                      "product_id": variant["product_id"],
                       "price": _number("orders", key, f"{field}.price", item["price"], minimum=0.01),
                       "return_requested": 0, "exchange_item_id": None})
     _mark_lines(key, lines, order, variants)
@@ -264,7 +263,7 @@ def _mark_lines(key: str, lines: list[Row], order: dict, variants: dict[str, Row
         line = next((ln for ln in lines if ln["item_id"] == item_id and ln["exchange_item_id"] is None), None)
         if line is None:
             raise _fail("orders", key, "exchange_items", f"names {item_id}, which is not (again) in the order")
-        new = next((n for n in new_items if n in variants and variants[n]["product_id"] == line["product_id"]), None)
+        new = next((n for n in new_items if n in variants and variants[n]["product_id"] == variants[line["item_id"]]["product_id"]), None)
         if new is None:
             raise _fail("orders", key, "exchange_new_items", f"has no item of the product of {item_id}")
         new_items.remove(new)

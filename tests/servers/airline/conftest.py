@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shiftbox_servers.airline import CLOCK_START, new_database
-from shiftbox_servers.kit import Snapshot, insert_rows
+from shiftbox_servers.kit import Snapshot
 from tests.servers.helpers import fixture_snapshot
 
 AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
@@ -107,11 +107,11 @@ def _flight_dates() -> list[dict]:
 def write_fixture_snapshot(directory: Path) -> Snapshot:
     """The hand-written airline snapshot, written into `directory` (the `airline_snapshot` fixture)."""
     db = new_database()
-    insert_rows(db, "airports", [{"iata": i, "city": c} for i, c in AIRPORTS])
-    insert_rows(db, "flights", [dict(zip(("flight_number", "origin", "destination", "scheduled_departure_time_est",
-                                          "scheduled_arrival_time_est"), f, strict=True)) for f in FLIGHTS])
-    insert_rows(db, "flight_dates", _flight_dates())
-    insert_rows(db, "users", USERS)
+    db["airports"].insert_all([{"iata": i, "city": c} for i, c in AIRPORTS])
+    db["flights"].insert_all([dict(zip(("flight_number", "origin", "destination", "scheduled_departure_time_est",
+                                        "scheduled_arrival_time_est"), f, strict=True)) for f in FLIGHTS])
+    db["flight_dates"].insert_all(_flight_dates())
+    db["users"].insert_all(USERS)
     tables = [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
               ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS), ("payments", PAYMENTS)]
     return fixture_snapshot(db, directory, domain="airline", clock_start=CLOCK_START, tables=tables)

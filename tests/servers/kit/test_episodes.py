@@ -123,3 +123,28 @@ async def test_final_digest_read_with_close_flag_drops_the_episode(echo):
                                      meta={"shiftbox/episode": "fin", "shiftbox/close": True})
     assert json.loads(res.contents[0].text)["tool_calls"] == 1
     assert "fin" not in server.episodes
+
+
+def test_serving_an_episode_never_imports_sqlite_utils():
+    """sqlite-utils builds and inspects snapshots; importing it costs seconds (it imports pandas and numpy
+    when installed), so a server's start, tool calls and diffs must not load it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, asyncio\n"
+        "from mcp import Client\n"
+        "from shiftbox_servers.kit import DomainServer, Snapshot, get_domain\n"
+        "domain = get_domain('echo')\n"
+        "server = DomainServer(domain, Snapshot.load(domain.default_snapshot_dir()))\n"
+        "async def main():\n"
+        "    async with Client(server.mcp) as client:\n"
+        "        await client.call_tool('put_marker', {'value': 'x'})\n"
+        "        await client.read_resource('shiftbox://episode/diff')\n"
+        "        await client.read_resource('shiftbox://episode/digest')\n"
+        "asyncio.run(main())\n"
+        "print('sqlite_utils' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
