@@ -4,10 +4,9 @@ The harness starts the program once per simulation with `SHIFTBOX_MCP_URL` point
 recording gateway (see `shiftbox.world.RunGateway`). User messages go to its stdin as
 `{"role": "user", "content": ...}` lines; it answers with `{"role": "assistant", "content": ...}`
 lines on stdout. A line with `"final": false` is narration for the tool calls it is about to make.
-Its tool calls reach the gateway, which hands each one to this agent; `respond` returns it to the
-orchestrator like any other agent's tool call, so the harness's one recorder executes it, and the
-result goes back to the program through `tool_result`. A crash, garbage output or a hang past the
-timeout raises `ExternalAgentError`, which ends the simulation (blamed on the agent) and never the run.
+Its tool calls reach the gateway and are turned into agent turns by `GatewayAgent`. A crash, garbage
+output or a hang past the timeout raises `ExternalAgentError`, which ends the simulation (blamed on
+the agent) and never the run.
 """
 
 from __future__ import annotations
@@ -20,63 +19,37 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from mcp_types import CallToolResult
 
 from shiftbox_servers.kit import die_with_parent
 
-from ..errors import ShiftboxError
-from ..trajectory import Message, ToolCall, ToolCallRecord
-from ._protocol import Agent, AgentContext, AgentReply
+from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent, _Event
+from ._protocol import AgentContext
 
-DEFAULT_TURN_TIMEOUT_S = 120.0
+__all__ = ["DEFAULT_TURN_TIMEOUT_S", "ExternalAgent", "ExternalAgentError"]
+
 MAX_LINE_BYTES = 1 << 20
 ENV_MCP_URL, ENV_DOMAIN, ENV_SEED = "SHIFTBOX_MCP_URL", "SHIFTBOX_DOMAIN", "SHIFTBOX_SEED"
 
-
-class ExternalAgentError(ShiftboxError):
-    """The agent program broke the protocol: it exited, wrote garbage or did not answer in time."""
-
-
-@dataclass
-class _Call:
-    """A tool call the program sent to the gateway, waiting for its result."""
-
-    name: str
-    arguments: dict[str, Any]
-    answered: anyio.Event
-    result: CallToolResult | None = None
-
-
 _EOF = object()
 """Queued when the program closes its stdout."""
-_Event = dict[str, Any] | _Call | ExternalAgentError | object
 
 
-class ExternalAgent(Agent):
+class ExternalAgent(GatewayAgent):
     """`cmd:"<command>"`: one process per simulation (see the module docstring for the protocol)."""
 
-    uses_gateway = True
-
     def __init__(self, command: str, *, turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S):
+        super().__init__(turn_timeout_s=turn_timeout_s)
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError('cmd: needs a command, e.g. cmd:"python my_agent.py"')
         self.name = f"cmd:{command}"
-        self.turn_timeout_s = turn_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
         self._buffer = b""
-        self._events: list[_Event] = []
         self._eof = False
-        self._wakeup = anyio.Event()
-        self._pending: dict[str, _Call] = {}
-        self._sent = 0
-        self._calls = 0
-        self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -88,13 +61,10 @@ class ExternalAgent(Agent):
             where = "is not an executable file" if os.sep in program else "is not on PATH"
             raise ValueError(f"cmd: program {program!r} {where}; check the command of --agent cmd:\"…\"")
 
-    async def start(self, context: AgentContext) -> None:
-        if context.gateway is None:
-            raise ExternalAgentError("external agents need the run's recording gateway (none was started)")
-        context.gateway.attach(self._tool_call)
+    async def _open(self, context: AgentContext) -> None:
         env = dict(os.environ, **{ENV_MCP_URL: context.gateway.url, ENV_DOMAIN: context.domain,
                                   ENV_SEED: str(context.seed)})
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in _shut()
         try:
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=self._stderr, env=env, start_new_session=True,
@@ -104,12 +74,8 @@ class ExternalAgent(Agent):
         assert self._proc.stdout is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
 
-    async def close(self) -> None:
+    async def _shut(self) -> None:
         """End the program: EOF on stdin, a moment to exit, then SIGKILL to its whole process group."""
-        self._closed = True
-        queued = [e for e in self._events if isinstance(e, _Call)]  # sent but never handed to the harness
-        for call in [*self._pending.values(), *queued]:
-            call.answered.set()
         proc = self._proc
         if proc is None:
             return
@@ -128,61 +94,10 @@ class ExternalAgent(Agent):
         if self._stderr:
             self._stderr.close()
 
-    # -- the turn -----------------------------------------------------------------------------
-
-    async def respond(self, messages: list[Message]) -> AgentReply:
-        await self._send_new_user_messages(messages)
-        narration: list[str] = []
-        with anyio.move_on_after(self.turn_timeout_s) as scope:
-            while True:
-                event = await self._next_event()
-                if event is _EOF:
-                    raise await self._ended_error()
-                if isinstance(event, ExternalAgentError):
-                    raise event
-                if isinstance(event, _Call):
-                    call_id = f"ext_{self._calls}"
-                    self._calls += 1
-                    self._pending[call_id] = event
-                    content = "\n".join(narration) or None
-                    return AgentReply(content=content, tool_calls=[ToolCall(id=call_id, name=event.name,
-                                                                            arguments=event.arguments)])
-                if event.get("final", True) is False:
-                    narration.append(event["content"])
-                    continue
-                return AgentReply(content="\n".join([*narration, event["content"]]))
-        assert scope.cancelled_caught
-        raise ExternalAgentError(f"no reply within {self.turn_timeout_s:g} s (agent timeout; set it with "
-                                 "--agent-arg timeout=SECONDS)" + self._stderr_tail())
-
-    async def tool_result(self, call: ToolCall, record: ToolCallRecord) -> None:
-        """The harness executed `call`: hand the server's result back to the waiting MCP request."""
-        from ..world import client_result
-
-        pending = self._pending.pop(call.id, None)
-        if pending is not None:
-            pending.result = client_result(record)
-            pending.answered.set()
-
-    async def _tool_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Gateway route: queue the call behind any output the program wrote before sending it."""
-        if self._closed:
-            return _ended_result()
-        self._drain_stdout()  # the program flushed its narration before calling: keep that order
-        call = _Call(name, arguments, anyio.Event())
-        self._push(call)
-        await call.answered.wait()
-        return call.result or _ended_result()
-
     # -- stdin / stdout -----------------------------------------------------------------------
 
-    async def _send_new_user_messages(self, messages: list[Message]) -> None:
-        lines = [json.dumps({"role": "user", "content": m.content or ""}) + "\n"
-                 for m in messages[self._sent:] if m.role == "user"]
-        self._sent = len(messages)
-        if not lines:
-            return
-        data = "".join(lines).encode()
+    async def _deliver(self, texts: list[str]) -> None:
+        data = "".join(json.dumps({"role": "user", "content": text}) + "\n" for text in texts).encode()
         proc = self._proc
         assert proc is not None and proc.stdin is not None
 
@@ -194,9 +109,10 @@ class ExternalAgent(Agent):
             await anyio.to_thread.run_sync(write)
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise ExternalAgentError(f"the agent process no longer reads its input ({type(exc).__name__}); "
-                                     f"{self._exit_status()}" + self._stderr_tail()) from exc
+                                     f"{self._exit_status()}" + self._diagnostics()) from exc
 
     async def _next_event(self) -> _Event:
+        """The next line or tool call, whichever comes first; the program closing its stdout is an error."""
         while not self._events:
             self._wakeup = anyio.Event()
             async with anyio.create_task_group() as tg:
@@ -213,11 +129,11 @@ class ExternalAgent(Agent):
 
                 tg.start_soon(wait_stdout)
                 tg.start_soon(wait_gateway)
-        return self._events.pop(0)
+        event = self._events.pop(0)
+        return await self._ended_error() if event is _EOF else event
 
-    def _push(self, event: _Event) -> None:
-        self._events.append(event)
-        self._wakeup.set()
+    def _before_call(self) -> None:
+        self._drain_stdout()  # the program flushed its narration before calling: keep that order
 
     def _drain_stdout(self) -> None:
         """Queue every complete line the program has written so far (never blocks); errors are queued too."""
@@ -262,13 +178,14 @@ class ExternalAgent(Agent):
             while self._proc is not None and self._proc.poll() is None:
                 await anyio.sleep(0.01)
         return ExternalAgentError(f"the agent process ended mid-conversation ({self._exit_status()})"
-                                  + self._stderr_tail())
+                                  + self._diagnostics())
 
     def _exit_status(self) -> str:
         code = self._proc.poll() if self._proc else None
         return "still running" if code is None else f"exit code {code}"
 
-    def _stderr_tail(self) -> str:
+    def _diagnostics(self) -> str:
+        """The tail of the program's stderr."""
         if not self._stderr:
             return ""
         self._stderr.seek(0, os.SEEK_END)
@@ -276,10 +193,3 @@ class ExternalAgent(Agent):
         self._stderr.seek(max(0, size - 800))
         tail = self._stderr.read().decode(errors="replace").strip()
         return f"; stderr ends: {tail}" if tail else ""
-
-
-def _ended_result() -> CallToolResult:
-    from shiftbox_servers.kit import ErrorKind, error_result
-
-    return error_result(ErrorKind.PRECONDITION_FAILED, "the simulation has ended; no tool call was made")
-
