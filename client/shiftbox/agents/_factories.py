@@ -21,14 +21,31 @@ def litellm(arg: str | None, options: dict[str, str]):
 
 def cmd(arg: str | None, options: dict[str, str]):
     """`cmd:"<command>"`: an external agent program (JSON lines on stdio, tools over MCP); option timeout=SECONDS."""
-    from ._external import DEFAULT_TURN_TIMEOUT_S, ExternalAgent
+    from ._external import ExternalAgent
+
+    timeout = _turn_timeout("cmd", options)
+    if not arg:
+        raise ValueError('cmd: needs a command, e.g. --agent cmd:"python examples/minimal_agent/agent.py"')
+    return ExternalAgent(arg, turn_timeout_s=timeout)
+
+
+def _turn_timeout(kind: str, options: dict[str, str]) -> float:
+    """The only option of agents that call their tools through the gateway: timeout=SECONDS, per agent turn."""
+    from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S
 
     unknown = set(options) - {"timeout"}
     if unknown:
-        raise ValueError(f"cmd agents take only the option timeout=SECONDS (got {', '.join(sorted(unknown))})")
-    if not arg:
-        raise ValueError('cmd: needs a command, e.g. --agent cmd:"python examples/minimal_agent/agent.py"')
+        raise ValueError(f"{kind} agents take only the option timeout=SECONDS (got {', '.join(sorted(unknown))})")
     timeout = float(options.get("timeout", DEFAULT_TURN_TIMEOUT_S))
     if timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
-    return ExternalAgent(arg, turn_timeout_s=timeout)
+    return timeout
+
+
+def a2a(arg: str | None, options: dict[str, str]):
+    """`a2a:URL`: a remote agent served over the A2A protocol (tools through the gateway); option timeout=SECONDS."""
+    from .a2a_agent import A2AAgent
+
+    if not arg:
+        raise ValueError("a2a: needs the agent's base URL, e.g. --agent a2a:http://127.0.0.1:9999")
+    return A2AAgent(arg, turn_timeout_s=_turn_timeout("a2a", options))

@@ -1,0 +1,11 @@
+"""`--agent a2a:URL`: a remote agent served over the A2A protocol, its tools through the run's recording gateway.
+
+The a2a-sdk is an optional extra (`pip install 'shiftbox[a2a]'`): it is imported only when a live run talks
+to the agent, never by `import shiftbox` or in replay (a replay plays the recorded replies back).
+"""
+
+from ._agent import A2AAgent
+from ._handover import DOMAIN_KEY, MCP_URL_KEY, POLICY_KEY, SEED_KEY
+from ._install import INSTALL_A2A, a2a_installed
+
+__all__ = ["DOMAIN_KEY", "INSTALL_A2A", "MCP_URL_KEY", "POLICY_KEY", "SEED_KEY", "A2AAgent", "a2a_installed"]

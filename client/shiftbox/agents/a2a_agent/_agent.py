@@ -1,0 +1,142 @@
+"""`A2AAgent`: the harness as an A2A client; the user's messages go out as A2A messages, the replies come back.
+
+One A2A conversation (`contextId`) per simulation. Each user message is one `send_message` call, run in
+the background while the agent works: its tool calls reach the run's recording gateway meanwhile and
+become agent turns (`GatewayAgent`), and the call's end gives the turn's reply (`Exchange`). A task left
+input-required is continued by the next message (same `taskId`). Nothing listens at the URL: a plan error
+before the run (`preflight`), or, mid-run, an infrastructure error for that simulation; an agent that
+answers outside the protocol, fails or rejects its task ends its simulation as `agent_error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import uuid
+from typing import Any
+
+from ...errors import InfrastructureError
+from .._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent
+from .._protocol import AgentContext
+from ._exchange import Exchange
+from ._handover import handover, user_message
+from ._install import require_a2a
+
+CARD_PATH = "/.well-known/agent-card.json"
+CONNECT_TIMEOUT_S = 10.0
+
+
+class A2AAgent(GatewayAgent):
+    """`a2a:URL`: the A2A agent whose card is at `URL/.well-known/agent-card.json`."""
+
+    kind = "A2A agents"
+
+    def __init__(self, url: str, *, turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S):
+        super().__init__(turn_timeout_s=turn_timeout_s)
+        url = url.strip()
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"a2a: needs the agent's http(s) base URL, e.g. a2a:http://127.0.0.1:9999 (got {url!r})")
+        self.url = url.removesuffix(CARD_PATH).rstrip("/")
+        self.name = f"a2a:{self.url}"
+        self._context: AgentContext | None = None
+        self._context_id = str(uuid.uuid4())
+        self._task_id: str | None = None
+        self._seen_artifacts: set[str] = set()
+        self._client: Any = None
+        self._http: Any = None
+        self._exchange: asyncio.Task[None] | None = None
+
+    def preflight(self) -> None:
+        """Before a live run: the a2a-sdk is installed and an A2A agent card is served at the URL (in a thread
+        of its own, so it works whether or not the caller runs an event loop). Not called in replay."""
+        require_a2a()
+
+        async def probe() -> None:
+            await self._connect()
+            await self._disconnect()
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            try:
+                pool.submit(asyncio.run, probe()).result()
+            except (InfrastructureError, ExternalAgentError) as exc:
+                raise ValueError(str(exc)) from None
+
+    # -- transport ------------------------------------------------------------------------------
+
+    async def _open(self, context: AgentContext) -> None:
+        self._context = context  # the connection is made with the first message: a failure then is classified
+
+    async def _connect(self) -> None:
+        import httpx
+        from a2a.client import ClientConfig, ClientFactory
+        from a2a.client.errors import AgentCardResolutionError
+        from a2a.utils.constants import TransportProtocol
+
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=None))
+        config = ClientConfig(httpx_client=self._http, supported_protocol_bindings=[
+            TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON])
+        try:
+            self._client = await ClientFactory(config).create_from_url(self.url)
+        except AgentCardResolutionError as exc:
+            await self._disconnect()
+            if isinstance(exc.__cause__, httpx.TransportError):
+                raise InfrastructureError(f"no A2A agent answers at {self.url} ({exc.__cause__!r}): start the agent "
+                                          "there, or give --agent a2a: the URL it serves") from None
+            raise ExternalAgentError(f"{self.url} does not serve an A2A agent card at {CARD_PATH} ({exc.message}); "
+                                     "--agent a2a:URL takes the agent's base URL") from None
+        except ValueError as exc:  # the card offers no transport this client speaks
+            await self._disconnect()
+            raise ExternalAgentError(f"the A2A agent at {self.url} offers no transport shiftbox speaks ({exc}); "
+                                     "serve it over JSON-RPC or HTTP+JSON") from None
+
+    async def _disconnect(self) -> None:
+        client, http, self._client, self._http = self._client, self._http, None, None
+        with contextlib.suppress(Exception):
+            if client is not None:
+                await client.close()
+        if http is not None:
+            await http.aclose()
+
+    async def _deliver(self, texts: list[str]) -> None:
+        from a2a.types import SendMessageRequest
+
+        context = self._context
+        assert context is not None and context.gateway is not None
+        first = self._client is None
+        if first:
+            await self._connect()
+        if self._exchange is not None and not self._exchange.done():
+            raise ExternalAgentError("a user message came while the A2A agent's previous answer was still under way")
+        meta = handover(context.gateway.url, context.domain, context.seed, context.policy if first else None)
+        message = user_message(texts, meta, context_id=self._context_id, task_id=self._task_id, first=first)
+        self._exchange = asyncio.get_running_loop().create_task(self._run_exchange(SendMessageRequest(message=message)))
+
+    async def _run_exchange(self, request: Any) -> None:
+        """One `send_message` call to its end; what it said and how it ended are pushed as events."""
+        exchange = Exchange(self._seen_artifacts)
+        try:
+            async for response in self._client.send_message(request):
+                for said in exchange.absorb(response):
+                    self._push(said)
+            outcome: Any = exchange.outcome(self.url)
+        except Exception as exc:  # noqa: BLE001 - every failure of the call is reported to the turn waiting for it
+            outcome = self._failure(exc)
+        self._task_id = exchange.task_id if exchange.waits_for_input else None
+        self._push(outcome)
+
+    def _failure(self, exc: Exception) -> Exception:
+        import httpx
+
+        if isinstance(exc.__cause__, httpx.ConnectError):
+            return InfrastructureError(f"the A2A agent at {self.url} cannot be reached ({exc.__cause__!r})")
+        return ExternalAgentError(f"the A2A agent at {self.url} answered outside the protocol: "
+                                  f"{type(exc).__name__}: {exc}")
+
+    async def _shut(self) -> None:
+        exchange, self._exchange = self._exchange, None
+        if exchange is not None and not exchange.done():
+            exchange.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await exchange
+        await self._disconnect()
