@@ -150,12 +150,18 @@ def test_an_a2a_agent_is_scored_from_its_own_protocol_and_its_recording_replays_
         assert "acc_00004 (checking): balance" in replies[-1]
     metrics, _ = shiftbox.score_run(tmp_path / "run")
     assert metrics.tsr.mean == 1.0 and metrics.tue.tue == 1.0
-    # the server is gone, and so is the a2a-sdk: a replay plays the recorded replies back
-    code = ("import sys; sys.modules['a2a'] = None; from shiftbox.cli import app; "
-            f"app(['replay', {str(tmp_path / 'fx')!r}, '--out', {str(tmp_path / 'replay')!r}])")
-    replay = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert replay.returncode == 0, replay.stdout + replay.stderr
-    assert "identical to the recording" in replay.stdout
+    # the server is gone, and so is the a2a-sdk: a replay plays the recorded replies back; a live run names the extra
+    code = ("import sys; sys.modules['a2a'] = None; import shiftbox\n"
+            f"result = shiftbox.replay_fixture({str(tmp_path / 'fx')!r}, {str(tmp_path / 'replay')!r})\n"
+            "print('identical' if result.identical else result.problems)\n"
+            "try:\n"
+            f"    shiftbox.plan_run({str(TASKS)!r}, {str(tmp_path / 'live')!r}, agent='a2a:{url}')\n"
+            "except shiftbox.RunPlanError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["identical", f"--agent a2a: needs the a2a-sdk, an optional extra of shiftbox: "
+                                                    f"{INSTALL_A2A}"]
     assert [t.agent for t in read_trajectories(tmp_path / "replay")] == [f"a2a:{url}"] * 2
 
 
@@ -223,11 +229,31 @@ def test_an_agent_gone_mid_run_is_an_infrastructure_error_not_the_agents():
         anyio.run(first_turn)
 
 
-def test_without_the_extra_a_live_run_names_the_install_command(tmp_path):
-    code = ("import sys; sys.modules['a2a'] = None; from shiftbox.cli import app; "
-            f"app(['run', '--domain', 'banking', '--tasks', {str(TASKS)!r}, '--out', {str(tmp_path / 'r')!r}, "
-            "'--agent', 'a2a:http://127.0.0.1:9', '--user', 'scripted'])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO,
-                         env={**os.environ, "COLUMNS": "300"})
-    assert out.returncode == 2
-    assert INSTALL_A2A in " ".join((out.stdout + out.stderr).split())
+def test_the_a2a_page_example_runs_as_written(tmp_path):
+    """docs/a2a.md's three blocks (the agent, the run and its metrics, the replay), in a scratch folder, on a free
+    port instead of 9999; the agent is stopped before the replay."""
+    blocks = re.findall(r"```bash\n(.*?)```", (REPO / "docs" / "a2a.md").read_text(), re.S)
+    assert len(blocks) == 3
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    start_agent, run, replay = (block.replace("9999", port) for block in blocks)
+    for name in ("examples", "snapshots"):
+        (tmp_path / name).symlink_to(REPO / name)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "SHIFTBOX_SNAPSHOTS": str(REPO / "snapshots")}
+    agent = subprocess.Popen(["bash", "-c", f"exec {start_agent}"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert agent.stdout.readline().strip() == f"A2A agent at http://127.0.0.1:{port}"
+        ran = subprocess.run(["bash", "-ec", run], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    finally:
+        agent.terminate()
+        agent.wait(30)
+    replayed = subprocess.run(["bash", "-ec", replay], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical to the recording" in replayed.stdout
+    assert len(read_trajectories(tmp_path / "runs" / "a2a")) == 2
+    assert shiftbox.score_run(tmp_path / "runs" / "a2a")[0].tsr.mean == 1.0
