@@ -18,7 +18,7 @@ import re
 import socket
 from typing import Any
 
-from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
+from a2a.helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler

@@ -38,7 +38,14 @@ from typer.testing import CliRunner
 
 import shiftbox
 from shiftbox.agents import AgentContext
-from shiftbox.agents.a2a_agent import DOMAIN_KEY, INSTALL_A2A, MCP_URL_KEY, POLICY_KEY, SEED_KEY, A2AAgent
+from shiftbox.agents.a2a_agent import (
+    DOMAIN_KEY,
+    INSTALL_A2A,
+    MCP_URL_KEY,
+    POLICY_KEY,
+    SEED_KEY,
+    A2AAgent,
+)
 from shiftbox.cli import app
 from shiftbox.errors import InfrastructureError
 from shiftbox.trajectory import Message, read_trajectories
