@@ -29,7 +29,7 @@ from a2a.helpers import get_data_parts, new_task_from_user_message, new_text_mes
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
@@ -120,10 +120,19 @@ def serving(make_app) -> Iterator[str]:
         sock.close()
 
 
+def rest_desk_app(url: str) -> Starlette:
+    """The example desk over A2A's HTTP+JSON (REST) binding instead of JSON-RPC."""
+    card = desk.agent_card(url)
+    card.supported_interfaces[0].protocol_binding = "HTTP+JSON"
+    handler = DefaultRequestHandler(agent_executor=desk.BankingDesk(), task_store=InMemoryTaskStore(), agent_card=card)
+    return Starlette(routes=[*create_agent_card_routes(card), *create_rest_routes(handler)])
+
+
 def agents_app(url: str) -> Starlette:
-    """Several agents under one server: /blocking/ (the desk without streaming), /reject/, /fail/, /message/,
-    and the desk itself at the root."""
-    mounts = [Mount("/blocking", app=desk.build_app(f"{url}/blocking/", streaming=False))]
+    """Several agents under one server: /blocking/ (the desk without streaming), /rest/ (the desk over HTTP+JSON),
+    /reject/, /fail/, /message/, and the desk itself at the root."""
+    mounts = [Mount("/blocking", app=desk.build_app(f"{url}/blocking/", streaming=False)),
+              Mount("/rest", app=rest_desk_app(f"{url}/rest"))]
     mounts += [Mount(f"/{how}", app=one_shot_app(f"{url}/{how}/", how)) for how in ("reject", "fail", "message")]
     return Starlette(routes=[*mounts, Mount("/", app=desk.build_app(url))])
 
@@ -172,8 +181,9 @@ def test_an_a2a_agent_is_scored_from_its_own_protocol_and_its_recording_replays_
     assert [t.agent for t in read_trajectories(tmp_path / "replay")] == [f"a2a:{url}"] * 2
 
 
-def test_an_agent_that_does_not_stream_answers_in_one_blocking_call_each(tmp_path, agents):
-    res = run_a2a(tmp_path / "r", f"{agents}/blocking/")
+@pytest.mark.parametrize("path", ["blocking/", "rest"])
+def test_an_agent_without_streaming_or_over_http_json_is_scored_the_same(tmp_path, agents, path):
+    res = run_a2a(tmp_path / "r", f"{agents}/{path}")
     assert res.exit_code == 0, res.output
     [t] = read_trajectories(tmp_path / "r")
     assert [c.name for c in t.tool_calls] == ["get_customer_by_phone", "get_accounts"]
