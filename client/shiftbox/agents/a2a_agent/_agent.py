@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from ...errors import InfrastructureError
+from ...redact import redact_text
 from .._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent
 from .._protocol import AgentContext
 from ._exchange import Exchange
@@ -38,7 +39,8 @@ class A2AAgent(GatewayAgent):
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"a2a: needs the agent's http(s) base URL, e.g. a2a:http://127.0.0.1:9999 (got {url!r})")
         self.url = url.removesuffix(CARD_PATH).rstrip("/")
-        self.name = f"a2a:{self.url}"
+        self.shown = redact_text(self.url)  # what is recorded and said of it: no user:password or ?token=
+        self.name = f"a2a:{self.shown}"
         self._context: AgentContext | None = None
         self._context_id = str(uuid.uuid4())
         self._task_id: str | None = None
@@ -81,13 +83,13 @@ class A2AAgent(GatewayAgent):
         except AgentCardResolutionError as exc:
             await self._disconnect()
             if isinstance(exc.__cause__, httpx.TransportError):
-                raise InfrastructureError(f"no A2A agent answers at {self.url} ({exc.__cause__!r}): start the agent "
+                raise InfrastructureError(f"no A2A agent answers at {self.shown} ({redact_text(repr(exc.__cause__))}): start the agent "
                                           "there, or give --agent a2a: the URL it serves") from None
-            raise ExternalAgentError(f"{self.url} does not serve an A2A agent card at {CARD_PATH} ({exc.message}); "
+            raise ExternalAgentError(f"{self.shown} does not serve an A2A agent card at {CARD_PATH} ({redact_text(exc.message)}); "
                                      "--agent a2a:URL takes the agent's base URL") from None
         except ValueError as exc:  # the card offers no transport this client speaks
             await self._disconnect()
-            raise ExternalAgentError(f"the A2A agent at {self.url} offers no transport shiftbox speaks ({exc}); "
+            raise ExternalAgentError(f"the A2A agent at {self.shown} offers no transport shiftbox speaks ({exc}); "
                                      "serve it over JSON-RPC or HTTP+JSON") from None
 
     async def _disconnect(self) -> None:
@@ -119,7 +121,7 @@ class A2AAgent(GatewayAgent):
             async for response in self._client.send_message(request):
                 for said in exchange.absorb(response):
                     self._push(said)
-            outcome: Any = exchange.outcome(self.url)
+            outcome: Any = exchange.outcome(self.shown)
         except Exception as exc:  # noqa: BLE001 - every failure of the call is reported to the turn waiting for it
             outcome = self._failure(exc)
         self._task_id = exchange.task_id if exchange.waits_for_input else None
@@ -129,9 +131,9 @@ class A2AAgent(GatewayAgent):
         import httpx
 
         if isinstance(exc.__cause__, httpx.ConnectError):
-            return InfrastructureError(f"the A2A agent at {self.url} cannot be reached ({exc.__cause__!r})")
-        return ExternalAgentError(f"the A2A agent at {self.url} answered outside the protocol: "
-                                  f"{type(exc).__name__}: {exc}")
+            return InfrastructureError(f"the A2A agent at {self.shown} cannot be reached ({redact_text(repr(exc.__cause__))})")
+        return ExternalAgentError(f"the A2A agent at {self.shown} answered outside the protocol: "
+                                  f"{type(exc).__name__}: {redact_text(str(exc))}")
 
     async def _shut(self) -> None:
         exchange, self._exchange = self._exchange, None
