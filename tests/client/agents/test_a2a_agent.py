@@ -161,8 +161,10 @@ def test_an_a2a_agent_is_scored_from_its_own_protocol_and_its_recording_replays_
             ("get_customer_by_phone", {"phone_number": "+15558562432"}), ("get_accounts", {"customer_id": "cust_0004"})]
         replies = [m.content for m in t.messages if m.role == "assistant"]
         assert replies[0] == desk.ASK_IDENTITY  # a task left input-required: the turn ends, the user answers
-        assert replies[1] == "Let me look you up."  # working-state narration, with the call
-        assert replies[2].startswith("Thank you, Priya Jensen: you are verified.")  # the completed task's artifact
+        # working-state narration goes with the call the gateway receives after it (the SSE event comes first unless
+        # the machine is very slow, when it is said with the reply); the completed task's artifact is the reply
+        assert replies[1] == "Let me look you up." or replies[1] is None and replies[2].startswith("Let me look you up.")
+        assert replies[2].endswith("Thank you, Priya Jensen: you are verified. " + desk.ANYTHING_ELSE)
         assert "acc_00004 (checking): balance" in replies[-1]
     metrics, _ = shiftbox.score_run(tmp_path / "run")
     assert metrics.tsr.mean == 1.0 and metrics.tue.tue == 1.0
