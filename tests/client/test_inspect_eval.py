@@ -36,6 +36,7 @@ from shiftbox.inspect_eval import (  # noqa: E402
     pass_hat,
     retail,
     shiftbox_scores,
+    shiftbox_task,
     task_file,
     tool_info,
 )
@@ -205,6 +206,26 @@ def test_inspect_score_scores_a_log_again_from_what_it_holds(mock_log):
     rescored = inspect_score(mock_log, shiftbox_scores(), action="overwrite", display="none")
     for before, after in zip(mock_log.samples, rescored.samples, strict=True):
         assert json.dumps(before.scores[SCORER].value) == json.dumps(after.scores[SCORER].value)
+
+
+def test_an_inspect_limit_ends_the_simulation_and_inspect_records_it_and_scores_the_sample(tmp_path):
+    task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
+    [log] = inspect_eval("shiftbox/banking", model="mockllm/model", message_limit=6, display="none",
+                         log_dir=str(tmp_path), task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id]})
+    log = read_eval_log(log.location)
+    [sample] = log.samples
+    [trajectory] = trajectories_of(log)
+    assert sample.limit is not None and sample.limit.type == "message"
+    assert trajectory.termination.reason == "agent_error" and "LimitExceededError" in trajectory.termination.detail
+    assert len(trajectory.messages) < 6
+    assert_scored_as_shiftbox_scores(log, {task.id: task})
+
+
+def test_a_bad_option_fails_before_any_sample_as_shiftbox_run_would():
+    with pytest.raises(shiftbox.RunPlanError, match="nobody"):
+        shiftbox_task(domain="banking", user="nobody")
+    with pytest.raises(shiftbox.RunPlanError, match="retail"):
+        shiftbox_task(HANDWRITTEN, domain="retail")
 
 
 def test_pass_hat_reduces_epochs_to_shiftbox_pass_hat_k():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageSystem, GenerateConfig, Model, get_model
 from inspect_ai.tool import ToolInfo
+from inspect_ai.util import LimitExceededError
 
 from ..agents import Agent, AgentContext, AgentReply, agent_system_prompt
 from ..llm import Usage
@@ -31,6 +32,8 @@ class InspectModelAgent(Agent):
         self.config = GenerateConfig()
         self.one_tool_per_turn = False
         self.usage = Usage()
+        self.limit: LimitExceededError | None = None
+        """An Inspect limit (messages, tokens, …) the model call hit: it ended the simulation (an agent error)."""
         self._seen = 0
         self._goal: str | None = None
 
@@ -43,8 +46,13 @@ class InspectModelAgent(Agent):
 
     async def respond(self, messages: list[Message]) -> AgentReply:
         self._note_goal_shifts(messages)
-        output = await self.model.generate([ChatMessageSystem(content=self.system_prompt), *chat_messages(messages)],
-                                           tools=self.tools, config=self.config)
+        try:
+            output = await self.model.generate(
+                [ChatMessageSystem(content=self.system_prompt), *chat_messages(messages)], tools=self.tools,
+                config=self.config)
+        except LimitExceededError as exc:
+            self.limit = exc
+            raise
         self.usage += usage_of(output)
         if output.error:
             raise RuntimeError(f"{self.model}: {output.error}")

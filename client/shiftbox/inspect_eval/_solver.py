@@ -29,7 +29,9 @@ def simulation(plan: RunPlan) -> Solver:
     """Run the sample's task as one shiftbox simulation: a fresh episode on the domain's server, shiftbox's user
     simulator playing the customer and the eval's model as the agent (`InspectModelAgent`). Epoch e is trial
     e - 1, so seeds and episode ids are those `shiftbox run --trials` gives. The trajectory goes to the sample's
-    store and metadata; the conversation becomes the sample's messages."""
+    store and metadata; the conversation becomes the sample's messages. An Inspect limit the model hit ends the
+    simulation (an agent error, as shiftbox's `max_steps` is the agent's) and is raised once the trajectory is
+    stored, so Inspect records the limit and scores the sample as usual."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = Task.model_validate(state.metadata[TASK_KEY])
@@ -51,6 +53,8 @@ def simulation(plan: RunPlan) -> Solver:
         state.messages = [ChatMessageSystem(content=agents[-1].system_prompt), *chat_messages(trajectory.messages)]
         last = next((m.content for m in reversed(trajectory.messages) if m.role == "assistant" and m.content), "")
         state.output = ModelOutput.from_content(str(model), last)
+        if agents[-1].limit is not None:
+            raise agents[-1].limit
         return state
 
     return solve
