@@ -42,6 +42,7 @@ from shiftbox.inspect_eval import (  # noqa: E402
 )
 from shiftbox.metrics import aggregate_gsrt, pass_hat_k  # noqa: E402
 from shiftbox.runs import score_trajectories  # noqa: E402
+from shiftbox.testing import fake_openai  # noqa: E402
 from shiftbox.world import open_world  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -218,6 +219,25 @@ def test_an_inspect_limit_ends_the_simulation_and_inspect_records_it_and_scores_
     assert sample.limit is not None and sample.limit.type == "message"
     assert trajectory.termination.reason == "agent_error" and "LimitExceededError" in trajectory.termination.detail
     assert len(trajectory.messages) < 6
+    assert_scored_as_shiftbox_scores(log, {task.id: task})
+
+
+def test_an_llm_user_simulator_plays_the_customer_and_its_shift_shows_in_the_transcript(tmp_path, monkeypatch):
+    task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    script = ["<<GOAL:authentication>> Hi, I would like to check who I am registered as.",
+              "<<GOAL:transactions>> Also, please show me my recent transactions.", "Thanks! ###STOP###"]
+    with fake_openai(script) as server:
+        [log] = inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(tmp_path),
+                             task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id], "user": "litellm:openai/fake",
+                                        "user_args": {"api_base": server.base_url}})
+    log = read_eval_log(log.location)
+    [sample] = log.samples
+    [trajectory] = trajectories_of(log)
+    assert len(server.requests) == 3 and trajectory.user == "litellm:openai/fake"
+    assert [(s.from_goal, s.to_goal) for s in trajectory.shifts] == [("authentication", "transactions")]
+    assert [(e.data["from_goal"], e.data["to_goal"]) for e in sample.events
+            if e.event == "info" and e.source == SHIFT_EVENT_SOURCE] == [("authentication", "transactions")]
     assert_scored_as_shiftbox_scores(log, {task.id: task})
 
 
