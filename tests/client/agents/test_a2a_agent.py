@@ -23,14 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 import uvicorn
+from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers import get_data_parts, new_task_from_user_message, new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import ListTasksRequest, TaskState
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -143,6 +146,13 @@ def agents() -> Iterator[str]:
         yield url
 
 
+async def tasks_of(url: str) -> list[Any]:
+    """Every task the agent at `url` holds, asked over A2A (`ListTasks`)."""
+    async with httpx.AsyncClient() as http:
+        client = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(url)
+        return list((await client.list_tasks(ListTasksRequest())).tasks)
+
+
 def run_a2a(out: Path, url: str, *extra: str):
     return runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(TASKS), "--out", str(out),
                                "--agent", f"a2a:{url}", "--user", "scripted", *extra])
@@ -152,6 +162,12 @@ def test_an_a2a_agent_is_scored_from_its_own_protocol_and_its_recording_replays_
     with serving(desk.build_app) as url:
         res = run_a2a(tmp_path / "run", url, "--trials", "2", "--concurrency", "2", "--record", str(tmp_path / "fx"))
         assert res.exit_code == 0, res.output
+        tasks = anyio.run(tasks_of, url)
+    # on the agent's side: one conversation per simulation, each of two tasks (the first left input-required to ask
+    # for the customer's details, then continued by the answer), both completed
+    by_context = {c: [t.status.state for t in tasks if t.context_id == c] for c in {t.context_id for t in tasks}}
+    assert sorted(map(len, by_context.values())) == [2, 2]
+    assert {s for states in by_context.values() for s in states} == {TaskState.TASK_STATE_COMPLETED}
     trajectories = read_trajectories(tmp_path / "run")
     assert len(trajectories) == 2
     for t in trajectories:
