@@ -85,6 +85,10 @@ def run(
                                                             "timeout, 5xx) for LLM agents and users")] = None,
     record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
                                                      "transcripts per simulation) to this directory")] = None,
+    llm_cassettes: Annotated[str, typer.Option(
+        help="how --record records LLM calls: boundary (shiftbox's cassettes: the default, faster to replay) or "
+             "http (vcrpy HTTP cassettes, needs shiftbox[vcr]: a replay runs litellm's request building and "
+             "response parsing again)")] = "boundary",
     retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
                                                          "if it died) when it ends in an infrastructure error, up "
                                                          "to N times")] = 0,
@@ -106,7 +110,7 @@ def run(
             user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
             servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
-            max_retries=max_retries, record=record, retry_infra=retry_infra, toolset=toolset,
+            max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, retry_infra=retry_infra, toolset=toolset,
             dependency_graph=dependency_graph, policy=policy.value,
             executor=executor.value if executor else None, workers=workers, ray_address=ray_address,
             max_llm_concurrency=max_llm_concurrency)

@@ -15,7 +15,7 @@ Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api
 
 Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
 (the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
-`_cassette` (record/replay), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
+`_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
 causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
 """
 
@@ -23,6 +23,7 @@ from ._blocking import complete_blocking
 from ._boundary import complete
 from ._cassette import Cassette, Interaction, first_difference, use_cassette
 from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
+from ._http_cassette import HttpCassette, http_cassette_file
 from ._litellm import import_litellm, price_usd
 from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
 from ._openai_body import cached_body, dumps, plain_messages
@@ -30,9 +31,9 @@ from ._openai_http import encoded_body, request_body
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate",
+__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
-           "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message",
+           "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message", "http_cassette_file",
            "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",
            # the fast path's request bodies, for tests that compare them with litellm's building
            "cached_body", "dumps", "encoded_body", "plain_messages", "request_body"]

@@ -5,11 +5,13 @@ a replaying one it serves the recorded response and never touches the network. R
 boundary (rather than patching HTTP, which is process-global) keeps concurrent simulations apart and
 keeps credentials out of fixtures by construction: headers and keys are never part of a request here.
 Under an LLM gate (`use_llm_gate`, for `--max-llm-concurrency`) a live call first waits for a slot
-(the wait counts in `llm_s`); a replay takes none.
+(the wait counts in `llm_s`); a replay takes none. Under an HTTP cassette (`HttpCassette`, `--llm-cassettes http`)
+the call runs through litellm as if live, and its HTTP exchange is recorded or replayed by vcrpy.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from .._stopwatch import timed
@@ -24,15 +26,16 @@ async def complete(request: LLMRequest, connection: LLMConnection | None = None)
 
     It never retries: callers use `complete_with_retries`, which counts what it retries."""
     cassette = current_cassette.get()
-    if cassette is not None and cassette.mode == "replay":
+    if cassette is not None and cassette.mode == "replay" and not cassette.over_http:
         return cassette.replay(request)
-    gate = current_llm_gate.get()
-    with timed("llm_s"):
+    gate = None if cassette is not None and cassette.mode == "replay" else current_llm_gate.get()
+    connection = connection or LLMConnection()
+    with timed("llm_s"), cassette.serving(connection) if cassette is not None else nullcontext(connection) as used:
         if gate is None:
-            response = await call_litellm(request, connection or LLMConnection())
-        else:  # --max-llm-concurrency: only a live call takes a slot
+            response = await call_litellm(request, used)
+        else:  # --max-llm-concurrency: only a call that reaches the provider takes a slot
             async with gate.slot():
-                response = await call_litellm(request, connection or LLMConnection())
+                response = await call_litellm(request, used)
     if cassette is not None:
         cassette.record(request, response)
     return response

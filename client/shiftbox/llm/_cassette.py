@@ -8,7 +8,7 @@ naming the simulation, the call and the first field that differs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from .._jsonl import dump_json, load_json
 from ..errors import CassetteMiss
 from ..redact import redact
-from ._model import LLMRequest
+from ._model import LLMConnection, LLMRequest
 
 
 class Interaction(BaseModel):
@@ -54,6 +54,9 @@ def without_credentials(request: LLMRequest) -> LLMRequest:
 class Cassette:
     """One simulation's LLM interactions, in call order: recording, or replaying from a file."""
 
+    over_http = False
+    """True for `HttpCassette`: the call is made as if live and answered, or recorded, at the HTTP level."""
+
     def __init__(self, simulation_id: str, path: Path, mode: Literal["record", "replay"]):
         self.simulation_id, self.path, self.mode = simulation_id, path, mode
         self.interactions: list[Interaction] = []
@@ -80,6 +83,10 @@ class Cassette:
     def record(self, request: LLMRequest, response: dict[str, Any]) -> None:
         self.interactions.append(Interaction(index=len(self.interactions), request=without_credentials(request),
                                              response=response))
+
+    def serving(self, connection: LLMConnection) -> AbstractContextManager[LLMConnection]:
+        """Around a call that reaches litellm: the connection to call with (`HttpCassette` also routes its HTTP)."""
+        return nullcontext(connection)
 
     def save(self) -> None:
         if self.mode == "record":

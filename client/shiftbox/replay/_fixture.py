@@ -13,7 +13,7 @@ from shiftbox_servers.kit import Snapshot, get_domain, snapshots_root
 
 from ..agents import Agent
 from ..errors import ShiftboxError
-from ..llm import Cassette, first_difference
+from ..llm import Cassette, HttpCassette, first_difference, http_cassette_file
 from ..runs import (
     CASSETTES,
     FIXTURE_FILE,
@@ -121,7 +121,11 @@ class ReplayHooks(RunHooks):
         self.problems = check_transcripts(fixture_dir, self.recorded)
 
     def cassette(self, simulation_id: str) -> Cassette:
-        return Cassette(simulation_id, self.dir / CASSETTES / fixture_file_name(simulation_id), "replay")
+        """The simulation's boundary cassette, or its HTTP cassette when it was recorded so (`--llm-cassettes http`)."""
+        path = self.dir / CASSETTES / fixture_file_name(simulation_id)
+        if not path.exists() and http_cassette_file(path).exists():
+            return HttpCassette(simulation_id, http_cassette_file(path), "replay")
+        return Cassette(simulation_id, path, "replay")
 
     def _recorded(self, task: Task, trial: int) -> Trajectory:
         from ..orchestrator import simulation_id

@@ -45,7 +45,7 @@ async def run_evaluation_async(
     finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
     hooks: RunHooks | None = None
     if plan.record is not None:
-        hooks = RecordHooks(plan.record)
+        hooks = RecordHooks(plan.record, plan.llm_cassettes)
     await execute_run(plan.config, plan.tasks, plan.out, make_agent=plan.make_agent, make_user=plan.make_user,
                       concurrency=plan.concurrency, finished=finished,
                       on_start=lambda n: on_start(n, len(finished)), on_done=on_done,

@@ -24,9 +24,11 @@ from ..cluster import INSTALL_RAY, ray_installed
 from ..errors import RunPlanError
 from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
+from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
 from ._execute import EXECUTORS, Executor
+from ._record import LLM_CASSETTES, LlmCassettes
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class RunPlan:
     concurrency: int = 4
     resume: bool = False
     record: Path | None = None
+    llm_cassettes: LlmCassettes = "boundary"
     retry_infra: int = 0
     executor: Executor = "local"
     workers: int = 1
@@ -82,6 +85,7 @@ def plan_run(
     resume: bool = False,
     max_retries: int | None = None,
     record: Path | str | None = None,
+    llm_cassettes: str = "boundary",
     retry_infra: int = 0,
     toolset: str = "default",
     dependency_graph: bool = False,
@@ -101,7 +105,8 @@ def plan_run(
     in flight across all of them (a provider's rate limit counts every worker's requests).
 
     `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
-    (VitaBench's tool dependency graphs); `policy` "none": the agent is given no domain policy."""
+    (VitaBench's tool dependency graphs); `policy` "none": the agent is given no domain policy. `llm_cassettes`
+    "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
     check_server_mode(servers)
@@ -118,8 +123,7 @@ def plan_run(
         check_cross_domain_run(domain, task_file, source, record, agent_from_spec(agent, agent_options))
     elif task_file.domain != domain:
         raise RunPlanError(f"{source} holds {task_file.domain} tasks, not {domain}")
-    if record is not None and resume:
-        raise RunPlanError("--record cannot be combined with --resume: a fixture must hold one uninterrupted recording")
+    _check_recording(record, resume, llm_cassettes)
     snapshot_dir = (resolve_cross_snapshots(domain, task_file, snapshot) if is_cross_domain(domain)
                     else resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None))
     if servers == "docker":  # engine and image, before anything is written to --out
@@ -137,8 +141,21 @@ def plan_run(
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source, domain),
                    out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
+                   llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
                    retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
                    max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options)
+
+
+def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str) -> None:
+    if record is not None and resume:
+        raise RunPlanError("--record cannot be combined with --resume: a fixture must hold one uninterrupted recording")
+    if llm_cassettes not in LLM_CASSETTES:
+        raise RunPlanError(f"--llm-cassettes {llm_cassettes!r} is not one of {', '.join(LLM_CASSETTES)}")
+    if llm_cassettes == "http":
+        if record is None:
+            raise RunPlanError("--llm-cassettes http needs --record: it says how a fixture's LLM calls are recorded")
+        if not vcr_installed():
+            raise RunPlanError(f"--llm-cassettes http records with vcrpy: {INSTALL_VCR}")
 
 
 def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:

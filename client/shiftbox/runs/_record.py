@@ -5,7 +5,9 @@ seeds, server versions and snapshot hashes), the run's `run.json`, `tasks.json` 
 `trajectories.jsonl`, one LLM cassette per simulation (`cassettes/<sim>.jsonl`) and one MCP
 transcript per simulation (`transcripts/<sim>.jsonl`: the tools list, then every tools/call with
 arguments, result, error kind and latency). All text, diffable, and free of credentials: LLM
-connection details are never part of a recorded request.
+connection details are never part of a recorded request. With `--llm-cassettes http` each simulation's LLM
+calls are recorded instead as HTTP exchanges, in a vcrpy cassette (`cassettes/<sim>.yaml`, credential headers
+filtered), and a replay runs them through litellm again.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import shutil
 import subprocess
 from importlib.metadata import version
 from pathlib import Path
+from typing import Literal, get_args
 
 from pydantic import BaseModel
 
-from ..llm import Cassette
+from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
 from ..world import World
 from ._config import RunMetadata
@@ -28,6 +31,8 @@ from ._files import RUN_FILE, TASKS_FILE
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
+LlmCassettes = Literal["boundary", "http"]
+LLM_CASSETTES: tuple[str, ...] = get_args(LlmCassettes)
 
 
 def fixture_file_name(simulation_id: str) -> str:
@@ -65,13 +70,16 @@ def transcript_lines(trajectory: Trajectory, tools: list[dict]) -> str:
 class RecordHooks(RunHooks):
     """A live run that also writes a cassette and a transcript per simulation into `fixture_dir`."""
 
-    def __init__(self, fixture_dir: Path):
-        self.dir = fixture_dir
+    def __init__(self, fixture_dir: Path, llm_cassettes: LlmCassettes = "boundary"):
+        self.dir, self.llm_cassettes = fixture_dir, llm_cassettes
         (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
         (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
 
     def cassette(self, simulation_id: str) -> Cassette:
-        return Cassette(simulation_id, self.dir / CASSETTES / fixture_file_name(simulation_id), "record")
+        path = self.dir / CASSETTES / fixture_file_name(simulation_id)
+        if self.llm_cassettes == "http":
+            return HttpCassette(simulation_id, http_cassette_file(path), "record")
+        return Cassette(simulation_id, path, "record")
 
     def finished(self, trajectory: Trajectory, world: World) -> None:
         path = self.dir / TRANSCRIPTS / fixture_file_name(trajectory.simulation_id)
