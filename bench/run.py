@@ -373,6 +373,19 @@ def bench_llm() -> list[dict]:
 
 METRICS_PROSE = ("Metrics row (bench_metrics): `compute_run_metrics` over 10,000 oracle simulations of the generated banking tasks. Multi-Mission Tool Bench's path evaluation (issue 20) adds one pass per simulation: each call is matched once against the task's action sets that allow its tool (the matching TSR and GSRT use), then each goal's calls are walked down its paths. Side by side in one process (CPU time, 5,000 simulations, path evaluation switched off and on alternately, four rounds each, on the shared 2-core machine): 1.97-2.44 s without it, 3.01-3.39 s with it, about 1.5x, 0.2 ms per simulation. The whole row, main and this change alternately, twice, while other sessions loaded the machine: main 9.04 and 5.27 s, this change 10.19 and 8.47 s (the table's 3.6 s was measured on a quiet machine; 1.5x of it is about 5.5 s, within the 10 s target). Where its time goes (cProfile of `goal_paths` alone, 2,000 simulations, 1.79 s under the profiler): matching the calls 42% (0.76 s, the canonical comparison of params most of it), the fewest steps of the goals' dependency graphs 14%, the walk 11%, reading the goals' mission types 8%, the rest building the per-goal records. The first version matched every call once per goal it could serve and again for the sets met before each goal, against every action set of the task: 3.4 s under the profiler.")
 
+VCR_PROSE = ("Replay rows, boundary against vcrpy HTTP cassettes (bench/vcr_replay.py): the same conversations "
+             "recorded twice, as shiftbox's boundary cassettes and with `--llm-cassettes http`, then replayed "
+             "alternately in one process (tools from the transcripts), CPU time per replay and per LLM call; "
+             "`fresh_process_cpu_s` is one `shiftbox replay` of each in a process of its own. Measured when the "
+             "section was added (3 rounds): 1.45 ms of CPU per LLM call from boundary cassettes, 3.18 ms from HTTP "
+             "cassettes (2.2x), fresh process 2.9 s against 10.8 s (a boundary replay never imports litellm), so the "
+             "boundary cassettes stay the default. Where the HTTP replay's time goes (cProfile): vcrpy finding the "
+             "recorded request (each recorded one compared, four scans per request) about a quarter, loading the YAML "
+             "cassettes a fifth, litellm's and the openai SDK's response models and httpx the rest. Before, with "
+             "vcrpy's own `body` matcher: 23.8 ms per call (16x), 98% of it the diff that matcher writes of every "
+             "recorded request a request does not match (json.dumps with indent, each time it looks); shiftbox's "
+             "`llm_body` matcher compares the same way (same bytes, or same JSON) without the diff.")
+
 EXECUTORS_PROSE = (
     "Executor rows (bench/executors.py): each row is one `plan_run(..., executor=, workers=)` and "
     "`run_evaluation_async` (what `shiftbox run --executor E --workers N` does) into a fresh run directory, at "
@@ -427,9 +440,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="tool calls per tool and transport")
     parser.add_argument("--episodes", type=int, default=500, help="fresh episodes to time")
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md")
-    parser.add_argument("--only", choices=["llm", "executors", "containers"],
-                        help="one section: the LLM throughput (llm_throughput.py), the executors (executors.py) or the "
-                             "container figures (needs a Docker engine and `make images`); never published")
+    parser.add_argument("--only", choices=["llm", "executors", "containers", "vcr"],
+                        help="one section: the LLM throughput (llm_throughput.py), the executors (executors.py), the "
+                             "container figures (needs a Docker engine and `make images`) or replay from boundary "
+                             "against vcrpy HTTP cassettes (vcr_replay.py); never published")
     parser.add_argument("--memory-child", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:  # bench_episode_memory's fresh process
@@ -447,6 +461,10 @@ def main() -> int:
         rows += bench_executors()
     if args.only in (None, "containers"):
         rows += anyio.run(bench_containers, args.calls)
+    if args.only in (None, "vcr"):
+        from vcr_replay import bench_vcr_replay  # bench/ is on sys.path: this file runs as a script
+
+        rows += bench_vcr_replay()
     results = {
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
                    f"Python {platform.python_version()}, {__import__('os').cpu_count()} cores",
@@ -493,6 +511,7 @@ def main() -> int:
                  "\n" + EXECUTORS_PROSE + "\n"
                  "\n" + HTTP_LOAD_PROSE + "\n"
                  "\n" + METRICS_PROSE + "\n"
+                 "\n" + VCR_PROSE + "\n"
                  "\nMemory rows (bench_episode_memory): each mode in a fresh process, 1,000 banking episodes opened "
                  "with one get_account call each, then all dropped; figures per episode, from /proc/self/smaps_rollup: "
                  "`rss_*` is Rss (it counts the shared snapshot pages in every episode that touched them), `private_*` "

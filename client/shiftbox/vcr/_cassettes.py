@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import os
 from pathlib import Path
 from types import ModuleType
@@ -16,8 +18,9 @@ CASSETTE_ENV = "SHIFTBOX_VCR_CASSETTE"
 RECORD_MODE_ENV = "SHIFTBOX_RECORD_MODE"
 """vcrpy's record mode when none is given: `none` replays only (CI), `once` records a missing cassette."""
 RECORD_MODES = ("none", "once", "new_episodes", "all")
-MATCH_ON = ("method", "path", "body")
-"""Not scheme, host or port: a local server's port (or the api_base) may differ between recording and replay."""
+MATCH_ON = ("method", "path", "llm_body")
+"""Not scheme, host or port: a local server's port (or the api_base) may differ between recording and replay.
+`llm_body` is vcrpy's `body` matcher without its diff of every recorded request that does not match."""
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key",
                       "openai-organization", "openai-project", "anthropic-api-key", "cookie", "set-cookie")
 """Headers never written to a cassette (request and response), besides any whose name names a credential
@@ -73,14 +76,38 @@ def response_without_credentials(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+@functools.lru_cache(maxsize=1024)
+def _json_of(body: bytes) -> Any:
+    return json.loads(body)
+
+
+def llm_body(new: Any, recorded: Any) -> None:
+    """vcrpy's `body` matcher for LLM requests: the same bytes, or the same JSON (keys in any order); any other body
+    goes to vcrpy's own matcher. vcrpy's own, for JSON, writes a diff of each recorded request a request does not
+    match, every time it looks for one: 98% of a replay's CPU time (docs/replay.md)."""
+    from vcr.matchers import body
+
+    if new.body == recorded.body:
+        return
+    try:
+        same = _json_of(bytes(new.body)) == _json_of(bytes(recorded.body))
+    except (TypeError, ValueError):
+        return body(new, recorded)
+    if not same:
+        raise AssertionError("the JSON bodies differ")
+    return None
+
+
 def make_vcr(record_mode: str | None = None) -> Any:
     """A `vcr.VCR` recording LLM traffic safely: `record_mode` (default `default_record_mode()`), `MATCH_ON`,
     credential headers and query parameters filtered, compressed responses stored decoded (readable YAML)."""
     vcr = import_vcr()
-    return vcr.VCR(record_mode=checked_record_mode(record_mode or default_record_mode()), match_on=MATCH_ON,
-                   filter_headers=CREDENTIAL_HEADERS, filter_query_parameters=CREDENTIAL_QUERY_PARAMETERS,
-                   before_record_request=request_without_credentials,
-                   before_record_response=response_without_credentials, decode_compressed_response=True)
+    configured = vcr.VCR(record_mode=checked_record_mode(record_mode or default_record_mode()), match_on=MATCH_ON,
+                         filter_headers=CREDENTIAL_HEADERS, filter_query_parameters=CREDENTIAL_QUERY_PARAMETERS,
+                         before_record_request=request_without_credentials,
+                         before_record_response=response_without_credentials, decode_compressed_response=True)
+    configured.register_matcher("llm_body", llm_body)
+    return configured
 
 
 def use_cassette(path: str | Path, record_mode: str | None = None, **options: Any) -> Any:

@@ -105,7 +105,7 @@ def test_a_request_the_cassette_does_not_hold_fails_in_mode_none(recorded):
     with shiftbox.vcr.use_cassette(cassette, "none"), pytest.raises(APIConnectionError) as raised:
         client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "other"}])
     assert isinstance(raised.value.__cause__, CannotOverwriteExistingCassetteException)
-    assert "no recorded interaction matches it (the closest differ in body)" in str(raised.value.__cause__)
+    assert "no recorded interaction matches it (the closest differ in llm_body)" in str(raised.value.__cause__)
 
 
 def test_without_vcrpy_the_fixture_names_the_extra(tmp_path):
