@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..redact import redact
+from ..redact import redact, redact_text
 from ..tasks import TaskFile
 from ..world import ServerMode
 
@@ -48,6 +48,13 @@ class RunConfig(BaseModel):
     def _without_credentials(cls, options: dict[str, str]) -> dict[str, str]:
         """Recorded options never hold credentials (run.json, fixture.json); --resume compares them redacted."""
         return redact(options)
+
+    @field_validator("agent", "user")
+    @classmethod
+    def _spec_without_credentials(cls, spec: str) -> str:
+        """Nor do recorded specs (`a2a:https://user:password@host`); the run makes its roles from the specs as given
+        (`RunPlan.agent_spec`)."""
+        return redact_text(spec)
 
 
 class RunMetadata(BaseModel):

@@ -48,9 +48,11 @@ class RunPlan:
     workers: int = 1
     ray_address: str | None = None
     max_llm_concurrency: int | None = None
-    # the options as given; `config` holds them redacted (no credentials in run.json)
+    # the specs and options as given; `config` holds them redacted (no credentials in run.json)
     agent_options: dict[str, str] = field(default_factory=dict)
     user_options: dict[str, str] = field(default_factory=dict)
+    agent_spec: str | None = None
+    user_spec: str | None = None
 
     @property
     def metadata(self) -> RunMetadata:
@@ -58,10 +60,10 @@ class RunPlan:
                            simulations=len(self.tasks) * self.config.trials)
 
     def make_agent(self) -> Agent:
-        return agent_from_spec(self.config.agent, self.agent_options)
+        return agent_from_spec(self.agent_spec or self.config.agent, self.agent_options)
 
     def make_user(self) -> UserSimulator:
-        return user_from_spec(self.config.user, self.user_options)
+        return user_from_spec(self.user_spec or self.config.user, self.user_options)
 
 
 def plan_run(
@@ -143,7 +145,8 @@ def plan_run(
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
                    retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
-                   max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options)
+                   max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options,
+                   agent_spec=agent, user_spec=user)
 
 
 def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str) -> None:

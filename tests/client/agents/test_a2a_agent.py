@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import re
 import socket
@@ -197,6 +198,27 @@ def test_an_a2a_agent_is_scored_from_its_own_protocol_and_its_recording_replays_
     assert out.stdout.splitlines() == ["identical", f"--agent a2a: needs the a2a-sdk, an optional extra of shiftbox: "
                                                     f"{INSTALL_A2A}"]
     assert [t.agent for t in read_trajectories(tmp_path / "replay")] == [f"a2a:{url}"] * 2
+
+
+PASSWORD = "pw-a2a-5e4d3c2b1a09"
+
+
+def test_credentials_in_the_agent_url_reach_the_agent_but_no_file_and_the_recording_replays(tmp_path, agents):
+    """run.json's config records the agent spec: user:password in an a2a: URL must not be written there (nor in any
+    other file of the run or its fixture), yet the live run still uses it and --resume is the same configuration."""
+    with_password = agents.replace("http://", f"http://alice:{PASSWORD}@") + "/rest"
+    res = run_a2a(tmp_path / "run", with_password, "--record", str(tmp_path / "fx"))
+    assert res.exit_code == 0, res.output
+    assert run_a2a(tmp_path / "run", with_password, "--resume").exit_code == 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {"run.json", "fixture.json"} <= {p.name for p in files}
+    leaked = [str(p.relative_to(tmp_path)) for p in files if PASSWORD in p.read_text(errors="replace")]
+    assert not leaked, f"the password was written to: {leaked}"
+    config = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert config["agent"] == "a2a:" + with_password.replace(f"alice:{PASSWORD}", "[redacted]")
+    assert PASSWORD not in res.output
+    replayed = runner.invoke(app, ["replay", str(tmp_path / "fx"), "--out", str(tmp_path / "replayed")])
+    assert replayed.exit_code == 0, replayed.output
 
 
 @pytest.mark.parametrize("path", ["blocking/", "rest"])
