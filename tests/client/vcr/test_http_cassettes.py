@@ -106,3 +106,15 @@ def test_http_cassettes_need_record_and_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "vcr", None)
     with pytest.raises(RunPlanError, match=r"records with vcrpy: pip install 'shiftbox\[vcr\]'"):
         shiftbox.plan_run(HANDWRITTEN, tmp_path / "c", record=tmp_path / "fx", llm_cassettes="http")
+
+
+def test_shiftbox_run_takes_the_option(tmp_path):
+    from typer.testing import CliRunner
+
+    from shiftbox.cli import app
+
+    done = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
+                                    str(tmp_path / "run"), "--llm-cassettes", "http"])
+    assert done.exit_code == 2, done.output
+    assert "--llm-cassettes http needs --record" in done.output
+    assert not (tmp_path / "run").exists()
