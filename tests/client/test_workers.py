@@ -105,12 +105,12 @@ def worker_pids(run: int) -> list[int]:
     return sorted(pid for server in servers for pid in children(server))
 
 
-def start_run(out: Path, *options: str) -> tuple[subprocess.Popen, list[str], list[int]]:
+def start_run(out: Path, *options: str, concurrency: int = 4) -> tuple[subprocess.Popen, list[str], list[int]]:
     """`shiftbox run --workers 2 --servers stdio` in its own process, once both workers have started their servers
     and 60 of the 300 simulations are written (by then each worker has long been taking work, so each has
     simulations in flight): the process, its command and the two workers' pids."""
     command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
-               "--out", str(out), "--workers", "2", "--concurrency", "4", "--trials", "2", "--servers", "stdio", *options]
+               "--out", str(out), "--workers", "2", "--concurrency", str(concurrency), "--trials", "2", "--servers", "stdio", *options]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     workers: list[int] = []
@@ -181,16 +181,17 @@ def writing(pid: int) -> bool:
 def test_a_worker_killed_while_sending_a_result_stalls_neither_the_others_nor_the_run(tmp_path):
     """Regression (CI hang): the run stopped (SIGSTOP) so results pile up until a worker blocks in the middle of
     sending one, then that worker is killed. Its half-sent result must not block the other workers' results or the
-    run's reading of them: with --retry-infra the run finishes and equals one process's."""
+    run's reading of them: with --retry-infra the run finishes and equals one process's. Each worker has 4
+    simulations in flight: their results (~20 kB each) are more than a pipe holds (64 kB), so one blocks."""
     out = tmp_path / "run"
-    proc, command, workers = start_run(out, "--retry-infra", "1")
+    proc, command, workers = start_run(out, "--retry-infra", "1", concurrency=8)
     try:
         os.kill(proc.pid, signal.SIGSTOP)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(writing(pid) for pid in workers):
             time.sleep(0.01)
         blocked = [pid for pid in workers if writing(pid)]
-        assert blocked, "no worker blocked writing a result within 30 s"
+        assert blocked, "no worker blocked writing a result within 60 s"
         os.kill(blocked[0], signal.SIGKILL)
         os.kill(proc.pid, signal.SIGCONT)
         _, stderr = proc.communicate(timeout=90)
