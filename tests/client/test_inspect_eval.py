@@ -33,6 +33,8 @@ from shiftbox.inspect_eval import (  # noqa: E402
     TRAJECTORY_KEY,
     airline,
     inline_refs,
+    log_metrics,
+    log_trajectories,
     pass_hat,
     retail,
     shiftbox_scores,
@@ -123,6 +125,8 @@ def test_the_log_results_are_shiftbox_run_metrics(mock_log):
     assert math.isclose(result(mock_log, "success", "shiftbox/pass_hat"), run.pass_hat_k[2])  # --epochs 2: pass^2
     assert math.isclose(result(mock_log, "success", "shiftbox/pass_hat_1"), run.pass_hat_k[1])
     assert math.isclose(result(mock_log, "success"), run.pass_hat_k[1])  # the mean over epochs: avg@k = pass^1
+    assert log_metrics(mock_log) == (run, score_trajectories(trajectories, tasks)[1])
+    assert log_trajectories(mock_log.location) == (trajectories, {t: tasks[t] for t in {s.id for s in mock_log.samples}})
 
 
 def test_the_transcript_shows_the_conversation_and_each_goal_shift(mock_log):
@@ -298,3 +302,4 @@ def test_the_inspect_page_example_runs_as_written(tmp_path, monkeypatch, capsys)
     run, _ = score_trajectories(trajectories_of(log), tasks)
     assert f"tsr mean {run.tsr.mean:.3f}" in printed
     assert f"success shiftbox/pass_hat {run.pass_hat_k[2]:.3f}" in printed
+    assert f"shiftbox: 4 simulations, TSR {run.tsr.mean:.3f}, pass^2 {run.pass_hat_k[2]:.3f}" in printed
