@@ -230,7 +230,8 @@ def test_an_llm_user_simulator_plays_the_customer_and_its_shift_shows_in_the_tra
     task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
     script = ["<<GOAL:authentication>> Hi, I would like to check who I am registered as.",
-              "<<GOAL:transactions>> Also, please show me my recent transactions.", "Thanks! ###STOP###"]
+              "<<GOAL:transactions>> Also, please show me my recent transactions.",
+              "<<GOAL:dispute>> I will dispute one another day. ###STOP###"]  # a last shift no model call follows
     with fake_openai(script) as server:
         [log] = inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(tmp_path),
                              task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id], "user": "litellm:openai/fake",
@@ -239,9 +240,10 @@ def test_an_llm_user_simulator_plays_the_customer_and_its_shift_shows_in_the_tra
     [sample] = log.samples
     [trajectory] = trajectories_of(log)
     assert len(server.requests) == 3 and trajectory.user == "litellm:openai/fake"
-    assert [(s.from_goal, s.to_goal) for s in trajectory.shifts] == [("authentication", "transactions")]
+    shifts = [("authentication", "transactions"), ("transactions", "dispute")]
+    assert [(s.from_goal, s.to_goal) for s in trajectory.shifts] == shifts
     assert [(e.data["from_goal"], e.data["to_goal"]) for e in sample.events
-            if e.event == "info" and e.source == SHIFT_EVENT_SOURCE] == [("authentication", "transactions")]
+            if e.event == "info" and e.source == SHIFT_EVENT_SOURCE] == shifts
     assert_scored_as_shiftbox_scores(log, {task.id: task})
 
 

@@ -45,7 +45,7 @@ class InspectModelAgent(Agent):
             self.config = GenerateConfig(parallel_tool_calls=False)
 
     async def respond(self, messages: list[Message]) -> AgentReply:
-        self._note_goal_shifts(messages)
+        self.note_goal_shifts(messages)
         try:
             output = await self.model.generate(
                 [ChatMessageSystem(content=self.system_prompt), *chat_messages(messages)], tools=self.tools,
@@ -59,7 +59,9 @@ class InspectModelAgent(Agent):
         turn = sum(1 for m in messages if m.role == "assistant")
         return agent_reply(output, turn, self.one_tool_per_turn)
 
-    def _note_goal_shifts(self, messages: list[Message]) -> None:
+    def note_goal_shifts(self, messages: list[Message]) -> None:
+        """An info event for each goal shift among the messages not seen yet (the solver calls it once more at the
+        end, for a shift in the user's last message, which the model is never asked to answer)."""
         for message in messages[self._seen:]:
             if message.role != "user":
                 continue

@@ -47,6 +47,7 @@ def simulation(plan: RunPlan) -> Solver:
                             run_tag="inspect" + secrets.token_hex(6))
         async with open_simulations(job, None) as simulate:
             trajectory = await simulate(task, trial)
+        agents[-1].note_goal_shifts(trajectory.messages)
         recorded = trajectory.model_dump(mode="json")
         state.store.set(TRAJECTORY_KEY, recorded)
         state.metadata[TRAJECTORY_KEY] = recorded
