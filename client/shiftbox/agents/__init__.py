@@ -2,14 +2,17 @@
 
 from ._external import ExternalAgent, ExternalAgentError
 from ._litellm import (
-           INVALID_JSON_KEY,
-           LiteLLMAgent,
-           agent_system_prompt,
-           parse_arguments,
-           tool_schema,
+    INVALID_JSON_KEY,
+    LiteLLMAgent,
+    agent_system_prompt,
+    parse_arguments,
+    reply_from_message,
+    to_openai_messages,
+    tool_schema,
 )
 from ._protocol import Agent, AgentContext, AgentReply
 from ._scripted import OracleAgent, scripted_agent
 
-__all__ = ["agent_system_prompt", "tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
-           "LiteLLMAgent", "OracleAgent", "parse_arguments", "scripted_agent"]
+__all__ = ["tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
+           "LiteLLMAgent", "OracleAgent", "agent_system_prompt", "parse_arguments", "reply_from_message",
+           "scripted_agent", "to_openai_messages"]

@@ -91,6 +91,20 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {INVALID_JSON_KEY: str(raw)}
 
 
+def reply_from_message(message: dict[str, Any], turn: int, one_tool_per_turn: bool = False) -> AgentReply:
+    """An OpenAI-style assistant message as an AgentReply; call i gets the harness's id `call_<turn>_<i>`."""
+    raw_calls = message.get("tool_calls") or []
+    if one_tool_per_turn:
+        raw_calls = raw_calls[:1]
+    calls = [ToolCall(id=f"call_{turn}_{i}", name=((raw.get("function") or {}).get("name") or ""),
+                      arguments=parse_arguments((raw.get("function") or {}).get("arguments")))
+             for i, raw in enumerate(raw_calls)]
+    content = message.get("content")
+    if isinstance(content, list):  # content parts (some providers): keep the text ones
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return AgentReply(content=content or None, tool_calls=calls)
+
+
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
     """The conversation as the agent's model sees it."""
     out: list[dict[str, Any]] = []
@@ -155,16 +169,7 @@ class LiteLLMAgent(Agent):
 
     def reply_from(self, message: dict[str, Any], turn: int) -> AgentReply:
         """The provider's message as an AgentReply, with the harness's own tool-call ids."""
-        raw_calls = message.get("tool_calls") or []
-        if self.context is not None and self.context.one_tool_per_turn:
-            raw_calls = raw_calls[:1]
-        calls = [ToolCall(id=f"call_{turn}_{i}", name=((raw.get("function") or {}).get("name") or ""),
-                          arguments=parse_arguments((raw.get("function") or {}).get("arguments")))
-                 for i, raw in enumerate(raw_calls)]
-        content = message.get("content")
-        if isinstance(content, list):  # content parts (some providers): keep the text ones
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return AgentReply(content=content or None, tool_calls=calls)
+        return reply_from_message(message, turn, self.context is not None and self.context.one_tool_per_turn)
 
 
 def litellm_agent(model: str | None, options: dict[str, str]) -> LiteLLMAgent:

@@ -1,0 +1,270 @@
+"""A gym-style environment over shiftbox simulations: the policy being trained is the agent.
+
+`await env.reset(task)` starts a simulation in a fresh episode on the domain's server and returns what the
+agent is given first (the user simulator's opening message, the tools, the policy); `await env.step(message)`
+hands the policy's assistant message (text and/or tool calls) to it and returns `(observation, reward, done,
+info)`: tool calls are executed in the episode and their results come back, text goes to the user simulator
+and its reply comes back. The simulation is shiftbox's own (`run_simulation`, in a background task, with a
+`PolicyAgent` whose `respond` waits for `step`), so the trajectory, its end and its scores are a normal run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import BaseModel, Field
+
+from .._registry import user_from_spec
+from ..agents import (
+    AgentContext,
+    AgentReply,
+    agent_system_prompt,
+    reply_from_message,
+    to_openai_messages,
+    tool_schema,
+)
+from ..metrics import simulation_metrics
+from ..orchestrator import SimulationLimits, run_simulation
+from ..tasks import Task, TaskFile, load_task_file
+from ..trajectory import Message
+from ..world import World, open_world
+from ._policy import TRUNCATE, EpisodeEnd, Event, PolicyAgent, PolicyTurn, channel
+from ._rewards import Reward, reward_function
+
+AssistantMessage = str | dict[str, Any] | AgentReply
+"""What `step` takes: text, an OpenAI-style assistant message (`content`, `tool_calls`), or an AgentReply."""
+
+
+class Observation(BaseModel):
+    """What the agent sees after `reset` or `step`."""
+
+    messages: list[dict[str, Any]] = Field(
+        description="the messages added since the last step, OpenAI chat format: the user simulator's (role user) "
+                    "or the tool results (role tool, `tool_call_id` the id the step's call carried)")
+    system_prompt: str = Field("", description="what shiftbox's LLM agents are told: instructions and the policy")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="the episode's tools, OpenAI function format")
+    policy: str = Field("", description="the domain policy (empty with `give_policy=False`)")
+
+
+@dataclass
+class _Episode:
+    """One simulation in progress (or just ended)."""
+
+    task: Task
+    agent: PolicyAgent
+    events: MemoryObjectReceiveStream[Event]
+    runner: asyncio.Task[None]
+    seen: int = 0
+    turn: int = 0
+    ids: dict[str, str] = field(default_factory=dict)
+    end: tuple[float, dict[str, Any]] | None = None
+
+
+class ShiftboxEnv:
+    """One simulation per `reset`, stepped by the policy; reward from shiftbox's metrics once done.
+
+    `tasks`: a task file (path or `TaskFile`) or tasks, so `reset` also takes a task id. `user`/`user_args`: the
+    user simulator's SPEC and options (as `shiftbox run --user`). `servers`, `snapshot`, `toolset`,
+    `dependency_graph`: the domain server, as for a run; or pass an open `world` (`shiftbox.open_world`) to share
+    one server between environments (each episode is still its own). `seed` is the run seed the simulation's
+    seed derives from (with the task id and trial), as in a run. `reward`: a name in `REWARDS` or a callable on
+    the `SimulationMetrics`. Use it in one asyncio event loop; `close()` (or `async with`) ends everything.
+    """
+
+    def __init__(self, tasks: Path | str | TaskFile | Sequence[Task] | None = None, *, user: str = "scripted",
+                 user_args: dict[str, str] | None = None, servers: str = "inproc", snapshot: Path | str | None = None,
+                 toolset: str = "default", dependency_graph: bool = False, seed: int = 0,
+                 reward: str | Reward = "tsr", success_threshold: float = 1.0,
+                 limits: SimulationLimits | None = None, agent_name: str = "rl:policy", world: World | None = None):
+        if isinstance(tasks, str | Path):
+            tasks = load_task_file(Path(tasks))
+        found = tasks.tasks if isinstance(tasks, TaskFile) else list(tasks or [])
+        self.tasks: dict[str, Task] = {t.id: t for t in found}
+        self.user, self.user_args = user, dict(user_args or {})
+        user_from_spec(user, self.user_args)  # a bad SPEC fails here, not at the first reset
+        self.world_options = {"servers": servers, "snapshot_dir": snapshot, "toolset": toolset,
+                              "dependency_graph": dependency_graph}
+        self.seed, self.success_threshold = seed, success_threshold
+        self.reward = reward_function(reward)
+        self.limits = limits or SimulationLimits()
+        self.agent_name = agent_name
+        self._shared_world = world
+        self._held: _HeldWorld | None = None
+        self._episode: _Episode | None = None
+
+    async def __aenter__(self) -> ShiftboxEnv:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def result(self) -> tuple[float, dict[str, Any]] | None:
+        """`(reward, info)` once the episode has ended; None while it runs (or before the first reset)."""
+        return self._episode.end if self._episode is not None else None
+
+    # -- the gym interface ----------------------------------------------------------------------------
+
+    async def reset(self, task: Task | str, *, trial: int = 0) -> Observation:
+        """Start a simulation of `task` (or a task id of `tasks`) in a fresh episode; ends the previous one."""
+        await self.truncate()
+        task = self._task(task)
+        world = await self._world(task.domain)
+        user = user_from_spec(self.user, self.user_args)
+        send, receive = channel()
+        agent = PolicyAgent(self.agent_name, send)
+
+        async def simulate() -> None:
+            try:
+                trajectory = await run_simulation(task, trial, self.seed, agent, user, world, self.limits, "rl")
+                send.send_nowait(EpisodeEnd(trajectory))
+            except Exception as exc:  # e.g. the server is gone: `step` raises it
+                send.send_nowait(EpisodeEnd(None, exc))
+
+        self._episode = _Episode(task, agent, receive, asyncio.get_running_loop().create_task(simulate()))
+        observation, _, _, _ = await self._advance(self._episode)
+        return observation
+
+    async def step(self, message: AssistantMessage) -> tuple[Observation, float, bool, dict[str, Any]]:
+        """Hand the policy's assistant message to the simulation; `(observation, reward, done, info)`.
+
+        Reward is 0 until done; then `info` holds `trajectory` and `metrics` (`SimulationMetrics`)."""
+        episode = self._episode
+        if episode is None or episode.end is not None:
+            raise RuntimeError("step() needs a running episode: call reset(task) first (done episodes take no steps)")
+        episode.agent.replies.send_nowait(self._reply(episode, message))
+        return await self._advance(episode)
+
+    async def truncate(self) -> tuple[float, dict[str, Any]] | None:
+        """End the running episode now (a trainer's turn budget ran out): the trajectory ends as an agent error
+        and is scored; `(reward, info)` of the episode (None before the first reset)."""
+        episode = self._episode
+        if episode is None:
+            return None
+        while episode.end is None:
+            episode.agent.replies.send_nowait(TRUNCATE)
+            await self._advance(episode)
+        return episode.end
+
+    async def close(self) -> None:
+        """End the running episode and stop the server this environment started; nothing is left running."""
+        try:
+            await self.truncate()
+        finally:
+            if self._episode is not None and not self._episode.runner.done():
+                self._episode.runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._episode.runner
+            if self._held is not None:
+                held, self._held = self._held, None
+                await held.close()
+
+    # -- inside ---------------------------------------------------------------------------------------
+
+    def _task(self, task: Task | str) -> Task:
+        if isinstance(task, Task):
+            return task
+        if task not in self.tasks:
+            raise KeyError(f"no task {task!r} in this environment's tasks ({len(self.tasks)} tasks)")
+        return self.tasks[task]
+
+    async def _world(self, domain: str) -> World:
+        if self._shared_world is not None:
+            if self._shared_world.domain.name != domain:
+                raise ValueError(f"a {domain} task on the shared {self._shared_world.domain.name} world")
+            return self._shared_world
+        if self._held is not None and self._held.world.domain.name != domain:
+            held, self._held = self._held, None
+            await held.close()
+        if self._held is None:
+            self._held = await _HeldWorld.open(domain, self.world_options)
+        return self._held.world
+
+    def _reply(self, episode: _Episode, message: AssistantMessage) -> AgentReply:
+        """The AgentReply for a step; an OpenAI message's calls get the harness's ids (as an LLM agent's do),
+        and its own ids come back in the tool results."""
+        if isinstance(message, AgentReply):
+            return message
+        if isinstance(message, str):
+            return AgentReply(content=message)
+        if not isinstance(message, dict):
+            raise TypeError(f"step() takes text, an OpenAI-style assistant message or an AgentReply, "
+                            f"not {type(message).__name__}")
+        one_tool = episode.agent.context is not None and episode.agent.context.one_tool_per_turn
+        reply = reply_from_message(message, episode.turn, one_tool)
+        for call, raw in zip(reply.tool_calls, message.get("tool_calls") or [], strict=False):
+            if raw.get("id"):
+                episode.ids[call.id] = raw["id"]
+        return reply
+
+    async def _advance(self, episode: _Episode) -> tuple[Observation, float, bool, dict[str, Any]]:
+        """Wait for the simulation's next event: the policy's turn, or the end (scored)."""
+        event = await episode.events.receive()
+        if isinstance(event, PolicyTurn):
+            episode.turn = sum(m.role == "assistant" for m in event.messages)
+            return self._observation(episode, event.messages), 0.0, False, {}
+        await episode.runner
+        if event.error is not None:
+            episode.end = (0.0, {"error": event.error})
+            raise event.error
+        trajectory = event.trajectory
+        metrics = simulation_metrics(trajectory, episode.task, None, self.success_threshold)
+        reward = float(self.reward(metrics))
+        episode.end = (reward, {"trajectory": trajectory, "metrics": metrics})
+        return self._observation(episode, trajectory.messages), reward, True, episode.end[1]
+
+    def _observation(self, episode: _Episode, messages: list[Message]) -> Observation:
+        new = to_openai_messages([m for m in messages[episode.seen:] if m.role != "assistant"])  # not the policy's own
+        episode.seen = len(messages)
+        for item in new:
+            if item["role"] == "tool":
+                item["tool_call_id"] = episode.ids.get(item["tool_call_id"], item["tool_call_id"])
+        context: AgentContext | None = episode.agent.context
+        if context is None:
+            return Observation(messages=new)
+        return Observation(messages=new, system_prompt=agent_system_prompt(context),
+                           tools=[tool_schema(t) for t in context.tools], policy=context.policy)
+
+
+class _HeldWorld:
+    """A world opened and closed in a task of its own (its task group cannot span the caller's tasks)."""
+
+    def __init__(self) -> None:
+        self.world: World | None = None  # type: ignore[assignment]
+        self._stop = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self._error: BaseException | None = None
+
+    @classmethod
+    async def open(cls, domain: str, options: dict[str, Any]) -> _HeldWorld:
+        held = cls()
+        ready = asyncio.Event()
+
+        async def hold() -> None:
+            try:
+                async with open_world(domain, **options) as world:
+                    held.world = world
+                    ready.set()
+                    await held._stop.wait()
+            except Exception as exc:
+                held._error = exc
+            finally:
+                ready.set()
+
+        held._runner = asyncio.get_running_loop().create_task(hold())
+        await ready.wait()
+        if held.world is None:
+            await held._runner
+            raise held._error or RuntimeError(f"could not open the {domain} world")
+        return held
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._runner is not None:
+            await self._runner

@@ -1,0 +1,173 @@
+"""The gym-style environment (shiftbox.rl.ShiftboxEnv) against shiftbox's normal run path: a policy replaying the
+scripted oracle's replies gets the run's exact trajectory and score (1.0); a policy that never calls a tool
+scores less; environments stepped interleaved stay in their own episodes; close leaves nothing running."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import shiftbox
+from shiftbox.agents import AgentReply, to_openai_messages
+from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv
+from shiftbox.runs import score_trajectories
+
+REPO = Path(__file__).resolve().parents[3]
+TASKS = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
+TASK_ID = "hw_banking_001"
+TALKER = {"role": "assistant", "content": "How can I help you today?"}
+"""The flawed policy's only reply: it talks, and never calls a tool."""
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory):
+    """The task run with `scripted:oracle` by shiftbox's normal run path, and its per-simulation scores."""
+    out = tmp_path_factory.mktemp("rl") / "oracle"
+    result = shiftbox.run_evaluation(shiftbox.plan_run(TASKS, out, agent="scripted:oracle", task_ids=[TASK_ID]))
+    _, per_simulation = shiftbox.score_run(out)
+    return result.trajectories[0], per_simulation[0]
+
+
+def oracle_replies(trajectory: shiftbox.Trajectory) -> list[dict]:
+    """The oracle's assistant messages, as an OpenAI-style policy would send them."""
+    return to_openai_messages([m for m in trajectory.messages if m.role == "assistant"])
+
+
+async def play(env: ShiftboxEnv, replies: list[dict]) -> tuple[float, dict]:
+    for reply in replies:
+        _, reward, done, info = await env.step(reply)
+        if done:
+            return reward, info
+    raise AssertionError("the simulation did not end")
+
+
+async def test_replaying_the_oracle_gets_the_runs_trajectory_and_reward_one(oracle_run):
+    trajectory, metrics = oracle_run
+    async with ShiftboxEnv(TASKS, agent_name="scripted:oracle") as env:
+        observation = await env.reset(TASK_ID)
+        assert [m["role"] for m in observation.messages] == ["user"]
+        assert observation.messages[0]["content"] == trajectory.messages[0].content
+        assert {t["function"]["name"] for t in observation.tools} >= {"get_customer_by_phone", "file_dispute"}
+        assert observation.policy and observation.policy in observation.system_prompt
+        reward, info = await play(env, oracle_replies(trajectory))
+    assert metrics.tsr.score == 1.0
+    assert reward == metrics.tsr.score
+    assert info["metrics"].model_dump() == metrics.model_dump()
+    assert info["trajectory"].canonical() == trajectory.canonical()  # the very trajectory of the normal run
+
+
+async def test_observations_carry_the_policys_own_call_ids_and_no_assistant_messages(oracle_run):
+    trajectory, _ = oracle_run
+    replies = oracle_replies(trajectory)
+    async with ShiftboxEnv(TASKS) as env:
+        await env.reset(TASK_ID)
+        await env.step(replies[0])  # asks who the user is
+        call = dict(replies[1]["tool_calls"][0], id="policy-chose-this-id")
+        observation, reward, done, _ = await env.step({**replies[1], "tool_calls": [call]})
+    assert (reward, done) == (0.0, False)
+    assert [(m["role"], m["tool_call_id"]) for m in observation.messages] == [("tool", "policy-chose-this-id")]
+    assert json.loads(observation.messages[0]["content"])["customer_id"]
+
+
+async def test_a_policy_that_never_calls_tools_scores_less_and_as_shiftbox_scores_it():
+    async with ShiftboxEnv(TASKS) as env:
+        await env.reset(TASK_ID)
+        reward, info = await play(env, [TALKER] * 100)
+    trajectory = info["trajectory"]
+    assert not trajectory.tool_calls and trajectory.termination.reason == "user_stop"
+    _, (scored,) = score_trajectories([trajectory], {TASK_ID: env.tasks[TASK_ID]})
+    assert reward == scored.tsr.score < 1.0
+    assert info["metrics"].model_dump() == scored.model_dump()
+
+
+async def test_the_reward_is_any_per_simulation_score(oracle_run):
+    trajectory, metrics = oracle_run
+    async with ShiftboxEnv(TASKS, reward="tue") as env:
+        await env.reset(TASK_ID)
+        reward, _ = await play(env, oracle_replies(trajectory))
+    assert reward == metrics.tue.tue == REWARDS["tue"](metrics)
+    with pytest.raises(ValueError, match="unknown reward 'speed'; choose one of tsr, success"):
+        ShiftboxEnv(TASKS, reward="speed")
+
+
+async def test_two_environments_stepped_interleaved_change_only_their_own_episode(oracle_run):
+    """One server for both (a shared world), one event loop, steps alternating: the oracle's episode ends in
+    the oracle run's final state, the talker's in the state nobody touched."""
+    trajectory, _ = oracle_run
+    async with shiftbox.open_world("banking") as world:
+        oracle, talker = ShiftboxEnv(TASKS, world=world), ShiftboxEnv(TASKS, world=world)
+        await oracle.reset(TASK_ID)
+        await talker.reset(TASK_ID)
+        results = {}
+        for reply in oracle_replies(trajectory):
+            for env, message in ((oracle, reply), (talker, TALKER)):
+                if env not in results:
+                    _, reward, done, info = await env.step(message)
+                    if done:
+                        results[env] = (reward, info["trajectory"])
+        while talker not in results:
+            _, reward, done, info = await talker.step(TALKER)
+            if done:
+                results[talker] = (reward, info["trajectory"])
+        await oracle.close()
+        await talker.close()
+    (oracle_reward, oracle_trajectory), (talker_reward, talker_trajectory) = results[oracle], results[talker]
+    assert (oracle_reward, talker_reward < 1.0) == (1.0, True)
+    assert oracle_trajectory.final_state == trajectory.final_state
+    assert talker_trajectory.final_state != trajectory.final_state and not talker_trajectory.tool_calls
+    untouched = await untouched_final_state()
+    assert talker_trajectory.final_state == untouched
+
+
+async def untouched_final_state() -> dict[str, str]:
+    """The final state of the task's episode when the agent does nothing (setup calls only)."""
+    async with ShiftboxEnv(TASKS) as env:
+        await env.reset(TASK_ID)
+        _, info = await env.truncate()
+    return info["trajectory"].final_state
+
+
+async def test_reset_twice_truncates_the_first_episode_and_close_leaves_nothing_running(oracle_run):
+    trajectory, _ = oracle_run
+    before = asyncio.all_tasks()
+    env = ShiftboxEnv(TASKS)
+    first = await env.reset(TASK_ID)
+    await env.step(oracle_replies(trajectory)[0])
+    second = await env.reset(TASK_ID)  # a fresh episode: the same opening, nothing carried over
+    assert second.messages == first.messages
+    reward, info = await play(env, oracle_replies(trajectory))
+    assert reward == 1.0 and info["trajectory"].messages[0].content == first.messages[0]["content"]
+    await env.reset(TASK_ID)
+    reward, info = await env.truncate()
+    assert info["trajectory"].termination.reason == "agent_error"
+    assert EpisodeTruncated.__name__ in info["trajectory"].termination.detail
+    await env.close()
+    assert asyncio.all_tasks() == before  # no simulation, no server task left behind
+    with pytest.raises(RuntimeError, match="call reset"):
+        await env.step(TALKER)
+    await env.reset(TASK_ID)  # a closed environment opens its server again
+    await env.step(AgentReply(content="Hello"))
+    await env.close()
+    assert asyncio.all_tasks() == before
+
+
+def test_the_gym_env_needs_no_verifiers_and_says_how_to_get_the_verifiers_one():
+    """`import shiftbox.rl` loads no verifiers; without the extra (made unimportable) load_environment names the
+    install command."""
+    code = ("import sys, shiftbox, shiftbox.rl\n"
+            "print('verifiers' in sys.modules or 'datasets' in sys.modules)\n"
+            "sys.modules['verifiers'] = None\n"
+            "assert not shiftbox.rl.verifiers_installed()\n"
+            "try:\n    shiftbox.rl.load_environment()\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    loaded, message = out.stdout.splitlines()
+    assert loaded == "False"
+    assert "pip install 'shiftbox[verifiers]'" in message

@@ -1,0 +1,94 @@
+"""The verifiers environment driven through verifiers' own API (`verifiers.load_environment`, `Environment.evaluate`)
+with a scripted model on the local fake OpenAI server: replaying the oracle's replies scores 1.0, the run's
+score; a model that never calls a tool scores less, as shiftbox scores its trajectory."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import pytest
+
+import shiftbox
+import shiftbox.rl
+from shiftbox.runs import score_trajectories
+from shiftbox.testing import Reply, ToolCallReply, fake_openai
+
+vf = pytest.importorskip("verifiers", reason="the optional extra shiftbox[verifiers] is not installed")
+
+REPO = Path(__file__).resolve().parents[3]
+TASKS = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
+TASK_ID = "hw_banking_001"
+COLUMNS = ["shiftbox_metrics", "shiftbox_trajectory"]
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rl") / "oracle"
+    result = shiftbox.run_evaluation(shiftbox.plan_run(TASKS, out, agent="scripted:oracle", task_ids=[TASK_ID]))
+    _, per_simulation = shiftbox.score_run(out)
+    return result.trajectories[0], per_simulation[0]
+
+
+@pytest.fixture(scope="module")
+def environment():
+    """`verifiers.load_environment("shiftbox.rl", ...)` on the one task (verifiers installs signal handlers for its
+    own teardown: the test session's are put back)."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        env = vf.load_environment("shiftbox.rl", tasks=str(TASKS), agent_name="scripted:oracle")
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    env.dataset = env.get_dataset().filter(lambda row: row["info"]["task_id"] == TASK_ID)
+    return env
+
+
+def evaluate(environment, script) -> dict:
+    """One rollout through verifiers' evaluate, the model answering from `script` on the fake server."""
+    from openai import AsyncOpenAI
+    from verifiers.clients import OpenAIChatCompletionsClient
+
+    with fake_openai(script) as server:
+        client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=server.base_url, api_key="sk-test"))
+        outputs = asyncio.run(environment.evaluate(client, "fake-model", state_columns=COLUMNS,
+                                                   on_progress=lambda *_: None))
+    (output,) = outputs["outputs"]
+    return output
+
+
+def test_replaying_the_oracle_scores_one_with_the_runs_trajectory(environment, oracle_run):
+    trajectory, metrics = oracle_run
+    assistant = [m for m in trajectory.messages if m.role == "assistant"]
+
+    def oracle(request: dict) -> Reply:  # the oracle's n-th reply, its calls under the model's own ids
+        message = assistant[sum(m["role"] == "assistant" for m in request["messages"])]
+        calls = tuple(ToolCallReply(name=c.name, arguments=c.arguments, id=f"model-{c.id}") for c in message.tool_calls)
+        return Reply(content=message.content, tool_calls=calls)
+
+    output = evaluate(environment, oracle)
+    assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
+    assert output["reward"] == metrics.tsr.score == 1.0
+    assert output["metrics"]["tsr"] == 1.0 and output["metrics"]["tue"] == metrics.tue.tue
+    played = shiftbox.Trajectory.model_validate(output["shiftbox_trajectory"])
+    assert played.canonical() == trajectory.canonical()  # the normal run's trajectory, call for call
+    tool_ids = [m["tool_call_id"] for m in output["completion"] if m["role"] == "tool"]
+    assert tool_ids and all(i.startswith("model-call_") for i in tool_ids)  # results answer the model's ids
+    assert output["completion"][-1]["content"].endswith("###STOP###")
+
+
+def test_a_model_that_never_calls_tools_scores_less(environment):
+    output = evaluate(environment, lambda request: Reply.text("How can I help you today?"))
+    played = shiftbox.Trajectory.model_validate(output["shiftbox_trajectory"])
+    assert not played.tool_calls
+    _, (scored,) = score_trajectories([played], {TASK_ID: shiftbox.load_task_file(TASKS).tasks[0]})
+    assert output["reward"] == scored.tsr.score < 1.0
+    assert output["shiftbox_metrics"] == scored.model_dump(mode="json")
+
+
+def test_the_rubric_reward_is_a_choice_of_shiftbox_scores():
+    rubric = shiftbox.rl.ShiftboxRubric("success")
+    names = [f.__name__ for f in rubric.funcs]
+    assert dict(zip(names, rubric.weights, strict=True)) == {"tsr": 0.0, "tue": 0.0, "action": 0.0,
+                                                             "communicate_info": 0.0, "success": 1.0}
