@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "score_run": "shiftbox.runs", "compare_run_dirs": "shiftbox.runs", "write_html_report": "shiftbox.runs",
     "replay_fixture": "shiftbox.replay", "ReplayResult": "shiftbox.replay",
     "open_world": "shiftbox.world",
+    # RL environments (docs/rl.md)
+    "ShiftboxEnv": "shiftbox.rl",
     # metric results
     "RunMetrics": "shiftbox.metrics", "SimulationMetrics": "shiftbox.metrics", "AgentScores": "shiftbox.metrics",
     "Comparison": "shiftbox.metrics", "score_by_agent": "shiftbox.metrics",
@@ -42,7 +44,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [  # the keys of _EXPORTS, sorted
     "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "InfrastructureError",
     "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
-    "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
+    "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxEnv", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
     "ToolContractError", "Trajectory", "UserContext", "UserReply", "UserSimulator", "agent_from_spec",
     "compare_run_dirs", "load_task_file", "open_world", "plan_run", "read_trajectories", "replay_fixture",
     "run_evaluation", "run_evaluation_async", "score_by_agent", "score_run", "user_from_spec", "write_html_report",
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS
     )
     from .metrics import AgentScores, Comparison, RunMetrics, SimulationMetrics, score_by_agent
     from .replay import ReplayResult, replay_fixture
+    from .rl import ShiftboxEnv
     from .runs import (
         RunConfig,
         RunPlan,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from ..orchestrator import SimulationLimits
 from ._env import AssistantMessage, Observation, ShiftboxEnv
 from ._policy import EpisodeTruncated, PolicyAgent
 from ._rewards import REWARDS, Reward, reward_function
@@ -24,7 +25,7 @@ INSTALL_VERIFIERS = "pip install 'shiftbox[verifiers]' (in a checkout of shiftbo
 
 __all__ = [
     "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
-    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "load_environment", "reward_function",
+    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SimulationLimits", "load_environment", "reward_function",
     "verifiers_installed",
 ]
 

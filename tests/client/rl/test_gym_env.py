@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,15 @@ def test_the_gym_env_needs_no_verifiers_and_says_how_to_get_the_verifiers_one():
     loaded, message = out.stdout.splitlines()
     assert loaded == "False"
     assert "pip install 'shiftbox[verifiers]'" in message
+
+
+def test_the_rl_page_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/rl.md's first Python block, run in a scratch folder that holds the repository's snapshots path."""
+    code = re.search(r"```python\n(.*?)```", (REPO / "docs" / "rl.md").read_text(), re.S).group(1)
+    (tmp_path / "snapshots").symlink_to(REPO / "snapshots")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/rl.md", "exec"), {"__name__": "__main__"})
+    user, result = capsys.readouterr().out.splitlines()
+    assert user.startswith("user: ") and len(user) > 20
+    reward, tsr = re.fullmatch(r"reward (\S+) \(TSR (\S+)\) after \d+ messages, ended by user_stop", result).groups()
+    assert reward == tsr and float(reward) < 1.0
