@@ -9,7 +9,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,23 +16,14 @@ import shiftbox
 from shiftbox.agents import AgentReply, to_openai_messages
 from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv
 from shiftbox.runs import score_trajectories
+from tests.client.harness import HANDWRITTEN, REPO
+from tests.client.rl.conftest import TASK_ID
 
-REPO = Path(__file__).resolve().parents[3]
-TASKS = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
-TASK_ID = "hw_banking_001"
+TASKS = HANDWRITTEN
 TALKER = {"role": "assistant", "content": "How can I help you today?"}
 """The flawed policy's only reply: it talks, and never calls a tool."""
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def oracle_run(tmp_path_factory):
-    """The task run with `scripted:oracle` by shiftbox's normal run path, and its per-simulation scores."""
-    out = tmp_path_factory.mktemp("rl") / "oracle"
-    result = shiftbox.run_evaluation(shiftbox.plan_run(TASKS, out, agent="scripted:oracle", task_ids=[TASK_ID]))
-    _, per_simulation = shiftbox.score_run(out)
-    return result.trajectories[0], per_simulation[0]
 
 
 def oracle_replies(trajectory: shiftbox.Trajectory) -> list[dict]:

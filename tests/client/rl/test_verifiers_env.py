@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -14,21 +13,13 @@ import shiftbox
 import shiftbox.rl
 from shiftbox.runs import score_trajectories
 from shiftbox.testing import Reply, ToolCallReply, fake_openai
+from tests.client.harness import HANDWRITTEN
+from tests.client.rl.conftest import TASK_ID
 
 vf = pytest.importorskip("verifiers", reason="the optional extra shiftbox[verifiers] is not installed")
 
-REPO = Path(__file__).resolve().parents[3]
-TASKS = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
-TASK_ID = "hw_banking_001"
+TASKS = HANDWRITTEN
 COLUMNS = ["shiftbox_metrics", "shiftbox_trajectory"]
-
-
-@pytest.fixture(scope="module")
-def oracle_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rl") / "oracle"
-    result = shiftbox.run_evaluation(shiftbox.plan_run(TASKS, out, agent="scripted:oracle", task_ids=[TASK_ID]))
-    _, per_simulation = shiftbox.score_run(out)
-    return result.trajectories[0], per_simulation[0]
 
 
 @pytest.fixture(scope="module")
