@@ -5,6 +5,8 @@ environment on top of it (the optional extra `shiftbox[verifiers]`, imported onl
     observation = await env.reset("hw_banking_001")
     observation, reward, done, info = await env.step({"role": "assistant", "content": "Hello!"})
 
+`SyncShiftboxEnv` takes the same arguments and offers the same calls, blocking (for code without an event loop).
+
 `load_environment(...)` is the verifiers entry (`verifiers.load_environment("shiftbox.rl", ...)`).
 """
 
@@ -17,6 +19,7 @@ from ..orchestrator import SimulationLimits
 from ._env import AssistantMessage, Observation, ShiftboxEnv
 from ._policy import EpisodeTruncated, PolicyAgent
 from ._rewards import REWARDS, Reward, reward_function
+from ._sync import SyncShiftboxEnv
 
 if TYPE_CHECKING:
     from ._verifiers_env import ShiftboxRubric, ShiftboxVerifiersEnv
@@ -25,7 +28,7 @@ INSTALL_VERIFIERS = "pip install 'shiftbox[verifiers]' (in a checkout of shiftbo
 
 __all__ = [
     "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
-    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SimulationLimits", "load_environment", "reward_function",
+    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SimulationLimits", "SyncShiftboxEnv", "load_environment", "reward_function",
     "verifiers_installed",
 ]
 

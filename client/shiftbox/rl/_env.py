@@ -236,7 +236,7 @@ class _HeldWorld:
     """A world opened and closed in a task of its own (its task group cannot span the caller's tasks)."""
 
     def __init__(self) -> None:
-        self.world: World | None = None  # type: ignore[assignment]
+        self.world: World | None = None
         self._stop = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._error: BaseException | None = None

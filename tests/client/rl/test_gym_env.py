@@ -9,12 +9,13 @@ import json
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 
 import shiftbox
 from shiftbox.agents import AgentReply, to_openai_messages
-from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv
+from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv, SyncShiftboxEnv
 from shiftbox.runs import score_trajectories
 from tests.client.harness import HANDWRITTEN, REPO
 from tests.client.rl.conftest import TASK_ID
@@ -147,6 +148,19 @@ async def test_reset_twice_truncates_the_first_episode_and_close_leaves_nothing_
     await env.step(AgentReply(content="Hello"))
     await env.close()
     assert asyncio.all_tasks() == before
+
+
+def test_the_sync_environment_blocks_on_the_same_calls_and_stops_its_thread(oracle_run):
+    trajectory, metrics = oracle_run
+    threads = set(threading.enumerate())
+    with SyncShiftboxEnv(TASKS, agent_name="scripted:oracle") as env:
+        assert env.reset(TASK_ID).messages[0]["content"] == trajectory.messages[0].content
+        for reply in oracle_replies(trajectory):
+            _, reward, done, info = env.step(reply)
+    assert done and reward == metrics.tsr.score == 1.0
+    assert info["trajectory"].canonical() == trajectory.canonical()
+    env.close()  # twice is fine
+    assert set(threading.enumerate()) == threads
 
 
 def test_the_gym_env_needs_no_verifiers_and_says_how_to_get_the_verifiers_one():
