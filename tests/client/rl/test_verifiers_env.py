@@ -36,17 +36,18 @@ def environment():
     return env
 
 
-def evaluate(environment, script) -> dict:
-    """One rollout through verifiers' evaluate, the model answering from `script` on the fake server."""
+def evaluate(environment, script, rollouts: int = 1) -> list[dict]:
+    """`rollouts` rollouts (run concurrently) through verifiers' evaluate, the model answering from `script` on
+    the fake server."""
     from openai import AsyncOpenAI
     from verifiers.clients import OpenAIChatCompletionsClient
 
     with fake_openai(script) as server:
         client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=server.base_url, api_key="sk-test"))
         outputs = asyncio.run(environment.evaluate(client, "fake-model", state_columns=COLUMNS,
-                                                   on_progress=lambda *_: None))
-    (output,) = outputs["outputs"]
-    return output
+                                                   rollouts_per_example=rollouts, on_progress=lambda *_: None))
+    assert len(outputs["outputs"]) == rollouts
+    return outputs["outputs"]
 
 
 def test_replaying_the_oracle_scores_one_with_the_runs_trajectory(environment, oracle_run):
@@ -58,7 +59,7 @@ def test_replaying_the_oracle_scores_one_with_the_runs_trajectory(environment, o
         calls = tuple(ToolCallReply(name=c.name, arguments=c.arguments, id=f"model-{c.id}") for c in message.tool_calls)
         return Reply(content=message.content, tool_calls=calls)
 
-    output = evaluate(environment, oracle)
+    (output,) = evaluate(environment, oracle)
     assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
     assert output["reward"] == metrics.tsr.score == 1.0
     assert output["metrics"]["tsr"] == 1.0 and output["metrics"]["tue"] == metrics.tue.tue
@@ -69,13 +70,17 @@ def test_replaying_the_oracle_scores_one_with_the_runs_trajectory(environment, o
     assert output["completion"][-1]["content"].endswith("###STOP###")
 
 
-def test_a_model_that_never_calls_tools_scores_less(environment):
-    output = evaluate(environment, lambda request: Reply.text("How can I help you today?"))
-    played = shiftbox.Trajectory.model_validate(output["shiftbox_trajectory"])
-    assert not played.tool_calls
-    _, (scored,) = score_trajectories([played], {TASK_ID: shiftbox.load_task_file(TASKS).tasks[0]})
-    assert output["reward"] == scored.tsr.score < 1.0
-    assert output["shiftbox_metrics"] == scored.model_dump(mode="json")
+def test_a_model_that_never_calls_tools_scores_less_in_each_concurrent_rollout(environment):
+    """Two rollouts of the task at once (a verifiers group): each its own simulation and episode, both scored as
+    shiftbox scores their trajectories."""
+    first, second = evaluate(environment, lambda request: Reply.text("How can I help you today?"), rollouts=2)
+    for output in (first, second):
+        played = shiftbox.Trajectory.model_validate(output["shiftbox_trajectory"])
+        assert not played.tool_calls
+        _, (scored,) = score_trajectories([played], {TASK_ID: shiftbox.load_task_file(TASKS).tasks[0]})
+        assert output["reward"] == scored.tsr.score < 1.0
+        assert output["shiftbox_metrics"] == scored.model_dump(mode="json")
+    assert first["shiftbox_trajectory"]["messages"] == second["shiftbox_trajectory"]["messages"]  # same seed
 
 
 def test_the_rubric_reward_is_a_choice_of_shiftbox_scores():
