@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import shiftbox
 from shiftbox.agents import AgentReply, to_openai_messages
 from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv, SyncShiftboxEnv
 from shiftbox.runs import score_trajectories
-from tests.client.harness import HANDWRITTEN, REPO
+from tests.client.harness import HANDWRITTEN, REPO, alive, descendants
 from tests.client.rl.conftest import TASK_ID
 
 TASKS = HANDWRITTEN
@@ -148,6 +149,18 @@ async def test_reset_twice_truncates_the_first_episode_and_close_leaves_nothing_
     await env.step(AgentReply(content="Hello"))
     await env.close()
     assert asyncio.all_tasks() == before
+
+
+async def test_a_server_process_of_its_own_is_stopped_by_close():
+    """With `servers="stdio"` the environment starts the domain server as a child process; close ends it."""
+    before = set(descendants(os.getpid()))
+    env = ShiftboxEnv(TASKS, servers="stdio")
+    await env.reset(TASK_ID)
+    _, reward, _, _ = await env.step(TALKER)
+    started = set(descendants(os.getpid())) - before
+    assert reward == 0.0 and started  # the server runs while the episode does
+    await env.close()
+    assert not [pid for pid in started if alive(pid)]
 
 
 def test_the_sync_environment_blocks_on_the_same_calls_and_stops_its_thread(oracle_run):
