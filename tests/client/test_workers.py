@@ -127,6 +127,13 @@ def start_run(out: Path, *options: str, concurrency: int = 4) -> tuple[subproces
     return proc, command, workers
 
 
+def one_process_run(tmp_path: Path, command: list[str]) -> dict[str, str]:
+    """The trajectories the same run gives in this process (`command`'s tasks, two trials), as `written_once`."""
+    reference = tmp_path / "reference"
+    runner.invoke(app, command[3:8] + ["--out", str(reference), "--trials", "2"])
+    return written_once(reference)
+
+
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
 @pytest.mark.parametrize("retry_infra", [0, 1])
 def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retry_infra(tmp_path, retry_infra):
@@ -140,9 +147,7 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
-    reference = tmp_path / "reference"
-    runner.invoke(app, command[3:8] + ["--out", str(reference), "--trials", "2"])
-    expected, got = written_once(reference), written_once(out)  # canonical: nothing written twice
+    expected, got = one_process_run(tmp_path, command), written_once(out)  # canonical: nothing written twice
     assert len(expected) == len(json.loads(GENERATED.read_text())["tasks"]) * 2 and got.keys() == expected.keys()
     got_parsed = {sim: json.loads(line) for sim, line in got.items()}
     lost = {sim for sim, trajectory in got_parsed.items() if trajectory["termination"]["blame"] == "infrastructure"}
@@ -198,9 +203,7 @@ def test_a_worker_killed_while_sending_a_result_stalls_neither_the_others_nor_th
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
-    reference = tmp_path / "reference"
-    runner.invoke(app, command[3:8] + ["--out", str(reference), "--trials", "2"])
-    assert written_once(out) == written_once(reference)
+    assert written_once(out) == one_process_run(tmp_path, command)
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
