@@ -11,32 +11,29 @@ unless it is set, and turns off Ray's usage report (an offline evaluation sends 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from collections.abc import Iterator
 from types import ModuleType
 
+from ._extras import extra_installed, import_extra, install_command
+
 __all__ = ["INSTALL_RAY", "LOCAL_CLUSTER_OPTIONS", "import_ray", "local_ray_cluster", "ray_installed"]
 
-INSTALL_RAY = "pip install 'shiftbox[ray]' (in a checkout of shiftbox: uv sync --extra ray)"
+INSTALL_RAY = install_command("ray")
 LOCAL_CLUSTER_OPTIONS = {"include_dashboard": False, "log_to_driver": False, "_node_ip_address": "127.0.0.1"}
 """A local cluster started by shiftbox: no dashboard, workers' output not copied here, on 127.0.0.1."""
 
 
 def ray_installed() -> bool:
     """Whether the extra is installed (without importing ray, which takes seconds)."""
-    return importlib.util.find_spec("ray") is not None
+    return extra_installed("ray")
 
 
 def import_ray() -> ModuleType:
     """The ray module, imported with the settings above (raises ImportError naming `INSTALL_RAY` without it)."""
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(f"Ray is an optional extra of shiftbox: {INSTALL_RAY}") from exc
-    return ray
+    return import_extra("ray", "ray", "Ray")
 
 
 @contextlib.contextmanager

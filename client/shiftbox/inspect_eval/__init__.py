@@ -8,7 +8,9 @@ import importlib.util
 import os
 from pathlib import Path
 
-INSTALL_INSPECT = "pip install 'shiftbox[inspect]' (in a checkout of shiftbox: uv sync --extra inspect)"
+from .._extras import import_extra, install_command
+
+INSTALL_INSPECT = install_command("inspect")
 
 
 def bundled_tiktoken_dir() -> Path | None:
@@ -20,10 +22,7 @@ def bundled_tiktoken_dir() -> Path | None:
     return Path(spec.submodule_search_locations[0]) / "litellm_core_utils" / "tokenizers"
 
 
-try:
-    import inspect_ai  # noqa: F401
-except ImportError as exc:
-    raise ImportError(f"Inspect AI is an optional extra of shiftbox: {INSTALL_INSPECT}") from exc
+import_extra("inspect_ai", "inspect", "Inspect AI")
 if "TIKTOKEN_CACHE_DIR" not in os.environ and (_tokenizers := bundled_tiktoken_dir()) is not None:
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_tokenizers)  # what litellm sets too when imported; never downloaded
 

@@ -12,9 +12,9 @@ environment on top of it (the optional extra `shiftbox[verifiers]`, imported onl
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from .._extras import extra_installed, install_command
 from ..orchestrator import SimulationLimits
 from ._env import AssistantMessage, Observation, ShiftboxEnv
 from ._policy import EpisodeTruncated, PolicyAgent
@@ -24,7 +24,7 @@ from ._sync import SyncShiftboxEnv
 if TYPE_CHECKING:
     from ._verifiers_env import ShiftboxRubric, ShiftboxVerifiersEnv
 
-INSTALL_VERIFIERS = "pip install 'shiftbox[verifiers]' (in a checkout of shiftbox: uv sync --extra verifiers)"
+INSTALL_VERIFIERS = install_command("verifiers")
 
 __all__ = [
     "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
@@ -37,7 +37,7 @@ _VERIFIERS_NAMES = ("ShiftboxRubric", "ShiftboxVerifiersEnv")
 
 def verifiers_installed() -> bool:
     """Whether the extra is installed (without importing verifiers, which takes seconds)."""
-    return importlib.util.find_spec("verifiers") is not None
+    return extra_installed("verifiers")
 
 
 def _verifiers_module() -> Any:

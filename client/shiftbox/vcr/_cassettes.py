@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._extras import extra_installed, import_extra, install_command
 from ..redact import is_credential_key
 
-INSTALL_VCR = "pip install 'shiftbox[vcr]' (in a checkout of shiftbox: uv sync --extra vcr)"
+INSTALL_VCR = install_command("vcr")
 CASSETTE_ENV = "SHIFTBOX_VCR_CASSETTE"
 """The cassette an agent program run as `python -m shiftbox.vcr PROGRAM` records into or replays from."""
 RECORD_MODE_ENV = "SHIFTBOX_RECORD_MODE"
@@ -30,16 +30,12 @@ CREDENTIAL_QUERY_PARAMETERS = ("key", "api_key", "api-key", "token", "access_tok
 
 def vcr_installed() -> bool:
     """Whether the extra is installed (without importing vcrpy)."""
-    return importlib.util.find_spec("vcr") is not None
+    return extra_installed("vcr")
 
 
 def import_vcr() -> ModuleType:
     """The vcr module (raises ImportError naming `INSTALL_VCR` without the extra)."""
-    try:
-        import vcr
-    except ImportError as exc:
-        raise ImportError(f"vcrpy cassettes are an optional extra of shiftbox: {INSTALL_VCR}") from exc
-    return vcr
+    return import_extra("vcr", "vcr", "vcrpy cassettes")
 
 
 def default_record_mode() -> str:

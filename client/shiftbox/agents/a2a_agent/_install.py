@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
+from ..._extras import extra_installed, install_command
 
-INSTALL_A2A = "pip install 'shiftbox[a2a]' (in a checkout of shiftbox: uv sync --extra a2a)"
+INSTALL_A2A = install_command("a2a")
 
 
 def a2a_installed() -> bool:
     """True when the a2a-sdk's client can be imported (checked without importing it)."""
-    try:
-        return importlib.util.find_spec("a2a.client") is not None
-    except ModuleNotFoundError:
-        return False
+    return extra_installed("a2a.client")
 
 
 def require_a2a() -> None:
