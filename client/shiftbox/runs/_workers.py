@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -187,8 +188,11 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
 def _receive(pipes: list[Connection], timeout: float) -> list[tuple[Connection, tuple | None]]:
     """One message from each pipe that has one, waiting up to `timeout` for the first; None for a pipe whose
     worker closed it (exited or died, the second maybe halfway through a message)."""
+    if not pipes:  # every worker's pipe has closed: wait as for a message, until its death is seen
+        time.sleep(timeout)
+        return []
     received: list[tuple[Connection, tuple | None]] = []
-    for pipe in wait(pipes, timeout) if pipes else []:
+    for pipe in wait(pipes, timeout):
         assert isinstance(pipe, Connection)
         try:
             received.append((pipe, pipe.recv()))
