@@ -6,15 +6,15 @@ fake server with `ScriptedJudge` answering)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
+from tests.client.replay import FIXTURES, offline_copy
 
-FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "banking-rubric"
+FIXTURE = FIXTURES / "banking-rubric"
 CASSETTES = FIXTURE / "compat-gsrt-cassettes"
 JUDGE = ["--compat", "agentchangebench", "--judge", "litellm:openai/fake-model"]
 runner = CliRunner()
@@ -22,11 +22,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def run_dir(tmp_path, monkeypatch) -> Path:
-    for var in ("SHIFTBOX_FAKE_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    run = tmp_path / "run"
-    shutil.copytree(FIXTURE, run)
-    return run
+    return offline_copy(FIXTURE, tmp_path, monkeypatch)
 
 
 def test_without_a_judge_a_shiftbox_run_is_not_judged_and_says_how_to_judge_it(run_dir):
