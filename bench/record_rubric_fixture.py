@@ -10,6 +10,7 @@ its conversations and its judge's calls, all against the local fake OpenAI-compa
    messages, stride 4) with `--judge-record fixtures/banking-rubric/judge-cassettes` records every judge call
    (rubric windows, NL assertions, acknowledgments) with `ScriptedJudge` answering.
 3. The verdicts are kept in judge-verdicts.json (`verdicts_of` the metrics; metrics.json itself is not kept).
+4. The compat GSRT judge's cassettes are recorded again (bench/record_compat_gsrt_fixture.py).
 
 CI replays step 2 offline with `--judge-replay` and asserts the same verdicts
 (tests/client/replay/test_rubric_fixture.py).
@@ -25,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from record_compat_gsrt_fixture import record_compat_gsrt
 
 from shiftbox.tasks import load_task_file
 from shiftbox.testing.fake_brains import ScriptedJudge, ScriptedLLM
@@ -100,7 +103,7 @@ def main() -> int:
     env = {**os.environ, "SHIFTBOX_FAKE_KEY": "sk-fake-recording-key", "OPENAI_API_KEY": "sk-fake-recording-key"}
     with tempfile.TemporaryDirectory() as tmp:
         code = run_conversations(Path(tmp), env)
-    return code or record_judge(env)
+    return code or record_judge(env) or record_compat_gsrt(env)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ B = banking_gpt-4.1_2025-08-23.json (gpt-4.1 as agent and user, 13 simulations, 
 - `_results`: results files as trajectories (`load_agentchangebench_results`); `_stored`: the reference's
   own stored outputs (judge verdicts, GSRT judge shifts, rewards) that compat scoring reuses.
 - `_tsr`, `_tue`, `_tcrr`, `_gsrt`: each metric's compat rules; `_run_metrics`: the run (`compat_run_metrics`).
+- `_gsrt_judge`: the reference's GSRT judge asked again through the LLM boundary, for simulations without stored
+  judge output (a shiftbox run scored with `--compat agentchangebench --judge MODEL`).
 """
 
 from ..tasks import (
@@ -22,6 +24,7 @@ from ..tasks import (
     tau2_format_ids,
 )
 from ._gsrt import compat_gsrt
+from ._gsrt_judge import GSRT_SYSTEM_PROMPT, gsrt_prompt, judge_gsrt, parse_gsrt_answer
 from ._import_tasks import import_agentchangebench
 from ._results import (
     AgentChangeBenchResults,
@@ -34,6 +37,7 @@ from ._tsr import compat_tsr
 from ._tue import compat_tue
 
 __all__ = [
+    "GSRT_SYSTEM_PROMPT", "gsrt_prompt", "judge_gsrt", "parse_gsrt_answer",
     "REFERENCE_SNAPSHOTS", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
     "compat_simulation_metrics", "compat_tcrr", "compat_tsr", "compat_tue", "import_agentchangebench",
     "load_agentchangebench_results", "load_agentchangebench_simulations", "reference_task_file", "single_goal",

@@ -12,9 +12,12 @@ against the two recorded banking runs named in the package notes (A and B).
   * Per-simulation values (the reference reports none) apply the same functions to one simulation, with
     None where a ratio has no denominator. Breakdowns: by_domain and by_agent.
 
+  * GSRT: from the judge output stored in the simulation; a simulation without it (every simulation of a
+    shiftbox run) is asked of `judge` when one is given (`_gsrt_judge`), else it is not judged.
+
 Not reproducible: a task with both `action_sets` and tau2 `actions` is scored by the reference on
 `action_sets` only; the importer merges both, so such a task would be scored on both here (no task in
-A or B has both). NL verdicts and GSRT are only as good as the stored judge outputs.
+A or B has both). NL verdicts and GSRT are only as good as the judge outputs.
 """
 
 from __future__ import annotations
@@ -23,31 +26,46 @@ from collections import defaultdict
 
 from ..metrics import (
     Breakdown,
+    Judge,
     RunMetrics,
     SimulationMetrics,
     TCRRAggregate,
     TSRAggregate,
     TUEAggregate,
+    judge_report,
     mean_of_present,
     pass_hat_k,
 )
 from ..tasks import Task
 from ..trajectory import Trajectory
-from ._gsrt import compat_gsrt, gsrt_aggregate
+from ._gsrt import gsrt_aggregate, shift_recoveries_of
+from ._gsrt_judge import judge_gsrt
 from ._stored import has_judge_output, judge_shifts, stored_reward, stores_tsr_details
 from ._tcrr import compat_tcrr, pooled_tcrr
 from ._tsr import compat_success, compat_tsr
 from ._tue import TUEFigures, call_flags, compat_tue, tue_figures
 
 
-def compat_simulation_metrics(trajectory: Trajectory, task: Task) -> SimulationMetrics:
+def judged_shifts(trajectory: Trajectory, task: Task, judge: Judge | None = None) -> list[dict] | None:
+    """The GSRT judge's shifts for one simulation: the stored ones when it has judge output (the reference reuses
+    them too), else `judge`'s answer; None = not judged."""
+    if has_judge_output(trajectory):
+        return judge_shifts(trajectory.source_data) or []
+    if judge is None:
+        return None
+    answer = judge_gsrt(judge, trajectory, task)
+    return None if answer is None else answer["user_goal_shifts"]
+
+
+def compat_simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None = None) -> SimulationMetrics:
     tsr = compat_tsr(trajectory, task)
+    judged = judged_shifts(trajectory, task, judge)
     return SimulationMetrics(
         simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
         domain=trajectory.domain, persona=trajectory.persona, agent=trajectory.agent,
         termination=trajectory.termination.reason, scored=True, tsr=tsr, tue=compat_tue(trajectory),
-        tcrr=compat_tcrr(trajectory), gsrt=compat_gsrt(trajectory), success=compat_success(trajectory, tsr))
-
+        tcrr=compat_tcrr(trajectory), gsrt=shift_recoveries_of(judged or []), gsrt_judged=judged is not None,
+        success=compat_success(trajectory, tsr))
 
 
 def _pooled_tue(trajectories: list[Trajectory], empty: float | None) -> TUEFigures:
@@ -59,7 +77,7 @@ def _breakdown(trajectories: list[Trajectory], sims: list[SimulationMetrics]) ->
     return Breakdown(simulations=len(sims), tsr=mean_of_present(s.tsr.score for s in sims),
                      tue=_pooled_tue(trajectories, 0.0).tue,
                      tcrr=(by_window + by_batch) / calls if calls else 0.0,
-                     gsrt=gsrt_aggregate(trajectories, sims))
+                     gsrt=gsrt_aggregate(sims))
 
 
 def _breakdowns(trajectories: list[Trajectory], sims: list[SimulationMetrics]
@@ -91,8 +109,34 @@ def _pass_hat_k(sims: list[SimulationMetrics], num_trials: int | None) -> dict[i
             for k in range(1, max_k + 1)}
 
 
+def _gsrt_notes(trajectories: list[Trajectory], sims: list[SimulationMetrics], judge: Judge | None) -> list[str]:
+    """Which simulations the GSRT judge has not judged and why; on a shiftbox run, the judge's shift count beside
+    the harness's (the ground truth)."""
+    notes = []
+    unjudged = [t for t, s in zip(trajectories, sims, strict=True) if not s.gsrt_judged]
+    native = [t for t in unjudged if t.source_data is None]
+    if unjudged:
+        note = (f"GSRT: {len(unjudged)} of {len(trajectories)} simulations have no judge output "
+                "(reward_info.info.gsrt_v2), so every GSRT aggregate is undefined (the reference prints -1): "
+                "rates and medians are None; `shifts` counts the judged shifts of the other simulations")
+        if judge is None:
+            note += "; add --judge MODEL to ask the reference's GSRT judge about them"
+        else:
+            note += (f"; the judge's answer failed or could not be read for {', '.join(t.simulation_id for t in unjudged)}"
+                     " (score again, or use another judge model)")
+        if native:
+            note += f"; the harness recorded {sum(len(t.shifts) for t in native)} shifts in them"
+        notes.append(note)
+    judged_native = [(t, s) for t, s in zip(trajectories, sims, strict=True) if s.gsrt_judged and t.source_data is None]
+    if judged_native:
+        notes.append(f"GSRT: on {len(judged_native)} simulations of a shiftbox run the judge located "
+                     f"{sum(len(s.gsrt) for _, s in judged_native)} shifts; the harness recorded "
+                     f"{sum(len(t.shifts) for t, _ in judged_native)} (its ground truth, which the default mode scores)")
+    return notes
+
+
 def _notes(trajectories: list[Trajectory], tasks: dict[str, Task], sims: list[SimulationMetrics],
-           num_trials: int | None) -> list[str]:
+           num_trials: int | None, judge: Judge | None) -> list[str]:
     """What the reference would not report, and where these figures come from instead."""
     notes = ["mode agentchangebench: scored with the AgentChangeBench reference rules (see "
              "shiftbox.agentchangebench); TCRR is pooled across simulations by turn number"]
@@ -105,11 +149,7 @@ def _notes(trajectories: list[Trajectory], tasks: dict[str, Task], sims: list[Si
     if not_judged:
         notes.append(f"nl_assertion: {not_judged} simulations have no stored verdicts for their task's "
                      "assertions; the channel is left out of their TSR (no judge is called)")
-    unjudged = [t.simulation_id for t in trajectories if not has_judge_output(t)]
-    if unjudged:
-        notes.append(f"GSRT: {len(unjudged)} of {len(trajectories)} simulations have no judge output "
-                     "(reward_info.info.gsrt_v2), so every GSRT aggregate is undefined (the reference prints -1): "
-                     "rates and medians are None; `shifts` counts the judged shifts of the other simulations")
+    notes += _gsrt_notes(trajectories, sims, judge)
     if not trajectories:
         notes.append("GSRT: no simulations, so every GSRT aggregate is undefined (the reference prints -1)")
     no_goals = sorted({t.task_id for t in trajectories if not tasks[t.task_id].goals})
@@ -135,18 +175,19 @@ def _notes(trajectories: list[Trajectory], tasks: dict[str, Task], sims: list[Si
     return notes
 
 
-def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *,
-                       num_trials: int | None = None) -> tuple[RunMetrics, list[SimulationMetrics]]:
+def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *, num_trials: int | None = None,
+                       judge: Judge | None = None) -> tuple[RunMetrics, list[SimulationMetrics]]:
     """Score trajectories as the AgentChangeBench code does (see the package notes for every rule).
 
     Stored judge outputs (NL verdicts, GSRT) and stored rewards (success, pass^k) are read from
-    `trajectory.source_data`; nothing is judged. `num_trials` is the results file's `info.num_trials`
+    `trajectory.source_data`. `judge` answers the reference's GSRT question for simulations without stored
+    GSRT output (a shiftbox run); nothing else is judged. `num_trials` is the results file's `info.num_trials`
     (caps k in pass^k; None: no cap beyond the fewest trials of any task).
     """
     missing = sorted({t.task_id for t in trajectories} - set(tasks))
     if missing:
         raise ValueError(f"no task for simulations of {', '.join(missing)}")
-    sims = [compat_simulation_metrics(t, tasks[t.task_id]) for t in trajectories]
+    sims = [compat_simulation_metrics(t, tasks[t.task_id], judge) for t in trajectories]
     tue = _pooled_tue(trajectories, 0.0)
     tcrr_calls, by_window, by_batch = pooled_tcrr(trajectories)
     redundant = by_window + by_batch
@@ -166,11 +207,13 @@ def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *
         tcrr=TCRRAggregate(calls=tcrr_calls, redundant=redundant, window=by_window, batch=by_batch,
                            pooled=redundant / tcrr_calls if tcrr_calls else 0.0,
                            mean=mean_of_present(s.tcrr.ratio for s in sims)),
-        gsrt=gsrt_aggregate(trajectories, sims),
+        gsrt=gsrt_aggregate(sims),
         success_threshold=1.0,
         pass_hat_k=_pass_hat_k(sims, num_trials),
         by_domain=by_domain,
         by_agent=by_agent,
-        notes=_notes(trajectories, tasks, sims, num_trials),
+        notes=_notes(trajectories, tasks, sims, num_trials, judge),
     )
+    if judge is not None:
+        run.judge = judge_report(judge)
     return run, sims

@@ -20,7 +20,8 @@ def metrics(
                                                  "(each agent is then scored on its own)")],
     json_out: Annotated[bool, typer.Option("--json", help="print the run metrics as JSON")] = False,
     compat: Annotated[CompatChoice | None, typer.Option(help="reproduce another benchmark's definitions")] = None,
-    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions, acknowledgment and rubric items, "
+    judge: Annotated[str | None, typer.Option(help="LLM judge for NL assertions, acknowledgment and rubric items "
+                                                   "(with --compat agentchangebench: the reference's GSRT judge), "
                                                    "litellm:<model>")] = None,
     judge_arg: Annotated[list[str] | None, typer.Option(
         help="judge option KEY=VALUE: api_base, temperature, max_retries, rubric_window (messages per rubric "

@@ -11,12 +11,20 @@ from ._compare import Comparison, MetricDifference, compare
 from ._goal_paths import MatchedCalls, goal_path, goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
-from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, DeterministicDetector, Judge, NLVerdicts
+from ._judges import (
+    RUBRIC_STRIDE,
+    RUBRIC_WINDOW,
+    DeterministicDetector,
+    Judge,
+    NLVerdicts,
+    judge_report,
+)
 from ._llm_judge import (
     ACK_SYSTEM_PROMPT,
     NL_SYSTEM_PROMPT,
     RUBRIC_SYSTEM_PROMPT,
     LLMJudge,
+    extract_json_object,
     parse_acknowledges,
     parse_verdicts,
     render_transcript,
@@ -64,9 +72,9 @@ from ._uncertainty import mean_of_present
 
 __all__ = [
     "mean_of_present",
-    "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "parse_acknowledges", "parse_verdicts", "render_transcript",
+    "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "extract_json_object", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
-    "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "MetricsMode",
+    "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report", "MetricsMode",
     "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "ShiftReportAggregate", "ShiftReportScore",
     "aggregate_shift_reports", "shift_report_score", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",

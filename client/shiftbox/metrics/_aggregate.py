@@ -21,7 +21,7 @@ from ..trajectory import Trajectory
 from ._goal_paths import goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
-from ._judges import DeterministicDetector, Judge
+from ._judges import DeterministicDetector, Judge, judge_report
 from ._missions import aggregate_paths
 from ._model import (
     AgentScores,
@@ -267,7 +267,7 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
             sims.append(simulation_metrics(t, tasks[t.task_id], judge, success_threshold))
     run = aggregate(sims, success_threshold)
     if judge is not None:
-        run.judge = {"name": judge.name, "usage": judge.usage.model_dump() if judge.usage is not None else {}}
+        run.judge = judge_report(judge)
     return run, sims
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -60,6 +61,16 @@ class Judge:
         """Which of `items` the messages of `window` (window `number` of `windows`, from 0) show met: one
         verdict per item, or None when it cannot judge (the rubric is then not judged)."""
         return None
+
+    def ask(self, kind: str, system: str, prompt: str, parse: Callable[[str], Any | None]) -> Any | None:
+        """One question whose prompts the caller wrote (another benchmark's judging procedure): the answer as
+        `parse` reads it, or None when the judge cannot answer or `parse` cannot read the answer."""
+        return None
+
+
+def judge_report(judge: Judge) -> dict:
+    """What a run's metrics say of its judge (`RunMetrics.judge`): its name and token use, apart from agent and user."""
+    return {"name": judge.name, "usage": judge.usage.model_dump() if judge.usage is not None else {}}
 
 
 def goal_terms(goal: str, lexicons: Mapping[str, tuple[str, ...]], generic: Iterable[str] = ()) -> tuple[str, ...]:

@@ -292,6 +292,16 @@ class LLMJudge(Judge):
             entry["error"] = "could not read {\"acknowledges\": bool} from the answer"
         return verdict
 
+    def ask(self, kind: str, system: str, prompt: str, parse: Callable[[str], Any | None]) -> Any | None:
+        answer, _, entry = self._ask(kind, system, prompt)
+        if answer is None:
+            return None
+        result = parse(answer)
+        entry["result"] = result
+        if result is None:
+            entry["error"] = f"could not read the {kind} answer"
+        return result
+
     # -- one LLM call ------------------------------------------------------------------------------
 
     def _verdicts(self, kind: str, system: str, prompt: str, count: int) -> NLVerdicts | None:

@@ -193,6 +193,10 @@ class SimulationMetrics(BaseModel):
     tue: TUEScore
     tcrr: TCRRScore
     gsrt: list[ShiftRecovery]
+    gsrt_judged: bool | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="compat mode only: whether the GSRT judge's output exists for this simulation (stored, or asked "
+                    "with --judge); False = not judged, so its empty gsrt is no finding")
     success: bool | None = Field(None, description="TSR >= the success threshold")
     shift_reports: ShiftReportScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the agent was offered log_shift_event")

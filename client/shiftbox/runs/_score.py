@@ -49,7 +49,7 @@ def score_trajectories(trajectories: list[Trajectory], tasks: dict, compat: str 
     if compat == "agentchangebench":
         from ..agentchangebench import compat_run_metrics
 
-        return compat_run_metrics(trajectories, tasks)
+        return compat_run_metrics(trajectories, tasks, judge=judge)
     return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)
 
 

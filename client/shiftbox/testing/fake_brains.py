@@ -123,6 +123,9 @@ _WINDOW = re.compile(r"<window>\n(.*?)\n</window>", re.DOTALL)
 _RUBRIC_ITEMS = re.compile(r"Rubric items no earlier window has met:\n(.*?)\n\n", re.DOTALL)
 _ACK_GOAL = re.compile(r"The user's new goal: (.*)")
 _ACK_MESSAGE = re.compile(r"<message>\n(.*?)\n</message>", re.DOTALL)
+_CONVERSATION = re.compile(r"<conversation>\n(.*?)\n</conversation>", re.DOTALL)
+_MESSAGE_LINE = re.compile(r"^(\d+):(user|assistant|tool):(.*)$", re.MULTILINE)
+_GOAL_LIST = re.compile(r"Goals of the task, in order: \[(.*)\]\nMaximum number of shifts: (\d+)")
 
 
 class ScriptedJudge:
@@ -130,11 +133,16 @@ class ScriptedJudge:
 
     A rubric window meets an item when every double-quoted phrase of the item appears in the window's
     transcript (case-insensitively; an item without one is never met); an acknowledgment question is
-    answered yes when the message names the goal's words; every NL assertion is met. Used to record the
-    rubric fixture (bench/record_rubric_fixture.py) and in tests."""
+    answered yes when the message names the goal's words; every NL assertion is met; the AgentChangeBench GSRT
+    question is answered by `gsrt`. Used to record the rubric fixture (bench/record_rubric_fixture.py), its compat
+    GSRT cassettes (bench/record_compat_gsrt_fixture.py) and in tests."""
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         prompt = (body.get("messages") or [{}])[-1].get("content") or ""
+        conversation, goal_list = _CONVERSATION.search(prompt), _GOAL_LIST.search(prompt)
+        if conversation and goal_list:
+            goals = [g.strip() for g in goal_list.group(1).split(",") if g.strip()]
+            return Reply.text(json.dumps(self.gsrt(conversation.group(1), goals, int(goal_list.group(2)))))
         window, items = _WINDOW.search(prompt), _RUBRIC_ITEMS.search(prompt)
         if window and items:
             return Reply.text(json.dumps({"verdicts": self.rubric(window.group(1), items.group(1))}))
@@ -157,3 +165,32 @@ class ScriptedJudge:
             reason = f"the window shows {', '.join(phrases)}" if met else "not shown in this window"
             verdicts.append({"index": int(number), "met": met, "reason": reason})
         return verdicts
+
+    @staticmethod
+    def gsrt(conversation: str, goals: list[str], required_shifts: int) -> dict[str, Any]:
+        """The reference's GSRT judge output for `index:role:text` lines: the start goal is the first user message
+        naming the first goal's words; a shift is a user message naming the next goal's (up to required_shifts);
+        after it, ack = the first assistant message naming the new goal's words, tool = the first assistant message
+        followed by a tool result, outcome = the first assistant message naming them and saying "request is done",
+        transferred = an assistant message saying "transfer"."""
+        lines = [(int(m[1]), m[2], m[3].lower()) for m in _MESSAGE_LINE.finditer(conversation)]
+        said = [(i, text) for i, role, text in lines if role == "assistant"]
+        start = next((i for i, role, text in lines if role == "user" and _words(goals[0]) in text), None)
+        shifts, current = [], 0
+        for i, role, text in lines:
+            if role != "user" or current + 1 >= len(goals) or len(shifts) >= required_shifts:
+                continue
+            new = goals[current + 1]
+            if _words(new) not in text:
+                continue
+            later = [(j, t) for j, t in said if j > i]
+            ack = next((j for j, t in later if _words(new) in t and "transfer" not in t), None)
+            tool = next((j for j, role, _ in lines if j > i and role == "assistant"
+                         and any(k == j + 1 and r == "tool" for k, r, _ in lines)), None)
+            outcome = next((j for j, t in later if _words(new) in t and "request is done" in t), None)
+            shifts.append({"turn": i, "from": goals[current], "to": new, "type": "GOAL_SHIFT",
+                           "agent_responded": bool(later), "agent_turn": later[0][0] if later else None,
+                           "acknowledgment_turn": ack, "tool_turn": tool, "outcome_turn": outcome,
+                           "transferred_to_human": any("transfer" in t for _, t in later)})
+            current += 1
+        return {"start_goal": {"turn": start, "goal": goals[0] if goals else None}, "user_goal_shifts": shifts}

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
+from tests.client.replay import offline_copy
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "banking-rubric"
 JUDGE = ["--judge", "litellm:openai/fake-model", "--judge-arg", "rubric_window=6", "--judge-arg", "rubric_stride=4"]
@@ -20,10 +21,7 @@ runner = CliRunner()
 @pytest.fixture
 def replayed(tmp_path, monkeypatch) -> dict:
     """The fixture scored again with every judge answer from its cassettes: metrics.json as a dict."""
-    for var in ("SHIFTBOX_FAKE_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    run = tmp_path / "run"
-    shutil.copytree(FIXTURE, run)
+    run = offline_copy(FIXTURE, tmp_path, monkeypatch)
     res = runner.invoke(app, ["metrics", str(run), *JUDGE, "--judge-replay", str(FIXTURE / "judge-cassettes")])
     assert res.exit_code == 0, res.output
     assert "rubric pass rate" in res.output
