@@ -13,7 +13,7 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..agentchangebench import import_agentchangebench
+from ..agentchangebench import TASK_SETS, import_agentchangebench, reference_task_list
 from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
     Finding,
@@ -24,7 +24,9 @@ from ..tasks import (
     validate_tasks,
 )
 from ..tasks._validate import finding_order
-from ._common import fail
+from ._common import choices, fail
+
+TaskSetChoice = choices("TaskSetChoice", tuple(TASK_SETS))
 
 tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
 
@@ -110,19 +112,27 @@ tasks_app.add_typer(import_app, name="import")
 
 @import_app.command("agentchangebench")
 def import_acb(
-    source: Annotated[Path, typer.Argument(help="AgentChangeBench/tau2 tasks.json (a JSON array of tasks)")],
+    source: Annotated[Path, typer.Argument(
+        help="AgentChangeBench/tau2 tasks.json (a JSON array of tasks), or a local clone of the reference "
+             "repository (with --domain: its data/tau2/domains/DOMAIN/ task list of --task-set)")],
     out: Annotated[Path, typer.Option(help="native task file to write")],
-    domain: Annotated[str | None, typer.Option(help="domain, when the tasks don't name it")] = None,
+    domain: Annotated[str | None, typer.Option(help="domain, when the tasks don't name it (and to pick its "
+                                                    "task list in a clone)")] = None,
+    task_set: Annotated[TaskSetChoice, typer.Option(
+        help="which task list of a clone: original (tasks.json) or new (AgentChangeBench's systematic "
+             "tasks-new.json / tasks_new.json)")] = TaskSetChoice.original,
     snapshot: Annotated[Path | None, typer.Option(
         help="the snapshot the tasks are written for: record tau2-format tasks' gold outcomes on it (the gold "
              "calls that fail there, as expected_error; the final state digest)")] = None,
 ) -> None:
     """Import an AgentChangeBench/tau2 task list as a native task file (goals assigned to action sets; a
-    task without goal_shifts, as in tau2's own files, is a single-goal task).
+    task without goal_shifts, as in tau2's own files, is a single-goal task). The file records the tool set the
+    tasks are written for (the domain's copy of the reference's tools), which `shiftbox run` then uses.
 
     Example: shiftbox tasks import agentchangebench ../shared/external/tau2/retail/tasks.json --snapshot snapshots/retail/acb-v1 --out tasks/retail-tau2.json
     """
     try:
+        source = reference_task_list(source, domain, task_set.value)
         task_file = import_agentchangebench(source, domain, snapshot)
     except SnapshotError as exc:
         raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass the snapshot directory the tasks are "
@@ -134,7 +144,7 @@ def import_acb(
     out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
     sets = [a for t in task_file.tasks for a in t.evaluation_criteria.action_sets]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {task_file.domain} tasks, {len(sets)} action "
-               f"sets, snapshot {task_file.snapshot or 'none'}")
+               f"sets, snapshot {task_file.snapshot or 'none'}, tool set {task_file.toolset_for()}")
     if snapshot is not None:
         failing = Counter(s.expected_error for a in sets for s in a.allowed_tools if s.expected_error)
         recorded = sum(t.evaluation_criteria.expected_state_digest is not None for t in task_file.tasks)
