@@ -15,6 +15,9 @@ arguments are errors, other failures warnings.
 
 `record_gold_outcomes` runs the same replay to write a reference task's outcomes into it (expected
 errors, final state digest): `shiftbox tasks import agentchangebench --snapshot`.
+
+A reference task list's findings are marked `reference_data` where shiftbox answers as the reference does
+(`_mark`): what is found there is the reference's own data error, which the CLI counts apart from the rest.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any, Literal, get_args
 import anyio
 from mcp import Client
 from mcp_types import CallToolResult
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
@@ -39,12 +42,14 @@ from shiftbox_servers.kit import (
     Domain,
     DomainServer,
     Snapshot,
+    SnapshotManifest,
     ToolSet,
     get_domain,
     result_error,
 )
 
 from ._model import ExpectedError, Task, TaskFile, ToolCallSpec
+from ._reference import REFERENCE_SOURCE, is_reference_file
 
 FILE_LEVEL = "*"
 
@@ -57,6 +62,9 @@ class Finding(BaseModel):
     problem: str
     fix: str
     severity: Literal["error", "warning"] = "error"
+    reference_data: bool = Field(
+        False, description="the problem is in a reference benchmark's own data (an imported AgentChangeBench / tau2 "
+                           "task list, checked on the reference's tool set and database), not in shiftbox")
 
 
 def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolset: str | None = None) -> list[Finding]:
@@ -65,15 +73,19 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolse
 
     With a snapshot the replay runs its own event loop (`anyio.run`): call this from sync code.
     """
+    reference = is_reference_file(task_file)
     findings = _duplicate_ids(task_file)
     for task in task_file.tasks:
         findings += _structure(task) + _rubric(task)
+    _mark(findings, reference)
     toolset = task_file.toolset_for(toolset)
+    reference_tools = reference and task_file.toolset == toolset
     domains = _installed(task_file, findings)
     tools = {name: domain.toolset(toolset) for name, domain in domains.items()}
     for task in task_file.tasks:
         if task.domain in domains:
-            findings += [f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs]
+            findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
+                              reference_tools)
     if snapshot_dir is not None:
         snapshot = Snapshot.load(Path(snapshot_dir))
         if snapshot.manifest.domain != task_file.domain:
@@ -81,8 +93,23 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolse
                              f"but the tasks are for {task_file.domain!r}")
         if task_file.domain in domains:
             tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
-            findings += anyio.run(_replay, tasks, domains[task_file.domain], snapshot, toolset)
+            findings += _mark(anyio.run(_replay, tasks, domains[task_file.domain], snapshot, toolset),
+                              reference_tools and is_reference_snapshot(snapshot.manifest))
     return sorted(findings, key=finding_order)
+
+
+def _mark(findings: list[Finding], reference_data: bool) -> list[Finding]:
+    """Findings of a reference task list, checked where shiftbox answers as the reference does (its structure
+    always; tool names and params on the reference's tool set; gold outcomes also on its own database), are the
+    reference's data errors: shiftbox would find nothing else there."""
+    for f in findings:
+        f.reference_data = reference_data and f.task_id != FILE_LEVEL
+    return findings
+
+
+def is_reference_snapshot(manifest: SnapshotManifest) -> bool:
+    """The snapshot holds a reference's own database (`shiftbox snapshots import agentchangebench`)."""
+    return manifest.source.startswith(f"{REFERENCE_SOURCE} ")
 
 
 def _natural(text: str) -> tuple[Any, ...]:
