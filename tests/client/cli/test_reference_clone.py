@@ -10,31 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from tests.conftest import require_acb
+from tests.conftest import make_acb_clone
 
 runner = CliRunner()
 
-CLONE_FILES = {"banking": ("db.toml", "tasks.json", "policy.md", "user_policy.md", "user_personas.json"),
-               "retail": ("db.json", "tasks.json", "tasks-new.json", "policy.md", "user_policy.md",
-                          "user_personas.json"),
-               "airline": ("tasks.json", "tasks_new.json", "policy.md", "user_policy.md", "user_personas.json")}
-"""The reference's files in an AgentChangeBench clone (its airline db.json is missing upstream)."""
-
-
-def make_clone(root: Path) -> Path:
-    """A folder laid out as a clone of AgentChangeBench, its files linked to ../shared's copies."""
-    for domain, names in CLONE_FILES.items():
-        folder = root / "data" / "tau2" / "domains" / domain
-        folder.mkdir(parents=True)
-        for name in names:
-            (folder / name).symlink_to(require_acb(domain, name).resolve())
-    (root / "README.md").write_text("AgentChangeBench\n")
-    return root
-
-
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    return make_clone(tmp_path_factory.mktemp("AgentChangeBench"))
+    return make_acb_clone(tmp_path_factory.mktemp("AgentChangeBench"))
 
 
 @pytest.mark.parametrize(("domain", "snapshot_id"), [("banking", "banking/acb-v1"), ("retail", "retail/acb-v1")])
