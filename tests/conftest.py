@@ -46,3 +46,22 @@ def require_tau2(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"tau2-bench reference data not found at {path} (expected ../shared beside the repo)")
     return path
+
+
+ACB_CLONE_FILES = {"banking": ("db.toml", "tasks.json", "policy.md", "user_policy.md", "user_personas.json"),
+                   "retail": ("db.json", "tasks.json", "tasks-new.json", "policy.md", "user_policy.md",
+                              "user_personas.json"),
+                   "airline": ("tasks.json", "tasks_new.json", "policy.md", "user_policy.md", "user_personas.json")}
+"""The reference's files in a clone of AgentChangeBench (its airline db.json is missing upstream)."""
+
+
+def make_acb_clone(root: Path) -> Path:
+    """A folder laid out as a clone of AgentChangeBench (data/tau2/domains/<domain>/...), its files linked to
+    ../shared's copies (skip when absent)."""
+    for domain, names in ACB_CLONE_FILES.items():
+        folder = root / "data" / "tau2" / "domains" / domain
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).symlink_to(require_acb(domain, name).resolve())
+    (root / "README.md").write_text("AgentChangeBench\n")
+    return root

@@ -6,6 +6,8 @@ Each compat rule is written down in the module that applies it and was checked a
 banking runs: A = banking_test_run.json (gpt-4o as agent and user, 24 simulations, 84 calls) and
 B = banking_gpt-4.1_2025-08-23.json (gpt-4.1 as agent and user, 13 simulations, 78 calls).
 
+- `_clone`: the reference's files found in a local clone of its repository (`reference_db_file`,
+  `reference_task_list`).
 - `_import_tasks`: task lists imported with their gold outcomes (`import_agentchangebench`). The conversion of
   the reference task format itself (`reference_task_file`, re-exported here) is in `shiftbox.tasks`, because
   `load_task_file` accepts reference lists and `tasks` cannot depend on this package.
@@ -23,6 +25,7 @@ from ..tasks import (
     single_goal,
     tau2_format_ids,
 )
+from ._clone import TASK_SETS, reference_db_file, reference_task_list
 from ._gsrt import compat_gsrt
 from ._gsrt_judge import GSRT_SYSTEM_PROMPT, gsrt_prompt, judge_gsrt, parse_gsrt_answer
 from ._import_tasks import import_agentchangebench
@@ -38,8 +41,8 @@ from ._tue import compat_tue
 
 __all__ = [
     "GSRT_SYSTEM_PROMPT", "gsrt_prompt", "judge_gsrt", "parse_gsrt_answer",
-    "REFERENCE_SNAPSHOTS", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
+    "REFERENCE_SNAPSHOTS", "TASK_SETS", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
     "compat_simulation_metrics", "compat_tcrr", "compat_tsr", "compat_tue", "import_agentchangebench",
-    "load_agentchangebench_results", "load_agentchangebench_simulations", "reference_task_file", "single_goal",
-    "tau2_format_ids",
+    "load_agentchangebench_results", "load_agentchangebench_simulations", "reference_db_file",
+    "reference_task_file", "reference_task_list", "single_goal", "tau2_format_ids",
 ]

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from shiftbox_servers.kit import SnapshotError, get_domain, snapshots_root
+from shiftbox_servers.kit import DEFAULT_TOOLSET, SnapshotError, get_domain, snapshots_root
 
 from ._common import RecordedFormatChoice, fail
 
@@ -42,7 +42,8 @@ def replay(
         help="snapshot holding the reference's data (default: the reference snapshot, e.g. "
              "snapshots/banking/acb-v1)")] = None,
     toolset: Annotated[str | None, typer.Option(
-        help="tool set to replay on (default: the domain's agentchangebench parity set when it has one)")] = None,
+        help="tool set to replay on (default: the domain's copy of the reference's tool set, agentchangebench or "
+             "tau2, when it has one; else default)")] = None,
     differences: Annotated[Path | None, typer.Option(
         help="markdown file holding the deliberate-differences table (default: docs/servers.md)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print every call's class as JSON")] = False,
@@ -65,6 +66,7 @@ def replay(
     except (OSError, ValueError) as exc:
         raise fail(str(exc)) from None
     from ..agentchangebench import load_agentchangebench_results
+    from ..tasks import domain_reference_toolset
 
     try:
         results = load_agentchangebench_results(file)
@@ -79,8 +81,9 @@ def replay(
         domain = get_domain(domain_name)
     except KeyError as exc:
         raise fail(str(exc.args[0])) from None
-    if toolset is None:
-        toolset = "agentchangebench" if "agentchangebench" in domain.toolsets else "default"
+    if toolset is None:  # the reference's tool set (tau2's first for tau2's own results: no task has goals)
+        tau2_file = not any(t.goals for t in results.tasks.values())
+        toolset = domain_reference_toolset(domain_name, tau2_file) or DEFAULT_TOOLSET
     try:
         domain.toolset(toolset)
     except KeyError as exc:

@@ -92,8 +92,10 @@ def run(
     retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
                                                          "if it died) when it ends in an infrastructure error, up "
                                                          "to N times")] = 0,
-    toolset: Annotated[str, typer.Option(help="tool profile of the servers: default, or agentchangebench (the "
-                                              "reference's exact tool set, with log_shift_event)")] = "default",
+    toolset: Annotated[str | None, typer.Option(
+        help="tool profile of the servers: default, or agentchangebench / tau2 (the reference's exact tool set) "
+             "[default: the task file's: an imported reference file's is the reference's tool set; else default]")]
+        = None,
     dependency_graph: Annotated[bool, typer.Option(
         help="the servers enforce each domain's tool dependency graph: a call whose prerequisite tools have not "
              "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,

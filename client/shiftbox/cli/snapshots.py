@@ -105,20 +105,27 @@ snapshots_app.add_typer(import_app, name="import")
 
 @import_app.command("agentchangebench")
 def import_agentchangebench(
-    domain: Annotated[str, typer.Argument(help="domain of the source database (banking, retail)")],
-    source: Annotated[Path, typer.Argument(help="AgentChangeBench database file (db.toml / db.json)")],
+    domain: Annotated[str, typer.Argument(help="domain of the source database (banking, retail, airline)")],
+    source: Annotated[Path, typer.Argument(
+        help="the database file (db.toml / db.json), or a local clone of the reference repository (its "
+             "data/tau2/domains/DOMAIN/ holds it)")],
     out: Annotated[Path, typer.Option(help="snapshot directory to write")],
 ) -> None:
-    """Import an AgentChangeBench database as a snapshot of the same schema (ids are kept).
+    """Import an AgentChangeBench / tau2 database as a snapshot of the same schema (ids are kept). Airline:
+    AgentChangeBench's clone lacks the file; use tau2-bench's (github.com/sierra-research/tau2-bench).
 
     Example: shiftbox snapshots import agentchangebench banking ../shared/external/agentchangebench/banking/db.toml --out snapshots/banking/acb-v1
     """
+    from ..agentchangebench import reference_db_file
+
     d = _domain_or_exit(domain)
     importer = d.importers.get("agentchangebench")
     if importer is None:
-        raise fail(f"domain {domain!r} has no AgentChangeBench importer (its database is not available upstream)")
-    if not source.is_file():
-        raise fail(f"{source} does not exist or is not a file")
+        raise fail(f"domain {domain!r} has no AgentChangeBench importer")
+    try:
+        source = reference_db_file(source, domain)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     try:
         importer(source, out)
         manifest = stamp_tool_contracts(d, out)

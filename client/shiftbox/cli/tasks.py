@@ -13,7 +13,7 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..agentchangebench import import_agentchangebench
+from ..agentchangebench import TASK_SETS, import_agentchangebench, reference_task_list
 from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
     Finding,
@@ -24,7 +24,9 @@ from ..tasks import (
     validate_tasks,
 )
 from ..tasks._validate import finding_order
-from ._common import fail
+from ._common import choices, fail
+
+TaskSetChoice = choices("TaskSetChoice", tuple(TASK_SETS))
 
 tasks_app = typer.Typer(help="Validate, import, summarize and generate task files.", no_args_is_help=True)
 
@@ -40,14 +42,20 @@ def _load_or_exit(path: Path) -> TaskFile:
 def validate(
     file: Annotated[Path, typer.Argument(help="native task file, or an AgentChangeBench/tau2 task list")],
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory: also replay the gold calls on it")] = None,
+    toolset: Annotated[str | None, typer.Option(
+        help="tool set to check the calls against [default: the file's: an imported reference file's is the "
+             "reference's tool set; else default]")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the findings as JSON")] = False,
 ) -> None:
     """Check tool names, params, goals, shift counts and communicate_info (and, with --snapshot, that the
     gold calls run with their expected outcome); warn about goals no action set or attributed
-    communicate_info checks. Exit 1 when there is an error finding.
+    communicate_info checks. Exit 1 when there is an error finding that is not the reference's own data.
 
-    A tau2-format task list validated with --snapshot is read as `tasks import --snapshot` reads it: the
-    gold calls that fail there are recorded as expected to fail and listed as warnings.
+    A reference task list (AgentChangeBench / tau2, raw or imported) has errors of its own: those found where
+    shiftbox answers as the reference does (its tool set, its database) are marked "reference data" and counted
+    apart; they do not fail the command. A tau2-format task list validated with --snapshot is read as `tasks
+    import --snapshot` reads it: the gold calls that fail there are recorded as expected to fail and listed as
+    warnings.
 
     Example: shiftbox tasks validate ../shared/external/agentchangebench/banking/tasks.json --snapshot snapshots/banking/acb-v1
     """
@@ -57,11 +65,14 @@ def validate(
         if snapshot is not None and _is_reference_list(file):
             task_file = import_agentchangebench(file, task_file.domain, snapshot)
             findings = _recorded_failures(task_file)
-        findings = sorted(findings + validate_tasks(task_file, snapshot), key=finding_order)
+        findings = sorted(findings + validate_tasks(task_file, snapshot, toolset), key=finding_order)
     except (SnapshotError, ValueError) as exc:
         raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
                     f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None
+    except KeyError as exc:
+        raise fail(f"{exc.args[0]}\n  fix: pass one of the domain's tool sets with --toolset") from None
     errors = sum(f.severity == "error" for f in findings)
+    own = sum(f.severity == "error" and not f.reference_data for f in findings)
     if as_json:
         typer.echo(json.dumps([f.model_dump() for f in findings], indent=2))
     else:
@@ -69,14 +80,18 @@ def validate(
         for column in ("task", "field", "problem", "fix"):
             table.add_column(column, overflow="fold")
         for f in findings:
-            color = "red" if f.severity == "error" else "yellow"
-            table.add_row(f"[{color}]{f.severity}[/]", f.task_id, f.field, f.problem, f.fix)
+            color = "red" if f.severity == "error" and not f.reference_data else "yellow"
+            label = f"{f.severity}{' (reference data)' if f.reference_data else ''}"
+            table.add_row(f"[{color}]{label}[/]", f.task_id, f.field, f.problem, f.fix)
         out = Console()
         if findings:
             out.print(table)
-        out.print(f"{task_file.source}: {len(task_file.tasks)} tasks; errors: {errors}, "
-                  f"warnings: {len(findings) - errors}", highlight=False)
-    if errors:
+        reference = sum(f.reference_data for f in findings)
+        out.print(f"{task_file.source}: {len(task_file.tasks)} tasks on tool set {task_file.toolset_for(toolset)}; "
+                  f"errors: {errors}, warnings: {len(findings) - errors}"
+                  + (f"; of these, {reference} ({errors - own} errors) are the reference's own data errors, "
+                     f"not shiftbox's" if reference else ""), highlight=False)
+    if own:
         raise typer.Exit(1)
 
 
@@ -110,19 +125,27 @@ tasks_app.add_typer(import_app, name="import")
 
 @import_app.command("agentchangebench")
 def import_acb(
-    source: Annotated[Path, typer.Argument(help="AgentChangeBench/tau2 tasks.json (a JSON array of tasks)")],
+    source: Annotated[Path, typer.Argument(
+        help="AgentChangeBench/tau2 tasks.json (a JSON array of tasks), or a local clone of the reference "
+             "repository (with --domain: its data/tau2/domains/DOMAIN/ task list of --task-set)")],
     out: Annotated[Path, typer.Option(help="native task file to write")],
-    domain: Annotated[str | None, typer.Option(help="domain, when the tasks don't name it")] = None,
+    domain: Annotated[str | None, typer.Option(help="domain, when the tasks don't name it (and to pick its "
+                                                    "task list in a clone)")] = None,
+    task_set: Annotated[TaskSetChoice, typer.Option(
+        help="which task list of a clone: original (tasks.json) or new (AgentChangeBench's systematic "
+             "tasks-new.json / tasks_new.json)")] = TaskSetChoice.original,
     snapshot: Annotated[Path | None, typer.Option(
         help="the snapshot the tasks are written for: record tau2-format tasks' gold outcomes on it (the gold "
              "calls that fail there, as expected_error; the final state digest)")] = None,
 ) -> None:
     """Import an AgentChangeBench/tau2 task list as a native task file (goals assigned to action sets; a
-    task without goal_shifts, as in tau2's own files, is a single-goal task).
+    task without goal_shifts, as in tau2's own files, is a single-goal task). The file records the tool set the
+    tasks are written for (the domain's copy of the reference's tools), which `shiftbox run` then uses.
 
     Example: shiftbox tasks import agentchangebench ../shared/external/tau2/retail/tasks.json --snapshot snapshots/retail/acb-v1 --out tasks/retail-tau2.json
     """
     try:
+        source = reference_task_list(source, domain, task_set.value)
         task_file = import_agentchangebench(source, domain, snapshot)
     except SnapshotError as exc:
         raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass the snapshot directory the tasks are "
@@ -134,7 +157,7 @@ def import_acb(
     out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
     sets = [a for t in task_file.tasks for a in t.evaluation_criteria.action_sets]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {task_file.domain} tasks, {len(sets)} action "
-               f"sets, snapshot {task_file.snapshot or 'none'}")
+               f"sets, snapshot {task_file.snapshot or 'none'}, tool set {task_file.toolset_for()}")
     if snapshot is not None:
         failing = Counter(s.expected_error for a in sets for s in a.allowed_tools if s.expected_error)
         recorded = sum(t.evaluation_criteria.expected_state_digest is not None for t in task_file.tasks)

@@ -35,7 +35,7 @@ def sample(task: ShiftboxTask) -> Sample:
 def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None, user: str = "scripted",
                   user_args: dict[str, Any] | None = None, task_ids: list[str] | str | None = None, seed: int = 0,
                   max_steps: int = 100, max_tool_errors: int = 5, one_tool_per_turn: bool = False,
-                  policy: str = "domain", toolset: str = "default", dependency_graph: bool = False,
+                  policy: str = "domain", toolset: str | None = None, dependency_graph: bool = False,
                   servers: str = "inproc", snapshot: str | None = None, retry_infra: int = 0,
                   success_threshold: float = 1.0) -> Task:
     """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`

@@ -89,7 +89,7 @@ def plan_run(
     record: Path | str | None = None,
     llm_cassettes: str = "boundary",
     retry_infra: int = 0,
-    toolset: str = "default",
+    toolset: str | None = None,
     dependency_graph: bool = False,
     policy: str = "domain",
     executor: str | None = None,
@@ -107,10 +107,12 @@ def plan_run(
     in flight across all of them (a provider's rate limit counts every worker's requests).
 
     `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
-    (VitaBench's tool dependency graphs); `policy` "none": the agent is given no domain policy. `llm_cassettes`
+    (VitaBench's tool dependency graphs); `toolset` (default: the task file's, `TaskFile.toolset_for`: a reference
+    import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `llm_cassettes`
     "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
+    toolset = task_file.toolset_for(toolset)
     check_server_mode(servers)
     executor, workers = resolve_executor(executor, workers, ray_address)
     if workers < 1 or concurrency < 1:

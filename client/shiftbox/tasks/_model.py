@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from shiftbox_servers.kit import DEFAULT_TOOLSET
+
 TASK_FILE_SCHEMA_VERSION = 1
 
 
@@ -150,4 +152,13 @@ class TaskFile(_Model):
     domain: str
     snapshot: str | None = Field(None, description="snapshot id the task ids refer to, e.g. banking/acb-v1")
     source: str = Field(description="e.g. 'agentchangebench banking/tasks.json' or 'generator v2 seed=7'")
+    toolset: str | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the tool set the tasks are written for (a reference import: the domain's copy of the "
+                    "reference's tool contract, e.g. agentchangebench); runs, validation and gold recording use "
+                    "it unless told otherwise. None: the domain's default tools; written only when set")
     tasks: list[Task]
+
+    def toolset_for(self, requested: str | None = None) -> str:
+        """The tool set to serve these tasks with: the one asked for, else the file's own, else the default."""
+        return requested or self.toolset or DEFAULT_TOOLSET

@@ -19,7 +19,7 @@ file accepts it (and `tasks` must not depend on `shiftbox.agentchangebench`, whi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,9 +52,20 @@ from ._reference_format import (
 REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1", "airline": "airline/v1"}
 """Snapshot the reference task ids refer to. The airline database is not available upstream; the native
 airline snapshot is built to hold the ids AgentChangeBench's airline tasks use."""
+REFERENCE_TOOLSETS = ("agentchangebench", "tau2")
+"""The domains' copies of the references' tool contracts: AgentChangeBench's (its fork of tau2's tools, with
+log_shift_event) and tau2-bench's own. A reference file is served with the first of them its domain has, tau2's
+first for tau2's own files (`reference_toolset`)."""
 AGENT_ENV = "assistant"
+REFERENCE_SOURCE = "agentchangebench"
+"""How a reference import's `source` begins (`is_reference_file`)."""
 SINGLE_GOAL_FALLBACK = "request"
 """The goal of a task without goal_shifts whose gold calls no goal of the domain lists."""
+
+
+def is_reference_file(task_file: TaskFile) -> bool:
+    """The file was imported from a reference task list (its data is the reference's, not the user's)."""
+    return task_file.source.startswith(f"{REFERENCE_SOURCE} ")
 
 
 def tau2_format_ids(raw: Any) -> list[str]:
@@ -62,6 +73,23 @@ def tau2_format_ids(raw: Any) -> list[str]:
     return [r.id for r in REFERENCE_LIST.validate_python(raw)
             if r.evaluation_criteria is not None and r.evaluation_criteria.actions is not None
             and not r.evaluation_criteria.action_sets]
+
+
+def reference_toolset(toolsets: Collection[str], tau2_file: bool) -> str | None:
+    """The tool set a reference file's tasks are written for, of the domain's `toolsets`: `agentchangebench`
+    for AgentChangeBench's files (`tau2` when the domain has only that), `tau2` first for tau2's own files (no
+    task with goal_shifts); None when the domain has neither (its default tools serve them)."""
+    order = REFERENCE_TOOLSETS[::-1] if tau2_file else REFERENCE_TOOLSETS
+    return next((name for name in order if name in toolsets), None)
+
+
+def domain_reference_toolset(domain: str, tau2_file: bool = False) -> str | None:
+    """`reference_toolset` of an installed domain's tool sets (None when the domain isn't installed)."""
+    try:
+        toolsets = get_domain(domain).toolsets
+    except KeyError:
+        return None
+    return reference_toolset(toolsets, tau2_file)
 
 
 def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
@@ -85,10 +113,12 @@ def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
     elif named and named != [domain]:
         raise ValueError(f"{path}: tasks are for {', '.join(named)}, not {domain!r}")
     goal_tools, read_only = _goal_tools(domain), _read_only_tools(domain)
+    tau2_file = all(r.user_scenario.goal_shifts is None for r in refs)
     return TaskFile(
         domain=domain,
         snapshot=REFERENCE_SNAPSHOTS.get(domain),
-        source=f"agentchangebench {path.parent.name}/{path.name}",
+        source=f"{REFERENCE_SOURCE} {path.parent.name}/{path.name}",
+        toolset=domain_reference_toolset(domain, tau2_file),
         tasks=[_task(r, domain, goal_tools, read_only, goals_when_missing) for r in refs],
     )
 

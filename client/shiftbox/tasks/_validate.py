@@ -15,6 +15,9 @@ arguments are errors, other failures warnings.
 
 `record_gold_outcomes` runs the same replay to write a reference task's outcomes into it (expected
 errors, final state digest): `shiftbox tasks import agentchangebench --snapshot`.
+
+A reference task list's findings are marked `reference_data` where shiftbox answers as the reference does
+(`_mark`): what is found there is the reference's own data error, which the CLI counts apart from the rest.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any, Literal, get_args
 import anyio
 from mcp import Client
 from mcp_types import CallToolResult
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
@@ -39,11 +42,14 @@ from shiftbox_servers.kit import (
     Domain,
     DomainServer,
     Snapshot,
+    SnapshotManifest,
+    ToolSet,
     get_domain,
     result_error,
 )
 
 from ._model import ExpectedError, Task, TaskFile, ToolCallSpec
+from ._reference import REFERENCE_SOURCE, is_reference_file
 
 FILE_LEVEL = "*"
 
@@ -56,20 +62,30 @@ class Finding(BaseModel):
     problem: str
     fix: str
     severity: Literal["error", "warning"] = "error"
+    reference_data: bool = Field(
+        False, description="the problem is in a reference benchmark's own data (an imported AgentChangeBench / tau2 "
+                           "task list, checked on the reference's tool set and database), not in shiftbox")
 
 
-def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None) -> list[Finding]:
-    """Every finding for the file, sorted by task id, field and problem (natural number order).
+def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolset: str | None = None) -> list[Finding]:
+    """Every finding for the file, sorted by task id, field and problem (natural number order). Tools are
+    checked against `toolset` (default: the file's, `TaskFile.toolset_for`).
 
     With a snapshot the replay runs its own event loop (`anyio.run`): call this from sync code.
     """
+    reference = is_reference_file(task_file)
     findings = _duplicate_ids(task_file)
     for task in task_file.tasks:
         findings += _structure(task) + _rubric(task)
+    _mark(findings, reference)
+    toolset = task_file.toolset_for(toolset)
+    reference_tools = reference and task_file.toolset == toolset
     domains = _installed(task_file, findings)
+    tools = {name: domain.toolset(toolset) for name, domain in domains.items()}
     for task in task_file.tasks:
         if task.domain in domains:
-            findings += [f for _, _, fs in _tool_checks(task, domains[task.domain]) for f in fs]
+            findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
+                              reference_tools)
     if snapshot_dir is not None:
         snapshot = Snapshot.load(Path(snapshot_dir))
         if snapshot.manifest.domain != task_file.domain:
@@ -77,8 +93,23 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None) -> lis
                              f"but the tasks are for {task_file.domain!r}")
         if task_file.domain in domains:
             tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
-            findings += anyio.run(_replay, tasks, domains[task_file.domain], snapshot)
+            findings += _mark(anyio.run(_replay, tasks, domains[task_file.domain], snapshot, toolset),
+                              reference_tools and is_reference_snapshot(snapshot.manifest))
     return sorted(findings, key=finding_order)
+
+
+def _mark(findings: list[Finding], reference_data: bool) -> list[Finding]:
+    """Findings of a reference task list, checked where shiftbox answers as the reference does (its structure
+    always; tool names and params on the reference's tool set; gold outcomes also on its own database), are the
+    reference's data errors: shiftbox would find nothing else there."""
+    for f in findings:
+        f.reference_data = reference_data and f.task_id != FILE_LEVEL
+    return findings
+
+
+def is_reference_snapshot(manifest: SnapshotManifest) -> bool:
+    """The snapshot holds a reference's own database (`shiftbox snapshots import agentchangebench`)."""
+    return manifest.source.startswith(f"{REFERENCE_SOURCE} ")
 
 
 def _natural(text: str) -> tuple[Any, ...]:
@@ -196,19 +227,19 @@ def _calls(task: Task) -> Iterator[tuple[str, ToolCallSpec]]:
             yield f"evaluation_criteria.action_sets[{i}].allowed_tools[{j}]", call
 
 
-def _tool_checks(task: Task, domain: Domain) -> Iterator[tuple[str, ToolCallSpec, list[Finding]]]:
-    """Each call of the task with its tool-name and param findings."""
+def _tool_checks(task: Task, domain: str, tools: ToolSet) -> Iterator[tuple[str, ToolCallSpec, list[Finding]]]:
+    """Each call of the task with its tool-name and param findings (against the domain's tool set `tools`)."""
     for at, call in _calls(task):
         yield at, call, [Finding(task_id=task.id, field=field, problem=problem, fix=fix)
-                         for field, problem, fix in _call_problems(at, call, domain)]
+                         for field, problem, fix in _call_problems(at, call, domain, tools)]
 
 
-def _call_problems(at: str, call: ToolCallSpec, domain: Domain) -> list[tuple[str, str, str]]:
+def _call_problems(at: str, call: ToolCallSpec, domain: str, tools: ToolSet) -> list[tuple[str, str, str]]:
     name = call.function_name
-    spec = domain.tools.get(name)
+    spec = tools.get(name)
     if spec is None:
-        return [(f"{at}.function_name", f"unknown tool {name!r}: the {domain.name} domain has no such tool",
-                 _suggest_tool(call, domain))]
+        return [(f"{at}.function_name", f"unknown tool {name!r}: the {domain} domain has no such tool",
+                 _suggest_tool(call, domain, tools))]
     try:
         spec.arguments_model.model_validate(call.params)
     except ValidationError as exc:
@@ -229,15 +260,15 @@ def _call_problems(at: str, call: ToolCallSpec, domain: Domain) -> list[tuple[st
     return []
 
 
-def _suggest_tool(call: ToolCallSpec, domain: Domain) -> str:
+def _suggest_tool(call: ToolCallSpec, domain: str, tools: ToolSet) -> str:
     """Name the tools whose schema takes exactly these params, else the closest names."""
     given = set(call.params)
-    fits = [s.name for s in domain.tools if given and given <= set(s.arguments_model.model_fields)
+    fits = [s.name for s in tools if given and given <= set(s.arguments_model.model_fields)
             and all(f in given for f, info in s.arguments_model.model_fields.items() if info.is_required())]
     if fits:
         return f"use {' or '.join(fits)}, whose params are the ones given"
-    close = difflib.get_close_matches(call.function_name, [s.name for s in domain.tools], n=2)
-    return f"use {' or '.join(close)}" if close else f"use one of the {domain.name} tools"
+    close = difflib.get_close_matches(call.function_name, [s.name for s in tools], n=2)
+    return f"use {' or '.join(close)}" if close else f"use one of the {domain} tools"
 
 
 @dataclass
@@ -260,11 +291,11 @@ class GoldStep:
         return self.error.get("kind") if self.result is not None and self.result.is_error else None
 
 
-async def gold_path(client: Client, task: Task, domain: Domain, episode: str) -> list[GoldStep]:
+async def gold_path(client: Client, task: Task, domain: str, tools: ToolSet, episode: str) -> list[GoldStep]:
     """Run the task's gold path (initial-state calls, then the first allowed tool of every action set, in
-    order) in `episode`; calls with tool-name or param problems are not run."""
+    order) in `episode` of a server offering `tools`; calls with tool-name or param problems are not run."""
     steps = []
-    for at, call, problems in _tool_checks(task, domain):
+    for at, call, problems in _tool_checks(task, domain, tools):
         if not _on_gold_path(at):
             continue
         result = None if problems else await client.call_tool(call.function_name, call.params,
@@ -273,15 +304,15 @@ async def gold_path(client: Client, task: Task, domain: Domain, episode: str) ->
     return steps
 
 
-async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> list[Finding]:
+async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> list[Finding]:
     """Run each task's gold path on a fresh episode; report the calls whose outcome is not the expected one."""
-    server = DomainServer(domain, snapshot)
+    server = DomainServer(domain, snapshot, toolset=toolset)
     snapshot_id = snapshot.manifest.snapshot_id
     found: list[Finding] = []
     async with Client(server.mcp) as client:
         for n, task in enumerate(tasks):
             episode = f"validate-{n}"
-            for step in await gold_path(client, task, domain, episode):
+            for step in await gold_path(client, task, domain.name, server.tools, episode):
                 if step.result is not None:
                     found += _outcome_findings(task, step, snapshot_id)
             server.episodes.drop(episode)
@@ -360,15 +391,15 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iter
                          "gold calls failing there would be recorded as meant to fail")
     wanted = None if task_ids is None else set(task_ids)
     tasks = [t for t in task_file.tasks if wanted is None or t.id in wanted]
-    anyio.run(_record, tasks, get_domain(task_file.domain), snapshot)
+    anyio.run(_record, tasks, get_domain(task_file.domain), snapshot, task_file.toolset_for())
 
 
-async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot) -> None:
-    server = DomainServer(domain, snapshot)
+async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> None:
+    server = DomainServer(domain, snapshot, toolset=toolset)
     async with Client(server.mcp) as client:
         for n, task in enumerate(tasks):
             episode = f"record-{n}"
-            steps = await gold_path(client, task, domain, episode)
+            steps = await gold_path(client, task, domain.name, server.tools, episode)
             if all(s.result is not None and (s.kind is None or s.kind in RECORDABLE_ERRORS) for s in steps):
                 for step in steps:
                     step.call.expected_error = step.kind
