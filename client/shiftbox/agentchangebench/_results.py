@@ -39,6 +39,7 @@ from ..trajectory import (
     STOP_TOKENS,
     GoalShift,
     Message,
+    ServerInfo,
     Termination,
     ToolCall,
     ToolCallRecord,
@@ -96,7 +97,8 @@ def load_agentchangebench_results(path: Path) -> AgentChangeBenchResults:
         if task_id not in tasks:
             raise ValueError(f"{where}: task {task_id!r} is not in the file's tasks[]")
         try:
-            trajectories.append(_trajectory(sim, tasks[task_id], task_file.domain, agent, user))
+            trajectories.append(_trajectory(sim, tasks[task_id], task_file.domain, agent, user,
+                                            task_file.toolset_for()))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where} ({sim.get('id')}): {exc}") from None
     return AgentChangeBenchResults(trajectories, tasks, as_int(info.get("num_trials")))
@@ -176,7 +178,7 @@ def _termination(reason: str, messages: list[Message]) -> Termination:
     return Termination(reason=mapped, detail=f"termination_reason {reason}", blame=blame)
 
 
-def _trajectory(sim: dict, task: Task, domain: str, agent: str, user: str) -> Trajectory:
+def _trajectory(sim: dict, task: Task, domain: str, agent: str, user: str, toolset: str) -> Trajectory:
     goals = list(task.goals)
     judged = judge_shifts(sim.get("reward_info"))
     shifts = _goal_shifts(judged, goals)
@@ -188,13 +190,20 @@ def _trajectory(sim: dict, task: Task, domain: str, agent: str, user: str) -> Tr
     return Trajectory(
         simulation_id=str(sim.get("id")), task_id=task.id, trial=int(sim.get("trial") or 0), domain=domain,
         seed=int(sim.get("seed") or 0), agent=agent, user=user, persona=task.user_scenario.persona,
-        goals=goals, servers={}, messages=messages, tool_calls=records, shifts=shifts,
+        goals=goals, servers={domain: _reference_server(domain, toolset)}, messages=messages, tool_calls=records, shifts=shifts,
         shift_reports=shift_reports_of(records) if offered else None,
         termination=termination,
         final_state={},
         timing={"wall_s": float(duration)} if isinstance(duration, int | float) else {},
         source_data=reward_info if isinstance(reward_info, dict) else None,
     )
+
+
+def _reference_server(domain: str, toolset: str) -> ServerInfo:
+    """What served a recorded reference simulation: the reference's own server, whose contract shiftbox's tool set
+    `toolset` reproduces (so its schemas, not the native ones, judge the calls' arguments)."""
+    return ServerInfo(name=f"{domain} (recorded by the reference)", version="reference", snapshot="",
+                      snapshot_sha256="", toolset=toolset)
 
 
 def _arguments(value: Any) -> dict[str, Any]:

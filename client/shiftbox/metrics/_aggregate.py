@@ -72,13 +72,24 @@ class DomainFacts(BaseModel):
     """Every transfer tool: one per domain of a cross-domain view (`Domain.transfer_tools`)."""
 
 
+def served_toolset(trajectory: Trajectory) -> str:
+    """The tool set the trajectory's calls were served by (its servers' `toolset`; 'default' when none is recorded)."""
+    served = {info.toolset for info in trajectory.servers.values()}
+    return served.pop() if len(served) == 1 else "default"
+
+
 @functools.cache
-def domain_facts(name: str) -> DomainFacts:
+def domain_facts(name: str, toolset: str = "default") -> DomainFacts:
+    """What metrics read of domain `name` as tool set `toolset` served it (its schemas decide P); a tool set the
+    installed domain does not have falls back to every tool of every set, so no call is judged by a wrong one."""
     try:
         domain = get_domain(name)
     except KeyError:
         return DomainFacts(schemas=None, read_only=None, goal_tools={}, lexicon={})
-    every = {s.name: s for toolset in (domain.tools, *domain.toolsets.values()) for s in toolset}.values()
+    try:
+        every = list(domain.toolset(toolset))
+    except KeyError:
+        every = list({s.name: s for ts in (domain.tools, *domain.toolsets.values()) for s in ts}.values())
     return DomainFacts(
         schemas={s.name: s.arguments_model for s in every},
         read_only={s.name for s in every if s.annotations.read_only_hint},
@@ -90,7 +101,7 @@ def domain_facts(name: str) -> DomainFacts:
 
 def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None = None,
                        success_threshold: float = 1.0) -> SimulationMetrics:
-    facts = domain_facts(trajectory.domain)
+    facts = domain_facts(trajectory.domain, served_toolset(trajectory))
     relevant = {g: set(t) for g, t in facts.goal_tools.items()}
     for action in task.evaluation_criteria.action_sets:
         if action.goal:
