@@ -19,10 +19,11 @@ from shiftbox.users import (
     UserContext,
     get_persona,
     next_goal_index,
+    prompt_sha256,
     simulator_view,
     strip_control_tokens,
+    system_prompt,
 )
-from shiftbox.users._llm import prompt_sha256
 from shiftbox.world import open_world
 from tests.client.harness import handwritten
 from tests.conftest import require_acb
@@ -260,8 +261,6 @@ PERSONA_RULES = {
 
 
 def prompt_for(persona: str, protocol: str = "reference") -> str:
-    from shiftbox.users._llm import system_prompt
-
     base = TASKS["hw_banking_001"]
     task = base.model_copy(update={"user_scenario": base.user_scenario.model_copy(update={"persona": persona})})
     return system_prompt(task, get_persona(persona), protocol)
