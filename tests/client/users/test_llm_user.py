@@ -50,8 +50,39 @@ async def started(server, task_id="hw_banking_001", seed=3, **extra: str) -> LLM
     return user
 
 
+class Saying(Agent):
+    """An agent that says the same text every turn."""
+
+    name = "saying"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def start(self, context):
+        return None
+
+    async def respond(self, messages):
+        return AgentReply(content=self.text)
+
+    async def close(self):
+        return None
+
+
 def agent_says(text: str, index: int, turn: int) -> Message:
     return Message(index=index, role="assistant", content=text, agent_turn=turn)
+
+
+async def converse(server, turns: int) -> tuple[LLMUser, list]:
+    """The LLM user's first `turns` replies, the agent answering each with a fixed text."""
+    user = await started(server)
+    conversation: list[Message] = []
+    replies = []
+    for i in range(turns):
+        reply = await user.respond(list(conversation), [])
+        replies.append(reply)
+        conversation.append(Message(index=len(conversation), role="user", content=reply.content, goal=reply.goal))
+        conversation.append(agent_says(f"Agent answer {i}", len(conversation), i))
+    return user, replies
 
 
 # -- control tokens -----------------------------------------------------------------------------------
@@ -132,15 +163,7 @@ async def test_replies_carry_the_goal_and_never_the_token():
     script = ["<<GOAL:authentication>> Hello, please verify me.", "My phone is +15555640027.",
               "Great. <<GOAL:transactions>> Now my transactions, please.", "<<GOAL:nonsense>> And a dispute."]
     with fake_openai(script) as server:
-        user = await started(server)
-        conversation: list[Message] = []
-        replies = []
-        for i in range(4):
-            reply = await user.respond(list(conversation), [])
-            replies.append(reply)
-            conversation.append(Message(index=len(conversation), role="user", content=reply.content,
-                                        goal=reply.goal))
-            conversation.append(agent_says(f"Agent answer {i}", len(conversation), i))
+        user, replies = await converse(server, 4)
     assert [(r.goal, r.content) for r in replies] == [
         ("authentication", "Hello, please verify me."), ("authentication", "My phone is +15555640027."),
         ("transactions", "Great. Now my transactions, please."), ("dispute", "And a dispute.")]
@@ -188,21 +211,9 @@ async def test_empty_completions_are_bounded_then_the_simulation_ends_on_the_use
         with pytest.raises(LLMBadReply, match="empty message 2 times"):
             await user.respond([], [])
 
-    class Quiet(Agent):
-        name = "quiet"
-
-        async def start(self, context):
-            return None
-
-        async def respond(self, messages):
-            return AgentReply(content="Hello")
-
-        async def close(self):
-            return None
-
     with fake_openai(lambda body: Reply.text("")) as server:
         async with open_world("banking") as world:
-            t = await run_simulation(TASKS["hw_banking_001"], 0, 0, Quiet(), make(server), world)
+            t = await run_simulation(TASKS["hw_banking_001"], 0, 0, Saying("Hello"), make(server), world)
     assert (t.termination.reason, t.termination.blame) == ("user_error", "user")
     assert "empty message 3 times" in t.termination.detail
     assert len(server.requests) == 3
@@ -289,14 +300,7 @@ async def test_a_stacked_request_raises_several_goals_and_the_view_keeps_its_tok
               "<<GOAL:transactions>> <<GOAL:dispute>> Show my transactions and dispute a charge.",
               "<<GOAL:dispute>> Now the dispute.", "Thanks."]
     with fake_openai(script) as server:
-        user = await started(server)
-        conversation: list[Message] = []
-        replies = []
-        for i in range(4):
-            reply = await user.respond(list(conversation), [])
-            replies.append(reply)
-            conversation.append(Message(index=len(conversation), role="user", content=reply.content, goal=reply.goal))
-            conversation.append(agent_says(f"Agent answer {i}", len(conversation), i))
+        user, replies = await converse(server, 4)
     assert [(r.goal, r.stacked) for r in replies] == [("authentication", []), ("transactions", ["dispute"]),
                                                       ("dispute", []), ("dispute", [])]
     own = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "assistant"]
@@ -305,23 +309,11 @@ async def test_a_stacked_request_raises_several_goals_and_the_view_keeps_its_tok
 
 
 async def test_the_harness_records_a_stacked_requests_shifts_at_its_message():
-    class Plain(Agent):
-        name = "plain"
-
-        async def start(self, context):
-            return None
-
-        async def respond(self, messages):
-            return AgentReply(content="Okay.")
-
-        async def close(self):
-            return None
-
     script = ["<<GOAL:authentication>> Hi.", "<<GOAL:transactions>> <<GOAL:dispute>> Both, please.",
               "<<GOAL:dispute>> The dispute now.", "Bye ###STOP###"]
     with fake_openai(script) as server:
         async with open_world("banking") as world:
-            t = await run_simulation(TASKS["hw_banking_001"], 0, 0, Plain(), make(server), world)
+            t = await run_simulation(TASKS["hw_banking_001"], 0, 0, Saying("Okay."), make(server), world)
     # user messages at 0, 2, 4, 6: the stacked request (2) holds both shifts; turning to dispute (4) is no shift
     assert [(s.from_goal, s.to_goal, s.message_index) for s in t.shifts] == [
         ("authentication", "transactions", 2), ("transactions", "dispute", 2)]
