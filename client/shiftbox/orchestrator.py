@@ -83,6 +83,8 @@ class Simulation:
         self.setup_calls: list[ToolCallRecord] = []
         self.shifts: list[GoalShift] = []
         self.goal: str | None = None
+        self.stacked: list[str] = []
+        """Goals a stacked request raised that the user has not turned to yet, in order."""
         self.agent_turns = 0
         self.failed_in_a_row = 0
 
@@ -162,13 +164,26 @@ class Simulation:
             raise _Ended(Termination(reason="user_error", detail=repr(exc), blame="user")) from exc
         goal = reply.goal if reply.goal is not None else self.goal
         message = self._add(role="user", content=reply.content, goal=goal)
-        if self.goal is not None and goal != self.goal:
-            self.shifts.append(GoalShift(shift_index=len(self.shifts) + 1, from_goal=self.goal, to_goal=goal,
-                                         message_index=message.index))
+        self._record_shifts(goal, reply.stacked, message.index)
         self.goal = goal
         for token, reason in STOP_TOKENS.items():
             if token in reply.content:
                 raise _Ended(Termination(reason=reason, detail=token, blame="none"))
+
+    def _record_shifts(self, goal: str | None, stacked: list[str], index: int) -> None:
+        """A shift when the goal changes, and one for each stacked goal, all at this message (a stacked request's
+        shifts share its message); turning later to a goal a stacked request raised is no new shift."""
+        raised = [goal] if self.goal is not None and goal != self.goal else []
+        if raised and goal in self.stacked:
+            del self.stacked[:self.stacked.index(goal) + 1]
+            raised = []
+        previous = goal if self.goal is None else self.stacked[-1] if self.stacked else self.goal
+        for to_goal in [*raised, *stacked]:
+            if previous is not None and to_goal != previous:
+                self.shifts.append(GoalShift(shift_index=len(self.shifts) + 1, from_goal=previous, to_goal=to_goal,
+                                             message_index=index))
+            previous = to_goal
+        self.stacked.extend(stacked)
 
     async def _agent_turns(self) -> None:
         """Agent turns until the agent answers the user in text (tool calls keep the turn going)."""

@@ -3,7 +3,8 @@
 Runs a sample of every domain's generated task set (one trial) with the scripted user against that
 domain's server, once with `scripted:oracle` and once with `scripted:late_ack` (run directories under
 runs/demo/<agent>/<domain>), then prints each agent's own metrics with their 95% intervals, the
-paired comparison (`shiftbox compare runs/demo/oracle runs/demo/late_ack`), and writes one HTML report.
+GSRT by persona with the two agents side by side (each persona changes goals its own way), the paired
+comparison (`shiftbox compare runs/demo/oracle runs/demo/late_ack`), and writes one HTML report.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from rich.console import Console
 
 from shiftbox_servers.kit import get_domain
 
-from ..report import agents_summary, comparison_table
+from ..report import agents_summary, comparison_table, persona_gsrt_table
 from ..runs import compare_run_dirs, plan_run, write_comparison_report
 from ..tasks import Task, load_task_file
+from ..users import load_personas
 from .run import print_run_summary, run_with_progress
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
@@ -58,6 +60,9 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
     compared = compare_run_dirs(a, b)
     console.rule("[bold]metrics: each agent on its own conversations, all domains")
     console.print(agents_summary(compared.scores))
+    console.rule("[bold]GSRT by persona: how each persona's way of changing goals meets a late acknowledgment")
+    styles = {key: p.goal_change.style for key, p in load_personas().items()}
+    console.print(persona_gsrt_table(compared.scores, styles))
     console.rule(f"[bold]shiftbox compare {a} {b}")
     console.print(comparison_table(compared.comparison))
     report = write_comparison_report(compared, out / "report.html")

@@ -2,7 +2,8 @@
 down the decision tree of the goal's valid execution paths (`_paths.py`).
 
 A goal is current from the user message that raised it (the first message, or its shift) up to the
-next shift. Calls are matched to the goal's action sets with the one matching rule
+next shift; a goal raised by a stacked request together with the one before it is current from the
+user message that turns to it. Calls are matched to the goal's action sets with the one matching rule
 (`shiftbox.tasks.satisfied_actions`: successful calls, or a failure of the expected kind); a set met
 before the goal began stays met and needs no step. Walking the calls in order, a call that meets an
 open set whose dependencies (in this goal or another) were met in an earlier agent turn advances the
@@ -181,6 +182,10 @@ def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
     parallel = not trajectory.one_tool_per_turn
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     starts = ([0] if trajectory.messages else []) + [s.message_index for s in shifts]
+    for i in range(1, min(len(starts), len(task.goals))):
+        if starts[i] <= starts[i - 1]:  # a stacked request's later goal: current once the user turns to it
+            starts[i] = next((m.index for m in trajectory.messages if m.role == "user" and m.index > starts[i - 1]
+                              and m.goal == task.goals[i]), len(trajectory.messages))
     ends = starts[1:] + [len(trajectory.messages)]
     out = []
     for i, goal in enumerate(task.goals):

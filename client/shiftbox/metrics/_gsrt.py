@@ -1,8 +1,9 @@
 """GSRT: for each goal shift, agent turns until acknowledgment, first relevant tool, and outcome.
 
 Counting starts at the shift's user message: the first assistant message after it is turn 1. Every
-stage counts only what happened after the shift and is searched up to the next shift (the goal is no
-longer current after it); not reached = None. Outcome: the first turn after which every action set
+stage counts only what happened after the shift and is searched up to the next shift at a later
+message (the goal is no longer current after it; the shifts of one stacked request share their
+message and window); not reached = None. Outcome: the first turn after which every action set
 of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
 but at least one set must be met by a call after it: when all of them were met before the shift
 there is nothing to time, and the outcome is not measured (`outcome_before_shift`). A goal without
@@ -27,7 +28,7 @@ class ShiftWindow(NamedTuple):
 
     shift: GoalShift
     end: int
-    """The message index the window stops before: the next shift's message, or the conversation's length."""
+    """The message index the window stops before: the next later shift's message, or the conversation's length."""
     turns: list[Message]
     """The assistant messages inside the window; agent turn k after the shift is `turns[k - 1]`."""
 
@@ -37,8 +38,9 @@ def shift_windows(trajectory: Trajectory) -> list[ShiftWindow]:
     shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
     assistants = [m for m in trajectory.messages if m.role == "assistant"]
     windows = []
-    for i, shift in enumerate(shifts):
-        end = shifts[i + 1].message_index if i + 1 < len(shifts) else len(trajectory.messages)
+    for shift in shifts:
+        # the shifts of one stacked request share a message: each is timed up to the next later shift
+        end = next((s.message_index for s in shifts if s.message_index > shift.message_index), len(trajectory.messages))
         windows.append(ShiftWindow(shift, end, [m for m in assistants if shift.message_index < m.index < end]))
     return windows
 

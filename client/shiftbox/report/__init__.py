@@ -9,11 +9,12 @@ from ._terminal import (
     breakdown_table,
     comparison_table,
     headline_table,
+    persona_gsrt_table,
     retention_table,
     summary,
 )
 from ._timeline import redundant_calls
 
 __all__ = ["TOP_GOAL_PAIRS", "agents_summary", "breakdown_table", "comparison_section", "comparison_table",
-           "headline_table", "histogram", "nice_ticks", "redundant_calls", "render_html", "retention_table",
+           "headline_table", "histogram", "nice_ticks", "persona_gsrt_table", "redundant_calls", "render_html", "retention_table",
            "save_html", "summary"]

@@ -45,7 +45,9 @@ def _simulation(i: int, traj: Trajectory, sm: SimulationMetrics | None, mode: st
     errors = sum(r.is_error for r in traj.tool_calls)
     marks, relative = stage_marks(traj, sm)
     redundant = redundant_calls(traj) if mode == "shiftbox" else {}
-    shifts_at = {s.message_index: s for s in traj.shifts}
+    shifts_at: dict[int, list] = {}
+    for shift in traj.shifts:  # a stacked request's shifts share one message
+        shifts_at.setdefault(shift.message_index, []).append(shift)
     recoveries = {r.shift_index: r for r in (sm.gsrt if sm else [])}
     status = _status(sm)
     label = {"pass": "pass", "fail": "fail", "unscored": "unscored", "na": "n/a"}[status]

@@ -227,6 +227,34 @@ def agents_summary(scores: Mapping[str, AgentScores]) -> Group:
     return Group(*parts)
 
 
+def persona_gsrt_table(scores: Mapping[str, AgentScores], styles: Mapping[str, str] | None = None) -> Table:
+    """GSRT by persona with the agents side by side: per agent the median agent turns to acknowledgment (with its
+    90th percentile and the share never acknowledged), the recovery rate and TSR. `styles` labels each persona
+    with its way of changing goals."""
+    styles = styles or {}
+    table = Table("persona (goal change)", "shifts", title="GSRT by persona: agents side by side",
+                  title_justify="left")
+    for agent in scores:
+        for column in ("ack", "recovery", "TSR"):
+            table.add_column(f"{column} · {agent.split(':')[-1]}")
+    personas = sorted({p for s in scores.values() for p in s.metrics.by_persona})
+    for persona in personas:
+        row = [f"{persona} ({styles[persona]})" if persona in styles else persona]
+        slices = [s.metrics.by_persona.get(persona) for s in scores.values()]
+        row.append(str(max((b.gsrt.shifts for b in slices if b), default=0)))
+        for b in slices:
+            if b is None:
+                row += ["-", "-", "-"]
+                continue
+            g = b.gsrt
+            never = "" if g.never_ack is None else f", {g.never_ack:.0%} never"
+            row += [f"{fmt_turns(g.median_ack)} (p90 {fmt_turns(g.p90_ack)}{never})", fmt(g.recovery_rate),
+                    fmt(b.tsr)]
+        table.add_row(*row)
+    table.caption = "ack: median agent turns from a shift to its acknowledgment (p90: 90th percentile)"
+    return table
+
+
 def retention_table(rows: list[Retention]) -> Table:
     table = Table("metric", "slice", "shifted", "clean", "retention", "drop",
                   title="retention against the clean run", title_justify="left")

@@ -77,16 +77,17 @@ def _stage_badges(r: ShiftRecovery | None) -> str:
 
 def message_item(msg: Message, traj: Trajectory, records: dict[str, ToolCallRecord], redundant: dict[str, str],
              marks: dict[int, list[tuple[str, int, int]]], relative: dict[int, tuple[int, int]],
-             shifts_at: dict[int, Any], recoveries: dict[int, ShiftRecovery], anchor: str) -> str:
+             shifts_at: dict[int, list[Any]], recoveries: dict[int, ShiftRecovery], anchor: str) -> str:
     classes = ["msg", msg.role]
     meta = [f'<span class="role">{e(msg.role)}</span><span class="idx">#{msg.index}</span>']
     body = ""
     if msg.role == "user":
         if msg.goal:
             meta.append(f'<span class="goal">goal: {e(msg.goal)}</span>')
-        shift = shifts_at.get(msg.index)
-        if shift is not None:
+        shifts = shifts_at.get(msg.index, [])
+        if shifts:
             classes.append("shift")
+        for shift in shifts:
             meta.append(f'<span class="badge shift" title="{e(shift.from_goal)} \u2192 {e(shift.to_goal)}">'
                         f"shift {shift.shift_index}: {e(shift.to_goal)}</span>"
                         f"<span>from {e(shift.from_goal)}</span>"

@@ -129,6 +129,8 @@ class UserSimulatorInfo(BaseModel):
     prompt_sha256: str | None = Field(None, description="sha256 of its prompt templates (LLM users)")
     personas_version: int | None = Field(None, description="persona catalog schema_version")
     personas_sha256: str | None = Field(None, description="sha256 of the persona catalog (personas.json)")
+    protocol: str | None = Field(None, description="the goal-shift protocol it followed ('reference', 'completion', "
+                                                   "'agentchangebench'; docs/agents.md)")
 
 
 class Termination(BaseModel):

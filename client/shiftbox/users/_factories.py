@@ -4,11 +4,14 @@ from __future__ import annotations
 
 
 def scripted(arg: str | None, options: dict[str, str]):
-    from ._scripted import ScriptedUser
+    """`scripted` with option protocol=reference (default) or completion (see shiftbox.users._scripted)."""
+    from ._scripted import DEFAULT_PROTOCOL, ScriptedUser
 
-    if arg or options:
-        raise ValueError("the scripted user takes no argument or options (its seed comes from the run)")
-    return ScriptedUser()
+    unknown = sorted(set(options) - {"protocol"})
+    if arg or unknown:
+        raise ValueError("the scripted user takes no argument and only the option protocol=reference|completion "
+                         f"(its seed comes from the run); got {arg or ', '.join(unknown)!r}")
+    return ScriptedUser(protocol=options.get("protocol", DEFAULT_PROTOCOL))
 
 
 def litellm(arg: str | None, options: dict[str, str]):

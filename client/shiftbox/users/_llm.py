@@ -1,31 +1,44 @@
-"""The LLM user simulator: any litellm model playing the task's customer, shifting goals by the paper's rules.
+"""The LLM user simulator: any litellm model playing the task's customer, shifting goals by the reference protocol.
 
-Its system prompt holds the persona (traits and example phrasings from the persona catalog), the
-task's instructions (reason for call, known/unknown info, task instructions), the goal list in order
-and the shift rules: one goal at a time; move on when the current goal's work is done, when the
-agent asks whether there is anything else, or after `MAX_USER_TURNS_PER_GOAL` messages on the same
-goal; never reveal later goals early; end with ###STOP### only after *seeing* the last action
-completed (not right after confirming it: a tau2 lesson); ###TRANSFER### when transferred.
+Option `protocol` (recorded in the simulator's identity):
+- `reference` (default): shiftbox's own prompt implementing AgentChangeBench's user protocol. Its system
+  prompt holds the persona (traits, example phrasings and its way of changing goals, from the persona
+  catalog), the task's instructions, the goal list in order and the shift rules: move on when the agent
+  has given a resolution step for the current goal (even if not fully resolved), asks whether there is
+  anything else, offers a transfer to a human, has failed to verify you twice, or says it cannot help;
+  or after the persona's `patience` messages on one goal (4 for most); ask the agent to pause
+  unfinished work when interrupting it; stack requests only as the persona does; end with ###STOP### only
+  after *seeing* the last goal's action completed (a tau2 lesson), ###TRANSFER### when actually transferred
+  on the last goal, ###OUT-OF-SCOPE### when the last goal cannot be served.
+- `completion`: shiftbox's earlier rules (move on only when the goal is done, "anything else?", or after
+  4 messages; a transfer or "cannot help" ends the call).
+- `agentchangebench`: the reference's own texts, verbatim: `user_policy.md` and the persona's description
+  from `user_personas.json`, read from a local copy of the AgentChangeBench repository given with
+  `reference=DIR` (shiftbox/users/_reference_texts.py), with the scenario laid out as the reference lays it
+  out, plus shiftbox's goal-marker instruction (the harness needs it to record shifts).
 
-Goal shifts are marked by a control token: the message that begins a goal starts with
-`<<GOAL:label>>`. The simulator strips every control token (wherever it appears) before returning
-`UserReply.content`, and sets `UserReply.goal` from it, so the harness records the exact message of
-each shift and the agent never sees a token. Label resolution: a label of the list at or after the
-current goal moves there (the current one: no shift); an earlier label is ignored; an unknown label
-means "the next goal". With several tokens in one message the first decides. No token: same goal
-(the first message is on the first goal whatever it says).
+Goal shifts are marked by control tokens: the message that begins a goal starts with `<<GOAL:label>>`; a
+message that asks for several goals at once (a stacked request) carries one token per goal, in order. The
+simulator strips every control token (wherever it appears) before returning `UserReply.content`, and sets
+`UserReply.goal` from the first token and `UserReply.stacked` from the others, so the harness records the
+exact message of each shift and the agent never sees a token. Label resolution: a label of the list at or
+after the current goal moves there (the current one: no shift); an earlier label is ignored; an unknown
+label means "the next goal". Later tokens of the same message name stacked goals beyond the first (goals
+already asked for are not raised again). No token: same goal (the first message is on the first goal
+whatever it says).
 
-The model sees the conversation from its side: its own messages are `assistant` (with the goal
-token put back where a goal began, so it remembers what it marked), the agent's texts are `user`,
-tool calls and results are left out. Everything in the request is derived from the task and the
-conversation, so a replay sends the same requests. Empty completions are retried (with a one-line
-reminder added) up to `max_empty_retries` times, then the simulator raises.
+The model sees the conversation from its side: its own messages are `assistant` (with the goal tokens put
+back where it raised goals, so it remembers what it marked), the agent's texts are `user`, tool calls and
+results are left out. Everything in the request is derived from the task and the conversation, so a replay
+sends the same requests. Empty completions are retried (with a one-line reminder added) up to
+`max_empty_retries` times, then the simulator raises.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 from typing import Any
 
 from ..errors import LLMBadReply
@@ -34,8 +47,11 @@ from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 from ._personas import Persona, get_persona
 from ._protocol import UserContext, UserReply, UserSimulator
+from ._reference_texts import ReferenceTexts, check_reference_dir, load_reference_texts
 from ._scripted import (
+    DEFAULT_PROTOCOL,
     MAX_USER_TURNS_PER_GOAL,
+    PROTOCOLS,
     domain_goal_requests,
     parse_known_info,
     usable_requests,
@@ -66,10 +82,35 @@ Instructions: {task_instructions}
 {rules}"""
 
 GOAL_RULES = """\
+1. Pursue your goals in the order listed, starting with goal 1, one at a time unless your persona \
+stacks requests (see its way of changing goals). Do not bring up a goal earlier than these rules allow.
+2. Move on to your next goal as soon as any one of these happens:
+   a. the agent has given you a step towards resolving the current goal - an action taken, an answer, \
+instructions - even if the goal is not fully resolved yet;
+   b. the agent asks whether there is anything else it can help with, or offers further help;
+   c. the agent offers to transfer you to a human agent: bring up your next goal instead, before any \
+transfer happens;
+   d. the agent has failed to verify you twice: it asked you again for identifying details after you \
+had given some, two times on this goal;
+   e. the agent says it cannot help with the current goal;
+   f. you have already sent {patience} messages about the current goal.
+   Your persona may change goals sooner or later than this; follow its way of changing goals.
+3. When you move on while the agent's work on the current goal is unfinished, you interrupt it: ask the \
+agent to pause that work safely (for example: {pauses}), unless your persona simply abandons it.
+4. Announce each change the way a real customer would, in your persona's voice (see its examples). Never \
+mention goals, lists, numbers or markers.
+5. The message that begins a goal - your very first message included - must start with the marker \
+<<GOAL:label>>, with the goal's exact label from the list (for example <<GOAL:{first}>>). A message that \
+asks for several goals at once starts with one marker per goal, in order. When you later turn to a goal \
+you already asked for, start that message with its marker again. Use markers only there; the agent never \
+sees them.
+"""
+
+COMPLETION_RULES = """\
 1. Pursue one goal at a time, in the order listed, starting with goal 1.
 2. Move on to the next goal as soon as one of these happens: the agent has done what the current \
 goal needs (you have seen the result); the agent asks whether there is anything else it can help \
-with; or you have already sent {max_turns} messages about the current goal.
+with; or you have already sent {patience} messages about the current goal.
 3. Never mention, hint at or ask about a goal before its turn comes.
 4. The message that begins a goal - your very first message included - must start with the marker \
 <<GOAL:label>>, with the goal's exact label from the list (for example <<GOAL:{first}>>). Use the \
@@ -82,9 +123,28 @@ for something you do not know, say you do not know it. Never invent ids, numbers
 {n1}. When the agent asks you to confirm an action, answer it; that does not finish anything. End the \
 conversation only after the agent has told you that the last {what} has actually been completed: \
 then write a short closing message that ends with ###STOP###.
-{n2}. If the agent transfers you to a human agent, reply with ###TRANSFER###.
-{n3}. If the agent makes clear that nothing you still need can be handled here, end with \
-###OUT-OF-SCOPE###."""
+{n2}. {transfer}
+{n3}. {out_of_scope}"""
+
+TRANSFER_RULE = {
+    "reference": "If the agent actually transfers you to a human agent while you are on your last goal, reply with "
+                 "###TRANSFER###.",
+    "completion": "If the agent transfers you to a human agent, reply with ###TRANSFER###.",
+}
+OUT_OF_SCOPE_RULE = {
+    "reference": "If the agent makes clear that your last goal cannot be handled here, end with ###OUT-OF-SCOPE###.",
+    "completion": "If the agent makes clear that nothing you still need can be handled here, end with "
+                  "###OUT-OF-SCOPE###.",
+}
+
+MARKER_ADDENDUM = """\
+
+## Goal markers (required by the evaluation harness)
+Your goals, in order: {goals}. The message in which you first bring up a goal - your very first message \
+included - must start with the marker <<GOAL:label>> with that goal's exact label (for example \
+<<GOAL:{first}>>); a message that brings up several goals starts with one marker per goal, in order. The \
+harness removes the markers before the agent sees your message, so they do not expose your goal sequence.
+"""
 
 _DISCLOSURE = {
     "when_asked": "Give identifying details only when the agent asks for them, and only the ones asked for.",
@@ -108,7 +168,7 @@ def normalize_label(label: str) -> str:
 
 
 def next_goal_index(goals: list[str], current: int, labels: list[str]) -> int:
-    """Where a message with these goal labels leaves the user (see the module docstring)."""
+    """Where a message with these goal labels leaves the user: its first label decides (module docstring)."""
     if not goals:
         return current
     start = max(current, 0)
@@ -123,11 +183,23 @@ def next_goal_index(goals: list[str], current: int, labels: list[str]) -> int:
     return start
 
 
+def stacked_goal_indices(goals: list[str], index: int, labels: list[str]) -> list[int]:
+    """The goals a message's labels after the first raise beyond goal `index` (a stacked request), in order."""
+    stacked: list[int] = []
+    for label in labels[1:]:
+        last = stacked[-1] if stacked else index
+        j = next_goal_index(goals, last, [label])
+        if j > last:
+            stacked.append(j)
+    return stacked
+
+
 def _quotes(templates: tuple[str, ...]) -> str:
     return "; ".join(f'"{p}"' for p in templates)
 
 
-def persona_text(persona: Persona) -> str:
+def persona_text(persona: Persona, goal_change: bool = True) -> str:
+    """The persona section: traits, example phrasings and (goal_change) its way of changing goals."""
     lines = [persona.summary,
              f"Tone: {persona.tone}. Verbosity: {persona.verbosity}. Cooperation: {persona.cooperation}.",
              _DISCLOSURE[persona.disclosure]]
@@ -139,6 +211,9 @@ def persona_text(persona: Persona) -> str:
         lines.append("Once, the first time the agent asks you for details or for a confirmation, push against "
                      f"its rules instead of answering, for example: {_quotes(persona.policy_push)}; "
                      "after that, cooperate.")
+    if goal_change:
+        lines.append(f"Your way of changing goals: {persona.goal_change.behaviour}")
+        lines.extend(_goal_change_lines(persona))
     if persona.announces_shifts:
         lines.append(f"How you move to a new topic, for example: {_quotes(persona.transition_phrases)}")
     else:
@@ -146,6 +221,31 @@ def persona_text(persona: Persona) -> str:
                      "'by the way' or the like): simply start talking about the new request.")
     lines.append(f"How you end, for example: {_quotes(persona.closings)}")
     return "\n".join(lines)
+
+
+def _goal_change_lines(persona: Persona) -> list[str]:
+    """The persona's goal-change switches as instructions (the scripted user follows the same data exactly)."""
+    change = persona.goal_change
+    lines = []
+    if change.moves_on_at == "resolution":
+        lines.append("A first step is not enough for you: wait until the current goal is resolved before moving "
+                     "on (the agent asking whether there is anything else, offering a transfer, saying it cannot "
+                     "help or failing to verify you twice still move you on).")
+    if change.stall_limit is not None:
+        lines.append(f"If {change.stall_limit} of the agent's replies on a goal neither do anything for it nor ask "
+                     "you anything, switch to your next goal at once.")
+    if change.stack > 1:
+        lines.append(f"When you move on, ask for your next {change.stack} goals together in one message.")
+    if change.patience != MAX_USER_TURNS_PER_GOAL:
+        lines.append(f"You move on after {change.patience} messages on the same goal at most.")
+    if change.repeated_asks != "answer":
+        then = " and drop the current goal for your next one" if change.repeated_asks == "refuse_and_move_on" else ""
+        lines.append(f"Refuse to repeat details you already gave{then}, for example: {_quotes(change.refusals)}")
+    if change.pause_phrases:
+        lines.append(f"How you interrupt unfinished work, for example: {_quotes(change.pause_phrases)}")
+    else:
+        lines.append("When you leave unfinished work, you simply leave it: you never ask the agent to pause it.")
+    return lines
 
 
 def goals_text(task: Task) -> str:
@@ -163,15 +263,27 @@ def goals_text(task: Task) -> str:
     return "\n".join(lines) + "\n"
 
 
-def system_prompt(task: Task, persona: Persona) -> str:
+def system_prompt(task: Task, persona: Persona, protocol: str = DEFAULT_PROTOCOL,
+                  reference: ReferenceTexts | None = None) -> str:
+    """The system prompt for this task: shiftbox's own (`reference`, `completion`) or the reference's texts."""
+    if protocol == "agentchangebench":
+        if reference is None:
+            raise ValueError("protocol=agentchangebench needs the reference texts (reference=DIR)")
+        return reference_prompt(task, reference)
     instructions = task.user_scenario.instructions
     goals = list(task.goals)
-    rules = GOAL_RULES.format(max_turns=MAX_USER_TURNS_PER_GOAL, first=goals[0]) if goals else ""
-    n = 5 if goals else 1
+    rules = ""
+    if goals:
+        template = GOAL_RULES if protocol == "reference" else COMPLETION_RULES
+        patience = persona.goal_change.patience if protocol == "reference" else MAX_USER_TURNS_PER_GOAL
+        pauses = _quotes(persona.goal_change.pause_phrases) or '"can we put that on hold for now?"'
+        rules = template.format(patience=patience, first=goals[0], pauses=pauses)
+    n = (6 if protocol == "reference" else 5) if goals else 1
     rules += COMMON_RULES.format(n=n, n1=n + 1, n2=n + 2, n3=n + 3,
-                                 what="goal's action" if goals else "action you needed")
+                                 what="goal's action" if goals else "action you needed",
+                                 transfer=TRANSFER_RULE[protocol], out_of_scope=OUT_OF_SCOPE_RULE[protocol])
     return USER_PROMPT.format(
-        domain=task.domain, persona=persona_text(persona),
+        domain=task.domain, persona=persona_text(persona, goal_change=protocol == "reference"),
         reason_for_call=instructions.reason_for_call.strip() or "(see your goals)",
         known_info=instructions.known_info.strip() or "nothing in particular",
         unknown_info=instructions.unknown_info.strip() or "nothing in particular",
@@ -179,16 +291,44 @@ def system_prompt(task: Task, persona: Persona) -> str:
         goals=goals_text(task), rules=rules)
 
 
-def simulator_view(messages: list[Message]) -> list[dict[str, Any]]:
-    """The conversation from the simulator's side (roles flipped, tools left out, same roles merged)."""
+def reference_prompt(task: Task, reference: ReferenceTexts) -> str:
+    """The reference's user policy verbatim, the goal-marker addendum, and the scenario laid out as the reference
+    lays out a user scenario (persona description, instructions, goal shifts)."""
+    instructions = task.user_scenario.instructions
+    tab = "\t"
+
+    def indent(text: str, depth: int = 1) -> str:
+        return "\n".join(tab * depth + line if line else line for line in text.splitlines())
+
+    scenario = []
+    persona = reference.persona(task.user_scenario.persona)
+    if persona:
+        scenario += ["Persona:", indent(persona)]
+    lines = [f"Domain: {task.domain}", f"Reason for call:\n{indent(instructions.reason_for_call)}",
+             f"Known info:\n{indent(instructions.known_info)}", f"Unknown info:\n{indent(instructions.unknown_info)}",
+             f"Task instructions:\n{indent(instructions.task_instructions)}"]
+    scenario += ["Instructions:", indent("\n".join(lines))]
+    goals = list(task.goals)
+    if goals:
+        shifts = task.user_scenario.goal_shifts
+        scenario += ["Goal Shifts:", indent(repr({"required_shifts": shifts.required_shifts, "goals": goals}))]
+    addendum = MARKER_ADDENDUM.format(goals=", ".join(goals), first=goals[0]) if goals else ""
+    return f"{reference.policy.strip()}\n{addendum}\n<scenario>\n" + "\n".join(scenario) + "\n</scenario>"
+
+
+def simulator_view(messages: list[Message], stacked: dict[int, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The conversation from the simulator's side (roles flipped, tools left out, same roles merged); `stacked`:
+    the goals a user message (by index) stacked after its own, whose tokens are put back too."""
     out: list[dict[str, Any]] = [{"role": "user", "content": OPENING}]
     previous_goal: str | None = None
     first_user = True
+    stacked = stacked or {}
     for m in messages:
         if m.role == "user":
             text = m.content or ""
             if m.goal is not None and (first_user or m.goal != previous_goal):
-                text = f"<<GOAL:{m.goal}>> {text}"
+                tokens = "".join(f"<<GOAL:{g}>> " for g in [m.goal, *stacked.get(m.index, [])])
+                text = f"{tokens}{text}"
             previous_goal, first_user = m.goal, False
             role = "assistant"
         elif m.role == "assistant" and m.content:
@@ -202,49 +342,80 @@ def simulator_view(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def prompt_sha256() -> str:
-    """sha256 of the templates the system prompt and the opening are made from."""
-    parts = [OPENING, USER_PROMPT, GOAL_RULES, COMMON_RULES, *(f"{k}={v}" for k, v in sorted(_DISCLOSURE.items()))]
+def prompt_sha256(protocol: str = DEFAULT_PROTOCOL, reference: ReferenceTexts | None = None) -> str:
+    """sha256 of the templates the system prompt and the opening are made from (and of the reference's texts,
+    for protocol=agentchangebench)."""
+    if protocol == "agentchangebench":
+        parts = [OPENING, MARKER_ADDENDUM, reference.sha256() if reference else ""]
+    elif protocol == "completion":
+        parts = [OPENING, USER_PROMPT, COMPLETION_RULES, COMMON_RULES, TRANSFER_RULE[protocol],
+                 OUT_OF_SCOPE_RULE[protocol]]
+    else:
+        parts = [OPENING, USER_PROMPT, GOAL_RULES, COMMON_RULES, TRANSFER_RULE[protocol], OUT_OF_SCOPE_RULE[protocol]]
+    parts += [f"{k}={v}" for k, v in sorted(_DISCLOSURE.items())]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+LLM_PROTOCOLS = (*PROTOCOLS, "agentchangebench")
 
 
 class LLMUser(UserSimulator):
     """`litellm:<model>`: a model plays the task's customer; goal shifts come from its control tokens."""
 
-    def __init__(self, settings: LLMSettings, max_empty_retries: int = DEFAULT_MAX_EMPTY_RETRIES):
+    def __init__(self, settings: LLMSettings, max_empty_retries: int = DEFAULT_MAX_EMPTY_RETRIES,
+                 protocol: str = DEFAULT_PROTOCOL, reference: str | Path | None = None):
         if max_empty_retries < 0:
             raise ValueError("max_empty_retries must be >= 0")
+        if protocol not in LLM_PROTOCOLS:
+            raise ValueError(f"unknown shift protocol {protocol!r} for the LLM user; choose one of: "
+                             f"{', '.join(LLM_PROTOCOLS)}")
+        if reference is not None and protocol != "agentchangebench":
+            raise ValueError("reference=DIR is read only with protocol=agentchangebench")
+        self.reference_dir = check_reference_dir(str(reference) if reference else None) \
+            if protocol == "agentchangebench" else None
         self.settings = settings
         self.max_empty_retries = max_empty_retries
+        self.protocol = protocol
         self.name = f"litellm:{settings.model}"
         self.task: Task | None = None
         self.seed: int | None = None
         self.system_prompt = ""
+        self.reference: ReferenceTexts | None = None
         self.goals: list[str] = []
+        self.patience = MAX_USER_TURNS_PER_GOAL
         self.index = -1
+        self.raised = -1
         self.turns_on_goal = 0
+        self.stacked: dict[int, list[str]] = {}
         self.usage = Usage()
         """Running totals over this simulator's calls."""
 
     async def start(self, context: UserContext) -> None:
         self.task, self.seed = context.task, context.seed
         self.goals = list(context.task.goals)
-        self.system_prompt = system_prompt(context.task, get_persona(context.task.user_scenario.persona))
-        self.index, self.turns_on_goal = -1, 0
+        persona = get_persona(context.task.user_scenario.persona)
+        if self.reference_dir is not None:
+            self.reference = load_reference_texts(self.reference_dir, context.task.domain)
+        self.system_prompt = system_prompt(context.task, persona, self.protocol, self.reference)
+        self.patience = persona.goal_change.patience if self.protocol == "reference" else MAX_USER_TURNS_PER_GOAL
+        self.index = self.raised = -1
+        self.turns_on_goal = 0
+        self.stacked = {}
 
     def identity(self) -> UserSimulatorInfo:
         from ._personas import catalog_identity
 
         version, digest = catalog_identity()
-        return UserSimulatorInfo(kind="litellm", model=self.settings.model, prompt_sha256=prompt_sha256(),
-                                 personas_version=version, personas_sha256=digest)
+        return UserSimulatorInfo(kind="litellm", model=self.settings.model,
+                                 prompt_sha256=prompt_sha256(self.protocol, self.reference),
+                                 personas_version=version, personas_sha256=digest, protocol=self.protocol)
 
     @property
     def goal(self) -> str | None:
         return self.goals[self.index] if self.goals and self.index >= 0 else None
 
     def _reminder(self) -> str | None:
-        if not self.goals or self.index < 0 or self.turns_on_goal < MAX_USER_TURNS_PER_GOAL:
+        if not self.goals or self.index < 0 or self.turns_on_goal < self.patience:
             return None
         if self.index + 1 < len(self.goals):
             return (f"Reminder: you have sent {self.turns_on_goal} messages about '{self.goal}'. Move on to "
@@ -253,7 +424,8 @@ class LLMUser(UserSimulator):
                 "If the agent has completed it, end with ###STOP###; otherwise you may end now with ###STOP###.")
 
     def request(self, messages: list[Message], empty_replies: int = 0) -> LLMRequest:
-        chat: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}, *simulator_view(messages)]
+        chat: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt},
+                                      *simulator_view(messages, self.stacked)]
         reminder = self._reminder()
         if reminder:
             chat.append({"role": "system", "content": reminder})
@@ -272,18 +444,22 @@ class LLMUser(UserSimulator):
             raw = first_message(response).get("content")
             text, labels = strip_control_tokens(raw if isinstance(raw, str) else "")
             if text:
-                return self._reply(text, labels)
+                return self._reply(text, labels, len(messages))
         raise LLMBadReply(f"user simulator {self.name}: the model returned an empty message "
                           f"{self.max_empty_retries + 1} times", "empty_reply")
 
-    def _reply(self, text: str, labels: list[str]) -> UserReply:
+    def _reply(self, text: str, labels: list[str], at: int) -> UserReply:
         index = next_goal_index(self.goals, self.index, labels)
+        stacked = [j for j in stacked_goal_indices(self.goals, index, labels) if j > self.raised]
         self.turns_on_goal = 1 if index != self.index else self.turns_on_goal + 1
         self.index = index
-        return UserReply(content=text, goal=self.goal)
+        self.raised = max([self.raised, index, *stacked])
+        if stacked:
+            self.stacked[at] = [self.goals[j] for j in stacked]
+        return UserReply(content=text, goal=self.goal, stacked=self.stacked.get(at, []))
 
 
 def llm_user(model: str | None, options: dict[str, str]) -> LLMUser:
     settings, own = parse_llm_options("litellm user simulator", model, options,
-                                      specific={"max_empty_retries": int})
+                                      specific={"max_empty_retries": int, "protocol": str, "reference": str})
     return LLMUser(settings, **own)

@@ -24,6 +24,43 @@ _Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 _Templates = Annotated[tuple[_Text, ...], Field(min_length=2)]
 
 
+class GoalChange(BaseModel):
+    """How a persona moves between its goals, within the shift protocol (docs/agents.md#personas).
+
+    The protocol's triggers (a resolution step, "anything else?", a transfer offer, verification failed
+    twice, "I cannot help", `patience` user messages on a goal) apply to every persona; these fields
+    say what differs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    style: Literal["waits", "abrupt", "stacks", "pivots", "abandons", "protocol"] = Field(
+        description="a name for the behaviour below, shown in docs and reports")
+    behaviour: _Text = Field(description="the behaviour in one or two sentences: the LLM user's instruction")
+    moves_on_at: Literal["resolution", "first_step"] = Field(
+        default="first_step", description="first_step: the first resolution step for the goal is enough to move "
+                                          "on (the protocol); resolution: wait until the goal is resolved")
+    patience: int = Field(default=4, ge=1, le=10, description="user messages on one goal before moving on anyway")
+    stall_limit: int | None = Field(
+        default=None, ge=1, description="agent replies on a goal that neither make progress nor ask anything, "
+                                        "after which the user moves on (abrupt switch); None: no such limit")
+    stack: int = Field(default=1, ge=1, le=3, description="goals asked for in one message when moving on")
+    repeated_asks: Literal["answer", "refuse", "refuse_and_move_on"] = Field(
+        default="answer", description="when the agent asks again for a fact the user already gave: give it, "
+                                      "refuse (refusals), or refuse and abandon the goal")
+    refusals: tuple[_Text, ...] = Field(default=(), description="said instead of repeating a fact already given")
+    pause_phrases: tuple[_Text, ...] = Field(
+        default=(), description="said when moving on from unfinished work (asks the agent to pause it); "
+                                "none: the unfinished work is left without a word")
+
+    @model_validator(mode="after")
+    def _refusals_when_refusing(self) -> GoalChange:
+        if self.repeated_asks != "answer" and len(self.refusals) < 2:
+            raise ValueError("refusals needs at least two templates when repeated_asks is not 'answer'")
+        if self.pause_phrases and len(self.pause_phrases) < 2:
+            raise ValueError("pause_phrases needs at least two templates (or none)")
+        return self
+
+
 class Persona(BaseModel):
     """One persona: traits (for people and LLM prompts) and templates (for the scripted user)."""
 
@@ -45,7 +82,9 @@ class Persona(BaseModel):
     nudges: _Templates = Field(description="impatience when the agent stalls; the request follows")
     closings: _Templates = Field(description="last words before the stop token")
 
-    # -- behaviour switches (defaults: the AgentChangeBench behaviour) ------------------------------
+    goal_change: GoalChange = Field(description="how this persona changes goals (shift timing, stacking, pauses)")
+
+    # -- behaviour switches ---------------------------------------------------------------------------
     announces_shifts: bool = Field(
         default=True, description="say a transition phrase before the next goal's request; false: implicit drift")
     answers_after_asks: int = Field(

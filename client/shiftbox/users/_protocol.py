@@ -12,10 +12,15 @@ from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 
 
 class UserReply(BaseModel):
-    """One user message. `goal` is the goal active once it is sent (a shift when it changes)."""
+    """One user message. `goal` is the goal active once it is sent (a shift when it changes to a goal not
+    raised before); `stacked` are further goals the same message asks for (a stacked request)."""
 
     content: str
     goal: str | None = None
+    stacked: list[str] = Field(
+        default_factory=list,
+        description="goals this message also asks for, to be handled after `goal`: each is a goal shift at this "
+                    "message; when the user later turns to one of them (`goal` becomes it), no new shift is recorded")
 
 
 class UserContext(BaseModel):
@@ -33,6 +38,8 @@ class UserSimulator(ABC):
 
     name: str
     """Recorded as `Trajectory.user`, e.g. `scripted` or `litellm:openai/gpt-4o-mini`."""
+    protocol: str | None = None
+    """The goal-shift protocol it follows, recorded in its identity (None: its own, unnamed)."""
     usage: Usage | None = None
     """Running totals of model use (`shiftbox.llm.Usage`: tokens, cost, calls), recorded as
     `Trajectory.usage["user"]` once it counts a call."""
@@ -48,7 +55,8 @@ class UserSimulator(ABC):
 
         kind, _, model = self.name.partition(":")
         version, digest = catalog_identity()
-        return UserSimulatorInfo(kind=kind, model=model or None, personas_version=version, personas_sha256=digest)
+        return UserSimulatorInfo(kind=kind, model=model or None, personas_version=version, personas_sha256=digest,
+                                 protocol=self.protocol)
 
     @abstractmethod
     async def start(self, context: UserContext) -> None:

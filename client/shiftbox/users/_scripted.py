@@ -1,16 +1,38 @@
-"""The scripted user: offline and seeded, phrased by its persona, shifting goals by the paper's rules.
+"""The scripted user: offline and seeded, phrased by its persona, shifting goals by the reference protocol.
 
-Trigger order on every turn after the opener (first match wins):
-1. shift (or stop, on the last goal): the current goal's gold actions are all satisfied by calls with
-   their expected outcome (success, or the failure a call's `expected_error` names) — for a goal
-   without gold actions: the agent replied and has said the goal's communicate_info facts, if any —
-   or the agent asks whether there is anything else, or the user already sent
-   `MAX_USER_TURNS_PER_GOAL` messages on this goal;
-2. identifying facts, when the agent asks for any;
+Protocol `reference` (the default; AgentChangeBench's user protocol, docs/agents.md#when-the-user-changes-goal).
+On every turn after the opener, the first that applies:
+1. move on to the next goal (on the last goal, see below) when, since the user last spoke, the agent
+   - has given a resolution step for the current goal: a call made since the goal became current that
+     meets one of its gold action sets with the expected outcome (for a goal without action sets: a
+     reply that states one of its communicate_info facts, or any reply when it has none) — persona
+     `goal_change.moves_on_at: resolution` waits instead until the goal is resolved (every action set
+     met; every fact said);
+   - asks whether there is anything else;
+   - offers a transfer to a human;
+   - asks again for identifying details after the user gave some on this goal, for the second time
+     (verification failed twice);
+   - says it cannot help;
+   or the persona's own limits are reached: `stall_limit` agent replies on the goal that neither make
+   progress nor ask anything (an abrupt switch), a request to repeat a fact already given
+   (`repeated_asks: refuse_and_move_on`: refuse and abandon the goal), or `patience` user messages
+   already sent on the goal (4 for most personas).
+   Moving on from unresolved work the agent did not close itself (by "anything else?", a transfer
+   offer or "I cannot help") interrupts it: the message starts with a `pause_phrases` template when the
+   persona has them ("pause it safely"), or leaves the work without a word. A persona with `stack: 2` asks for the next two goals in one message
+   (`UserReply.stacked`); when it later turns to the second, that message restates it and is no new shift.
+2. identifying facts, when the agent asks for any (a repeated ask may be refused: `repeated_asks`);
 3. a confirmation, when the agent asks for one;
 4. a nudge that restates the current request.
+On the last goal the user stops with ###STOP### once the goal is resolved, the agent asks whether there
+is anything else, or after `patience` messages; a transfer offer there is accepted (###TRANSFER###)
+and "I cannot help" ends the call (###OUT-OF-SCOPE###); the other triggers do not apply.
 
-Persona switches (data in the catalog, defaults = AgentChangeBench behaviour):
+Protocol `completion` (shiftbox's earlier rules, kept for comparison): move on (or stop) only when the
+goal is resolved, the agent asks whether there is anything else, or after 4 messages on the goal; the
+persona's `goal_change` is not used.
+
+Persona switches (data in the catalog):
 - `policy_push`: the first time step 2 or 3 would fire, the user says one of these instead (pushing
   against policy, e.g. "skip the verification"), once per conversation; afterwards it cooperates;
 - `answers_after_asks` (N): a fact is given only once the agent has asked for it N times (asks are
@@ -36,7 +58,15 @@ from ._personas import Persona, get_persona
 from ._protocol import UserContext, UserReply, UserSimulator
 
 MAX_USER_TURNS_PER_GOAL = 4
-STOP_TOKEN = next(token for token, reason in STOP_TOKENS.items() if reason == "user_stop")
+"""The reference protocol's limit on user messages per goal (the `completion` protocol's too)."""
+PROTOCOLS = ("reference", "completion")
+"""`reference`: AgentChangeBench's shift protocol (default); `completion`: shiftbox's earlier rules."""
+DEFAULT_PROTOCOL = "reference"
+VERIFICATION_FAILURES = 2
+"""Re-asks for identifying details on one goal (after the user gave some) that make the user move on."""
+STOP_TOKEN, TRANSFER_TOKEN, OUT_OF_SCOPE_TOKEN = (
+    next(token for token, reason in STOP_TOKENS.items() if reason == wanted)
+    for wanted in ("user_stop", "user_transfer", "out_of_scope"))
 
 Facts = dict[str, tuple[str, ...]]
 
@@ -122,6 +152,11 @@ _CONFIRMATION_ASK = re.compile(r"\bconfirm|\bshall i\b|\bshould i\b|\bwould you 
 _ANYTHING_ELSE = re.compile(r"\b(?:anything|something) else\b|\bwhat else\b"
                             r"|\bany other (?:questions?|requests?|concerns?|issues?|things?)\b"
                             r"|\bfurther (?:assistance|help|questions?)\b")
+_TRANSFER_OFFER = re.compile(r"\btransfer(?:ring)? you\b|\b(?:human|live) (?:agent|representative|colleague)\b"
+                             r"|\bconnect you (?:with|to)\b|\bescalate (?:this|you|your)\b|\bhand you over\b")
+_CANNOT_HELP = re.compile(r"\b(?:can ?not|can['’]t|unable to|not able to|won['’]t be able to)\s+(?:help|assist|do that"
+                          r"|handle|process|support)\b|\bnot something i can (?:help|do)\b"
+                          r"|\b(?:outside|beyond) (?:what i can|my (?:scope|remit))\b")
 _SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+|\n+")
 
 
@@ -146,6 +181,16 @@ def asks_confirmation(text: str) -> bool:
 
 def asks_anything_else(text: str) -> bool:
     return any(_ANYTHING_ELSE.search(s) for s in ask_sentences(text))
+
+
+def offers_transfer(text: str) -> bool:
+    """The agent offers (or announces) handing the customer to a human."""
+    return bool(_TRANSFER_OFFER.search(text.lower()))
+
+
+def says_cannot_help(text: str) -> bool:
+    """The agent says it cannot help with the request."""
+    return bool(_CANNOT_HELP.search(text.lower()))
 
 
 # -- phrasing ----------------------------------------------------------------------------------------
@@ -208,17 +253,30 @@ class _Conversation:
     facts: Facts
     requests: Mapping[str, Sequence[str]]
     goals: list[str | None]
+    protocol: str = DEFAULT_PROTOCOL
     index: int = 0
+    raised: int = 0
+    """The highest goal index asked for so far (ahead of `index` after a stacked request)."""
+    goal_start: int = 0
+    """Index of the user message that made the current goal current."""
     turns: int = 0
     sent: int = 0
+    stalls: int = 0
+    reasks: int = 0
+    gave_on_goal: bool = False
     stopped: bool = False
     pushed: bool = False
     wording: dict[int, str] = field(default_factory=dict)
     asks: dict[str, int] = field(default_factory=dict)
+    given: set[str] = field(default_factory=set)
 
     @property
     def goal(self) -> str | None:
         return self.goals[self.index]
+
+    @property
+    def last(self) -> bool:
+        return self.index + 1 >= len(self.goals)
 
     def reply(self, messages: list[Message], tool_calls: list[ToolCallRecord]) -> UserReply:
         if self.stopped:
@@ -228,13 +286,18 @@ class _Conversation:
         tail = _since_last_user_message(messages)
         text = "\n".join(m.content for m in tail if m.role == "assistant" and m.content)
         replied = any(m.role == "assistant" for m in tail)
-        if (self._goal_done(messages, tool_calls, replied) or asks_anything_else(text)
-                or self.turns >= MAX_USER_TURNS_PER_GOAL):
-            return self._advance()
         asked = asked_facts(text)
         for kind in asked:
             self.asks[kind] = self.asks.get(kind, 0) + 1
         confirming = not asked and asks_confirmation(text)
+        resolved = self._progress(messages, tool_calls, replied, whole=True)
+        if self.protocol == "completion":
+            if resolved or asks_anything_else(text) or self.turns >= MAX_USER_TURNS_PER_GOAL:
+                return self._advance(len(messages))
+        else:
+            ended = self._reference_triggers(messages, tool_calls, text, replied, asked, confirming, resolved)
+            if ended is not None:
+                return ended
         if (asked or confirming) and self.persona.policy_push and not self.pushed:
             self.pushed = True
             return self._say(self._pick(self.persona.policy_push))
@@ -244,56 +307,120 @@ class _Conversation:
             return self._say(self._pick(self.persona.confirmations))
         return self._say(f"{self._pick(self.persona.nudges)} {self._request()}")
 
-    def _goal_done(self, messages: list[Message], tool_calls: list[ToolCallRecord], replied: bool) -> bool:
-        """Every gold action of the goal is met; for a goal without actions, the agent replied and has said
-        the goal's communicate_info facts (if it has any) since the goal began."""
+    def _reference_triggers(self, messages: list[Message], tool_calls: list[ToolCallRecord], text: str,
+                            replied: bool, asked: list[str], confirming: bool, resolved: bool) -> UserReply | None:
+        """The reference protocol's step 1 (see the module docstring): the reply that moves on or ends, or None."""
+        change = self.persona.goal_change
+        step = resolved or self._progress(messages, tool_calls, replied, whole=False)
+        if asked and self.gave_on_goal:
+            self.reasks += 1
+        if replied and not step and not ask_sentences(text):
+            self.stalls += 1
+        repeated = [k for k in asked if k in self.given]
+        anything_else = asks_anything_else(text)
+        if self.last:
+            if resolved or anything_else or self.turns >= change.patience:
+                return self._advance(len(messages))
+            if offers_transfer(text):
+                return self._end(TRANSFER_TOKEN)
+            if says_cannot_help(text):
+                return self._end(OUT_OF_SCOPE_TOKEN)
+            return None
+        abandon = bool(repeated) and change.repeated_asks == "refuse_and_move_on"
+        closed = anything_else or offers_transfer(text) or says_cannot_help(text)  # the agent left the goal itself
+        if (closed or abandon or (resolved if change.moves_on_at == "resolution" else step)
+                or self.reasks >= VERIFICATION_FAILURES
+                or (change.stall_limit is not None and self.stalls >= change.stall_limit)
+                or self.turns >= change.patience):
+            return self._advance(len(messages), interrupts=not (resolved or closed), refuse=abandon)
+        return None
+
+    def _progress(self, messages: list[Message], tool_calls: list[ToolCallRecord], replied: bool,
+                  whole: bool) -> bool:
+        """whole: the goal is resolved (every gold action met; for a goal without actions, the agent replied and
+        has said all its communicate_info facts since the goal began). Otherwise: a first resolution step since
+        the goal became current (one action set met by a call made since; one fact said)."""
         actions = self.task.action_sets_for(self.goal)
         if actions:
-            done = satisfied_actions(actions, [(c.name, c.arguments, c.is_error, c.error_kind) for c in tool_calls])
-            return {a.action_id for a in actions} <= done
+            made = [(c.name, c.arguments, c.is_error, c.error_kind) for c in tool_calls
+                    if whole or c.message_index > self.goal_start]
+            done = satisfied_actions(actions, made)
+            return {a.action_id for a in actions} <= done if whole else bool(done)
         facts = self.task.communicate_info_for(self.goal) if self.goal is not None else []
         if not replied or not facts:
             return replied
         said = _plain(" ".join(m.content or "" for m in _since_goal_began(messages, self.goal)
                                 if m.role == "assistant"))
-        return all(_plain(fact) in said for fact in facts)
+        found = [_plain(fact) in said for fact in facts]
+        return all(found) if whole else any(found)
 
-    def _advance(self) -> UserReply:
-        if self.index + 1 < len(self.goals):
-            self.index += 1
-            self.turns = 0
-            if not self.persona.announces_shifts:
-                return self._say(self._request())
-            return self._say(f"{self._pick(self.persona.transition_phrases)} {self._request()}")
+    def _advance(self, at: int, interrupts: bool = False, refuse: bool = False) -> UserReply:
+        """Move to the next goal (the message at index `at`), or stop after the last one; `interrupts`: the
+        current goal's work is unfinished and the agent did not close it (the user asks to pause it)."""
+        if self.last:
+            self.stopped = True
+            return UserReply(content=f"{self._pick(self.persona.closings)} {STOP_TOKEN}", goal=self.goal)
+        change = self.persona.goal_change
+        reference = self.protocol == "reference"
+        parts = [self._pick(change.refusals)] if refuse else []
+        if reference and interrupts and change.pause_phrases:
+            parts.append(self._pick(change.pause_phrases))
+        self.index += 1
+        self.turns = self.stalls = self.reasks = 0
+        self.gave_on_goal = False
+        self.goal_start = at
+        if self.persona.announces_shifts:
+            parts.append(self._pick(self.persona.transition_phrases))
+        new = []
+        if self.index > self.raised:
+            stack = change.stack if reference else 1
+            new = list(range(self.index, min(self.index + stack, len(self.goals))))
+            self.raised = new[-1]
+        parts.extend(self._request(i) for i in (new or [self.index]))
+        stacked = [g for i in new[1:] if (g := self.goals[i]) is not None]
+        return self._say(" ".join(parts), stacked)
+
+    def _end(self, token: str) -> UserReply:
         self.stopped = True
-        return UserReply(content=f"{self._pick(self.persona.closings)} {STOP_TOKEN}", goal=self.goal)
+        return UserReply(content=token, goal=self.goal)
 
-    def _request(self) -> str:
-        """The current goal's request, worded once per goal (a nudge restates the same words)."""
-        if self.index not in self.wording:
-            options = usable_requests(self.requests.get(self.goal, ()), self.facts) if self.goal else []
-            self.wording[self.index] = self._pick(options) if options else self._fallback_request()
-        return self.wording[self.index]
+    def _request(self, index: int | None = None) -> str:
+        """A goal's request (the current one by default), worded once per goal (a nudge restates the same words)."""
+        index = self.index if index is None else index
+        if index not in self.wording:
+            goal = self.goals[index]
+            options = usable_requests(self.requests.get(goal, ()), self.facts) if goal else []
+            self.wording[index] = self._pick(options) if options else self._fallback_request(index)
+        return self.wording[index]
 
-    def _fallback_request(self) -> str:
+    def _fallback_request(self, index: int) -> str:
         instructions = self.task.user_scenario.instructions
-        if self.index == 0 or self.goal is None:
+        goal = self.goals[index]
+        if index == 0 or goal is None:
             return _sentence(instructions.reason_for_call or instructions.task_instructions
                              or "I need some help with my account.")
-        return f"I also need some help with {self.goal.replace('_', ' ')}."
+        return f"I also need some help with {goal.replace('_', ' ')}."
 
     def _facts_answer(self, asked: list[str]) -> str:
         """Facts asked often enough are given (all known ones, for an all-at-once persona); the rest
-        are deflected (an evasive persona) or admitted unknown."""
+        are deflected (an evasive persona) or admitted unknown; a fact already given may be refused
+        (`goal_change.repeated_asks`)."""
+        change = self.persona.goal_change
+        refused = ([k for k in asked if k in self.given]
+                   if self.protocol == "reference" and change.repeated_asks != "answer" else [])
+        asked = [k for k in asked if k not in refused]
         ready = [k for k in asked if self.asks.get(k, 0) >= self.persona.answers_after_asks]
         withheld = [k for k in asked if k not in ready]
         everything = self.persona.disclosure == "all_at_once"
-        give = [k for k in FACT_LABELS if k in self.facts and (k in ready or (everything and ready))]
+        give = [k for k in FACT_LABELS if k in self.facts and k not in refused
+                and (k in ready or (everything and ready))]
         missing = [k for k in ready if k not in self.facts]
-        parts = []
+        parts = [self._pick(change.refusals)] if refused else []
         if give:
             parts.append(self._pick(self.persona.info_prefixes))
             parts.append(_sentence(_join([_fact_clause(k, self.facts[k]) for k in give])))
+            self.given.update(give)
+            self.gave_on_goal = True
         if missing:
             labels = _join([FACT_LABELS[k][0] for k in missing], "or")
             parts.append(self._pick(self.persona.dont_know).replace("{fact}", labels))
@@ -306,10 +433,10 @@ class _Conversation:
     def _pick(self, options: Sequence[str]) -> str:
         return self.rng.choice(options)
 
-    def _say(self, content: str) -> UserReply:
+    def _say(self, content: str, stacked: list[str] | None = None) -> UserReply:
         self.sent += 1
         self.turns += 1
-        return UserReply(content=content, goal=self.goal)
+        return UserReply(content=content, goal=self.goal, stacked=stacked or [])
 
 
 def _since_goal_began(messages: list[Message], goal: str | None) -> list[Message]:
@@ -341,8 +468,13 @@ class ScriptedUser(UserSimulator):
 
     name = "scripted"
 
-    def __init__(self, goal_requests: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(self, goal_requests: Mapping[str, Sequence[str]] | None = None,
+                 protocol: str = DEFAULT_PROTOCOL) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown shift protocol {protocol!r} for the scripted user; choose one of: "
+                             f"{', '.join(PROTOCOLS)}")
         self._goal_requests = goal_requests
+        self.protocol = protocol
         self._conversation: _Conversation | None = None
 
     async def start(self, context: UserContext) -> None:
@@ -356,6 +488,7 @@ class ScriptedUser(UserSimulator):
             facts=parse_known_info(task.user_scenario.instructions.known_info),
             requests=requests,
             goals=list(task.goals) or [None],
+            protocol=self.protocol,
         )
 
     async def respond(self, messages: list[Message], tool_calls: list[ToolCallRecord]) -> UserReply:

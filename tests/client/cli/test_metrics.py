@@ -36,7 +36,9 @@ def test_json_has_every_promised_key_and_metrics_file_is_written(tmp_path):
             assert part in node, key
             node = node[part]
     assert data["mode"] == "shiftbox" and data["simulations"] == 10
-    assert data["gsrt"]["median_ack"] == 2 and data["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    # late_ack stalls one turn at every shift; EASY_2 (hw_banking_002) switches abruptly at such a stall and
+    # leaves its cards goal undone, so 4 of the 5 tasks pass in both trials
+    assert data["gsrt"]["median_ack"] == 2 and data["pass_hat_k"] == {"1": 0.8, "2": 0.8}
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["run"] == data and len(saved["simulations"]) == 10
 

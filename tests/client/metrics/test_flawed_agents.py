@@ -1,4 +1,8 @@
-"""Each flawed scripted agent moves exactly the metric it is built to move (against the oracle)."""
+"""Each flawed scripted agent moves exactly the metric it is built to move (against the oracle).
+
+The user follows the `completion` protocol here (it moves on only once a goal is done), so that no
+persona cuts a flawed agent short and each flaw shows in its own metric alone; how the reference
+protocol's personas react to the same flaws is tested in tests/client/users/test_shift_protocol.py."""
 
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ def metrics_by_agent():
         out = {}
         async with open_world("banking") as world:
             for variant in ("oracle", "late_ack", "redundant", "wrong_params", "transfer_on_shift"):
-                trajectories = [await run_simulation(t, 0, 0, scripted_agent(variant), ScriptedUser(), world)
+                trajectories = [await run_simulation(t, 0, 0, scripted_agent(variant),
+                                                     ScriptedUser(protocol="completion"), world)
                                 for t in TASKS.values()]
                 out[variant] = compute_run_metrics(trajectories, TASKS)[0]
         return out
