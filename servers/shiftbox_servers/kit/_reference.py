@@ -16,6 +16,12 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from ._calculate import evaluate_arithmetic
+from ._errors import InvalidArguments
+
+CALCULATE_CHARACTERS = frozenset("0123456789+-*/(). ")
+"""What tau2's `calculate` accepts before evaluating."""
+
 
 def _plain(value: Any) -> Any:
     """The value as tau2 dumps it: models to dicts (python mode), containers walked, scalars kept."""
@@ -43,3 +49,11 @@ def reference_result(value: Any) -> CallToolResult:
         return CallToolResult(content=text)
     plain = json.loads(text[0].text)
     return CallToolResult(content=text, structured_content=plain if isinstance(plain, dict) else {"result": plain})
+
+
+def reference_calculate(expression: str) -> CallToolResult:
+    """tau2's `calculate` (every domain's): its character check and message, then the value rounded to 2
+    decimals as text — evaluated by shiftbox's arithmetic evaluator, never Python's eval."""
+    if not set(expression) <= CALCULATE_CHARACTERS:
+        raise InvalidArguments("Invalid characters in expression", field="expression")
+    return reference_result(str(evaluate_arithmetic(expression)))

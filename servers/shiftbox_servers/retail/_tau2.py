@@ -28,8 +28,8 @@ from shiftbox_servers.kit import (
     NotFound,
     PreconditionFailed,
     ToolSet,
-    evaluate_arithmetic,
     record_transfer,
+    reference_calculate,
     reference_result,
     round_money,
 )
@@ -59,7 +59,6 @@ tau2_tools = ToolSet()
 """tau2-bench's 16 retail tools (its repository at 2026-08, the version of ../shared/external/tau2)."""
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
-CALCULATE_CHARACTERS = frozenset("0123456789+-*/(). ")
 
 
 def _arg(description: str) -> object:
@@ -168,9 +167,7 @@ def calculate(ep: Episode, expression: _arg("the arithmetic to evaluate, such as
 
     Returns the value rounded to 2 decimals, as text.
     """
-    if not set(expression) <= CALCULATE_CHARACTERS:
-        raise InvalidArguments("Invalid characters in expression", field="expression")
-    return reference_result(str(evaluate_arithmetic(expression)))
+    return reference_calculate(expression)
 
 
 @tau2_tools.tool(read_only=False, destructive=True)
