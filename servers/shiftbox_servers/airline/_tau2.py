@@ -475,9 +475,9 @@ def update_reservation_baggages(
     """Update a reservation's checked bags. Each non-free bag beyond the reservation's current ones costs 50,
     paid by a credit card or gift card of the user's profile. Returns the reservation after the change."""
     row = _reservation_row(ep, reservation_id)
-    _check_bag_counts(total_baggages, nonfree_baggages)
     cost = int(BAG_FEE) * max(0, nonfree_baggages - row["nonfree_baggages"])
     _pay_for_update(ep, reservation_id, row["user_id"], payment_id, cost)
+    _check_bag_counts(total_baggages, nonfree_baggages)  # after tau2's own checks (the call is atomic)
     ep.execute("UPDATE reservations SET total_baggages = ?, nonfree_baggages = ? WHERE reservation_id = ?",
                (total_baggages, nonfree_baggages, reservation_id))
     return reference_result(_reservation(ep, reservation_id))
