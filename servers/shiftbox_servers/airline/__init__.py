@@ -1,4 +1,5 @@
-"""The airline domain: 14 tools over flights, users, reservations and payments (tau2's airline contract)."""
+"""The airline domain: 14 tools over flights, users, reservations and payments (tau2's airline contract); tool
+sets `tau2` (tau2-bench's airline tools as tau2 serves them) and `agentchangebench` (its fork's)."""
 
 from pathlib import Path
 
@@ -8,6 +9,7 @@ from ._anchors import SEARCH_RULES
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
+from ._tau2 import acb_tools, tau2_tools
 from ._tools import tools
 
 GOAL_TOOLS: dict[str, tuple[str, ...]] = {
@@ -97,9 +99,11 @@ DOMAIN = Domain(
     importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
     dependency_graph=DEPENDENCIES,
+    toolsets={"tau2": tau2_tools, "agentchangebench": acb_tools},
 )
 
 __all__ = [
     "CLOCK_START", "DEPENDENCIES", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
-    "SEARCH_RULES", "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "tools",
+    "SEARCH_RULES", "SNAPSHOT_VERSION", "acb_tools", "build_native", "import_agentchangebench", "new_database",
+    "tau2_tools", "tools",
 ]

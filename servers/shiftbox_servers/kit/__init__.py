@@ -74,6 +74,7 @@ from ._missions import (
     mission_call,
 )
 from ._open import open_server
+from ._reference import reference_calculate, reference_message, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
@@ -112,7 +113,7 @@ from ._tools import (
     lone_surrogate_fields,
     not_unicode_error,
 )
-from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool
+from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transfer
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
@@ -130,4 +131,5 @@ __all__ = [
     "dependency_graph", "is_graph_refusal", "render_dependency_graph", "render_dependency_graphs",
     "with_dependency_graphs",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
+    "record_transfer", "reference_calculate", "reference_message", "reference_result",
 ]

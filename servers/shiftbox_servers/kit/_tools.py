@@ -86,6 +86,14 @@ class ToolSet:
     def get(self, name: str) -> ToolSpec | None:
         return self.specs.get(name)
 
+    def without(self, *names: str) -> ToolSet:
+        """This tool set less the named tools (a reference version that lacked them); KeyError for a name
+        it does not have."""
+        unknown = sorted(set(names) - self.specs.keys())
+        if unknown:
+            raise KeyError(f"tools not in this set: {unknown}")
+        return ToolSet({name: spec for name, spec in self.specs.items() if name not in names})
+
     def __add__(self, other: ToolSet) -> ToolSet:
         """A tool set with this one's tools, then `other`'s (a profile extending a domain's default tools)."""
         clash = sorted(self.specs.keys() & other.specs.keys())

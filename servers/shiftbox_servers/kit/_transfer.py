@@ -25,17 +25,23 @@ class Transfer(BaseModel):  # what the tool returns; no docstring: it would ente
     message: str
 
 
+def record_transfer(ep: Episode, summary: str) -> Transfer:
+    """Store a hand-off in the episode's `transfers` table (it is part of the state, so metrics and replays
+    see it) and return it."""
+    transfer_id = ep.next_id("transfers", "transfer_id", "xfer")
+    now = ep.now_iso()
+    ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
+    return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
+                    message="Transfer successful; a human agent will continue the conversation.")
+
+
 def add_transfer_tool(tools: ToolSet, *, description: str, party: str = "customer") -> None:
     """Declare `transfer_to_human_agents` in `tools`: the agent reads `description` (the tool's docstring,
     in the domain's words of when to hand off) and `party` names who the summary is about."""
     summary_type = text(f"summary of the {party}'s issue for the human agent", max_length=2000)
 
     def transfer_to_human_agents(ep: Episode, summary: summary_type) -> Transfer:  # type: ignore[valid-type]
-        transfer_id = ep.next_id("transfers", "transfer_id", "xfer")
-        now = ep.now_iso()
-        ep.execute("INSERT INTO transfers VALUES (?, ?, ?)", (transfer_id, summary, now))
-        return Transfer(transfer_id=transfer_id, summary=summary, requested_at=now,
-                        message="Transfer successful; a human agent will continue the conversation.")
+        return record_transfer(ep, summary)
 
     transfer_to_human_agents.__doc__ = inspect.cleandoc(description)
     tools.tool(read_only=False)(transfer_to_human_agents)

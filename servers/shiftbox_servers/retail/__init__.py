@@ -1,4 +1,5 @@
-"""The retail domain: 16 tools over products, users, orders, payments (tau2's retail contract)."""
+"""The retail domain: 16 tools over products, users, orders, payments (tau2's retail contract); tool sets
+`tau2` (tau2-bench's retail tools as tau2 serves them) and `agentchangebench` (its fork's 15)."""
 
 from pathlib import Path
 
@@ -7,6 +8,7 @@ from shiftbox_servers.kit import Domain, deferred
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
+from ._tau2 import acb_tools, tau2_tools
 from ._tools import tools
 
 _AUTH = ("find_user_id_by_email", "find_user_id_by_name_zip")
@@ -107,10 +109,11 @@ DOMAIN = Domain(
     importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
     dependency_graph=DEPENDENCIES,
+    toolsets={"tau2": tau2_tools, "agentchangebench": acb_tools},
 )
 
 __all__ = [
     "CLOCK_START", "DEPENDENCIES", "DOMAIN", "GOAL_LEXICON", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
-    "SNAPSHOT_VERSION", "build_native", "check_payments_balance", "import_agentchangebench", "new_database",
-    "tools",
+    "SNAPSHOT_VERSION", "acb_tools", "build_native", "check_payments_balance", "import_agentchangebench",
+    "new_database", "tau2_tools", "tools",
 ]

@@ -117,10 +117,14 @@ def _payment_method_model(row: sqlite3.Row) -> CreditCard | GiftCard | PayPal:
     return PayPal(source="paypal", id=pm_id)
 
 
-def _user(ep: Episode, user_id: str) -> User:
+def _user(ep: Episode, user_id: str, *, stored_order: bool = False) -> User:
+    """The user's profile: payment methods and order ids sorted by id, or with `stored_order` in the order the
+    snapshot stores them (an imported db.json's own order, which tau2's tools show)."""
     row = _user_row(ep, user_id)
-    methods = ep.query("SELECT * FROM payment_methods WHERE user_id = ? ORDER BY payment_method_id", (user_id,))
-    orders = ep.query("SELECT order_id FROM orders WHERE user_id = ? ORDER BY order_id", (user_id,))
+    order_by = "rowid" if stored_order else "payment_method_id"
+    methods = ep.query(f"SELECT * FROM payment_methods WHERE user_id = ? ORDER BY {order_by}", (user_id,))
+    order_by = "rowid" if stored_order else "order_id"
+    orders = ep.query(f"SELECT order_id FROM orders WHERE user_id = ? ORDER BY {order_by}", (user_id,))
     return User(
         user_id=row["user_id"],
         name=UserName(first_name=row["first_name"], last_name=row["last_name"]),
@@ -174,20 +178,22 @@ def _order(ep: Episode, order_id: str) -> Order:
     })
 
 
-def _product(ep: Episode, product_id: str) -> Product:
+def _product(ep: Episode, product_id: str, *, stored_order: bool = False) -> Product:
+    """A product with its variants, by item id or (`stored_order`) in the snapshot's stored order."""
     row = ep.query_one("SELECT * FROM products WHERE product_id = ?", (product_id,))
     if row is None:
         hint = ""
         if ep.query_one("SELECT 1 FROM variants WHERE item_id = ?", (product_id,)):
             hint = " (that is an item id; product ids are listed by list_all_product_types)"
         raise NotFound(f"no product with id {product_id!r}{hint}", field="product_id")
-    variants = ep.query("SELECT * FROM variants WHERE product_id = ? ORDER BY item_id", (product_id,))
-    return Product(
-        name=row["name"],
-        product_id=product_id,
-        variants={v["item_id"]: Variant(item_id=v["item_id"], options=json.loads(v["options"]),
-                                        available=bool(v["available"]), price=v["price"]) for v in variants},
-    )
+    order_by = "rowid" if stored_order else "item_id"
+    variants = ep.query(f"SELECT * FROM variants WHERE product_id = ? ORDER BY {order_by}", (product_id,))
+    return Product(name=row["name"], product_id=product_id, variants={v["item_id"]: _variant(v) for v in variants})
+
+
+def _variant(row: sqlite3.Row) -> Variant:
+    return Variant(item_id=row["item_id"], options=json.loads(row["options"]), available=bool(row["available"]),
+                   price=row["price"])
 
 
 def _payment_method(ep: Episode, user_id: str, payment_method_id: str) -> sqlite3.Row:
@@ -211,9 +217,11 @@ def _net_paid(ep: Episode, order_id: str) -> dict[str, float]:
 
 
 def _record_payment(ep: Episode, order_id: str, transaction_type: str, amount: float, payment_method_id: str) -> None:
+    """Append a payment-history entry of `amount` as given (the native tools pass amounts rounded to the cent;
+    tau2's tool set passes tau2's own sums)."""
     (last,) = ep.query_one("SELECT COALESCE(MAX(seq), 0) FROM order_payments WHERE order_id = ?", (order_id,))
     ep.execute("INSERT INTO order_payments VALUES (?, ?, ?, ?, ?)",
-               (order_id, last + 1, transaction_type, round_money(amount), payment_method_id))
+               (order_id, last + 1, transaction_type, amount, payment_method_id))
 
 
 def _adjust_gift_card(ep: Episode, method: sqlite3.Row, delta: float) -> None:
@@ -275,6 +283,62 @@ def _replacements(ep: Episode, lines: list[sqlite3.Row], new_item_ids: list[str]
         variants.append(variant)
         difference += variant["price"] - line["price"]
     return variants, round_money(difference)
+
+
+def _set_address(ep: Episode, table: str, key: str, value: str, address: tuple[str, ...]) -> None:
+    """Write (address1, address2, city, state, country, zip) to the `table` row whose `key` column is `value`."""
+    ep.execute(f"UPDATE {table} SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? "
+               f"WHERE {key} = ?", (*address, value))
+
+
+def _refund_and_cancel(ep: Episode, order_id: str, refunds: list[tuple[str, float]], reason: str) -> None:
+    """Record each (payment method, amount) refund, crediting gift cards at once, and cancel the order."""
+    for payment_method_id, amount in refunds:
+        _record_payment(ep, order_id, "refund", amount, payment_method_id)
+        method = ep.query_one("SELECT * FROM payment_methods WHERE payment_method_id = ?", (payment_method_id,))
+        _adjust_gift_card(ep, method, amount)
+    ep.execute("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", (reason, order_id))
+
+
+def _modify_items(ep: Episode, order_id: str, lines: list[sqlite3.Row], variants: list[sqlite3.Row],
+                  method: sqlite3.Row, difference: float) -> None:
+    """Charge (or refund) the price difference, give each line its new variant (and that variant's price) and
+    mark the order item-modified."""
+    if difference > 0:
+        _record_payment(ep, order_id, "payment", difference, method["payment_method_id"])
+    elif difference < 0:
+        _record_payment(ep, order_id, "refund", -difference, method["payment_method_id"])
+    _adjust_gift_card(ep, method, -difference)
+    for line, variant in zip(lines, variants, strict=True):
+        ep.execute("UPDATE order_items SET item_id = ?, price = ? WHERE order_id = ? AND line_no = ?",
+                   (variant["item_id"], variant["price"], order_id, line["line_no"]))
+    ep.execute("UPDATE orders SET status = ? WHERE order_id = ?", (PENDING_MODIFIED, order_id))
+
+
+def _switch_payment(ep: Episode, order_id: str, method: sqlite3.Row, old_id: str, amount: float) -> None:
+    """Charge `amount` to the new method and refund it to the old one (gift cards at once)."""
+    _record_payment(ep, order_id, "payment", amount, method["payment_method_id"])
+    _record_payment(ep, order_id, "refund", amount, old_id)
+    _adjust_gift_card(ep, method, -amount)
+    old = ep.query_one("SELECT * FROM payment_methods WHERE payment_method_id = ?", (old_id,))
+    _adjust_gift_card(ep, old, amount)
+
+
+def _request_return(ep: Episode, order_id: str, lines: list[sqlite3.Row], payment_method_id: str) -> None:
+    for line in lines:
+        ep.execute("UPDATE order_items SET return_requested = 1 WHERE order_id = ? AND line_no = ?",
+                   (order_id, line["line_no"]))
+    ep.execute("UPDATE orders SET status = 'return requested', return_payment_method_id = ? WHERE order_id = ?",
+               (payment_method_id, order_id))
+
+
+def _request_exchange(ep: Episode, order_id: str, lines: list[sqlite3.Row], variants: list[sqlite3.Row],
+                      payment_method_id: str, difference: float) -> None:
+    for line, variant in zip(lines, variants, strict=True):
+        ep.execute("UPDATE order_items SET exchange_item_id = ? WHERE order_id = ? AND line_no = ?",
+                   (variant["item_id"], order_id, line["line_no"]))
+    ep.execute("UPDATE orders SET status = 'exchange requested', exchange_payment_method_id = ?, "
+               "exchange_price_difference = ? WHERE order_id = ?", (payment_method_id, difference, order_id))
 
 
 def _fold(name: str) -> str:
@@ -373,8 +437,7 @@ def get_item_details(ep: Episode, item_id: ItemId) -> Variant:
         if ep.query_one("SELECT 1 FROM products WHERE product_id = ?", (item_id,)):
             hint = " (that is a product id; get_product_details lists its items)"
         raise NotFound(f"no item with id {item_id!r}{hint}", field="item_id")
-    return Variant(item_id=row["item_id"], options=json.loads(row["options"]), available=bool(row["available"]),
-                   price=row["price"])
+    return _variant(row)
 
 
 @tools.tool(read_only=True)
@@ -400,11 +463,7 @@ def cancel_pending_order(ep: Episode, order_id: OrderId, reason: CancelReason) -
     order = _order_row(ep, order_id)
     _require_status(order, (PENDING,), "cancelled")
     order_id = order["order_id"]
-    for payment_method_id, amount in _net_paid(ep, order_id).items():
-        _record_payment(ep, order_id, "refund", amount, payment_method_id)
-        method = ep.query_one("SELECT * FROM payment_methods WHERE payment_method_id = ?", (payment_method_id,))
-        _adjust_gift_card(ep, method, amount)
-    ep.execute("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", (reason, order_id))
+    _refund_and_cancel(ep, order_id, list(_net_paid(ep, order_id).items()), reason)
     return _order(ep, order_id)
 
 
@@ -419,8 +478,7 @@ def modify_pending_order_address(
     """
     order = _order_row(ep, order_id)
     _require_status(order, (PENDING, PENDING_MODIFIED), "given a new address")
-    ep.execute("UPDATE orders SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? "
-               "WHERE order_id = ?", (address1, address2, city, state, country, zip, order["order_id"]))
+    _set_address(ep, "orders", "order_id", order["order_id"], (address1, address2, city, state, country, zip))
     return _order(ep, order["order_id"])
 
 
@@ -451,15 +509,7 @@ def modify_pending_order_items(
     if method["source"] == GIFT_CARD and method["balance"] < difference:
         raise PreconditionFailed(f"gift card {payment_method_id} has a balance of {method['balance']:.2f}, "
                                  f"less than the price difference of {difference:.2f}", field="payment_method_id")
-    if difference > 0:
-        _record_payment(ep, order_id, "payment", difference, payment_method_id)
-    elif difference < 0:
-        _record_payment(ep, order_id, "refund", -difference, payment_method_id)
-    _adjust_gift_card(ep, method, -difference)
-    for line, variant in zip(lines, variants, strict=True):
-        ep.execute("UPDATE order_items SET item_id = ?, price = ? WHERE order_id = ? AND line_no = ?",
-                   (variant["item_id"], variant["price"], order_id, line["line_no"]))
-    ep.execute("UPDATE orders SET status = ? WHERE order_id = ?", (PENDING_MODIFIED, order_id))
+    _modify_items(ep, order_id, lines, variants, method, difference)
     return _order(ep, order_id)
 
 
@@ -488,11 +538,7 @@ def modify_pending_order_payment(ep: Episode, order_id: OrderId, payment_method_
     if method["source"] == GIFT_CARD and method["balance"] < amount:
         raise PreconditionFailed(f"gift card {payment_method_id} has a balance of {method['balance']:.2f}, less "
                                  f"than the order's {amount:.2f}", field="payment_method_id")
-    _record_payment(ep, order_id, "payment", amount, payment_method_id)
-    _record_payment(ep, order_id, "refund", amount, old_id)
-    _adjust_gift_card(ep, method, -amount)
-    old = ep.query_one("SELECT * FROM payment_methods WHERE payment_method_id = ?", (old_id,))
-    _adjust_gift_card(ep, old, amount)
+    _switch_payment(ep, order_id, method, old_id, amount)
     return _order(ep, order_id)
 
 
@@ -506,8 +552,7 @@ def modify_user_address(
     Explain the change and get the customer's explicit 'yes' first. Returns the user after the change.
     """
     _user_row(ep, user_id)
-    ep.execute("UPDATE users SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? "
-               "WHERE user_id = ?", (address1, address2, city, state, country, zip, user_id))
+    _set_address(ep, "users", "user_id", user_id, (address1, address2, city, state, country, zip))
     return _user(ep, user_id)
 
 
@@ -531,12 +576,7 @@ def return_delivered_order_items(
     if method["source"] != GIFT_CARD and payment_method_id not in _net_paid(ep, order_id):
         raise PreconditionFailed(f"the refund must go to the payment method that paid order {order_id} or to a "
                                  f"gift card; {payment_method_id} is neither", field="payment_method_id")
-    lines = _pick_lines(_lines(ep, order_id), item_ids, order_id)
-    for line in lines:
-        ep.execute("UPDATE order_items SET return_requested = 1 WHERE order_id = ? AND line_no = ?",
-                   (order_id, line["line_no"]))
-    ep.execute("UPDATE orders SET status = 'return requested', return_payment_method_id = ? WHERE order_id = ?",
-               (payment_method_id, order_id))
+    _request_return(ep, order_id, _pick_lines(_lines(ep, order_id), item_ids, order_id), payment_method_id)
     return _order(ep, order_id)
 
 
@@ -566,11 +606,7 @@ def exchange_delivered_order_items(
     if method["source"] == GIFT_CARD and method["balance"] < difference:
         raise PreconditionFailed(f"gift card {payment_method_id} has a balance of {method['balance']:.2f}, "
                                  f"less than the price difference of {difference:.2f}", field="payment_method_id")
-    for line, variant in zip(lines, variants, strict=True):
-        ep.execute("UPDATE order_items SET exchange_item_id = ? WHERE order_id = ? AND line_no = ?",
-                   (variant["item_id"], order_id, line["line_no"]))
-    ep.execute("UPDATE orders SET status = 'exchange requested', exchange_payment_method_id = ?, "
-               "exchange_price_difference = ? WHERE order_id = ?", (payment_method_id, difference, order_id))
+    _request_exchange(ep, order_id, lines, variants, payment_method_id, difference)
     return _order(ep, order_id)
 
 

@@ -1,12 +1,12 @@
 """tau2-bench's retail tools as a test oracle: what each of tau2's 16 retail tools returns, raises and
-writes, applied to a copy of tau2's db.json (plain dicts, in db.json's own shape).
+writes, applied to a copy of tau2's db.json (plain dicts, in db.json's own shape; a tool that returns text in tau2 returns that text here).
 
 Written from reading tau2's retail toolkit (src/tau2/domains/retail/tools.py in sierra-research/tau2-bench),
 rule by rule, to derive the outcome tau2 gives each gold action; it is not tau2's code. A tau2 tool that
 raises ValueError raises `Tau2Error` here, with the shiftbox error kind the failure corresponds to (tau2
 itself has one exception type): a missing record is `not_found`, a rule the record's state breaks is
 `precondition_failed`, arguments that contradict each other are `invalid_arguments`, asking for what
-already holds is `conflict`.
+already holds is `conflict`; the message is tau2's, word for word.
 
 `per_line_prices=False` keeps tau2's modify_pending_order_items as it is: every modified line gets the
 price and options of the *last* new item. With True each line gets its own new item's (what shiftbox
@@ -93,16 +93,16 @@ class Tau2Retail:
         return methods[payment_method_id]
 
     @staticmethod
-    def _enough_of_each(order: dict, item_ids: list[str]) -> None:
+    def _enough_of_each(order: dict, item_ids: list[str], message: str) -> None:
         held = [item["item_id"] for item in order["items"]]
         for item_id in item_ids:
             if item_ids.count(item_id) > held.count(item_id):
-                raise Tau2Error("not_found", f"{item_id} not found")
+                raise Tau2Error("not_found", message.format(item_id=item_id))
 
     def _priced_pairs(self, order: dict, item_ids: list[str], new_item_ids: list[str], *,
-                      same_forbidden: bool) -> tuple[list[dict], float]:
+                      same_forbidden: bool, count_message: str) -> tuple[list[dict], float]:
         if len(item_ids) != len(new_item_ids):
-            raise Tau2Error("invalid_arguments", "The number of items to be exchanged should match")
+            raise Tau2Error("invalid_arguments", count_message)
         variants, difference = [], 0.0
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             if same_forbidden and item_id == new_item_id:
@@ -117,10 +117,10 @@ class Tau2Retail:
 
     # -- read tools ------------------------------------------------------------------------------
 
-    def calculate(self, expression: str) -> float:
+    def calculate(self, expression: str) -> str:
         if not all(c in "0123456789+-*/(). " for c in expression):
             raise Tau2Error("invalid_arguments", "Invalid characters in expression")
-        return round(float(eval(expression, {"__builtins__": None}, {})), 2)  # noqa: S307 - digits and operators only
+        return str(round(float(eval(expression, {"__builtins__": None}, {})), 2))  # noqa: S307 - digits and operators only
 
     def find_user_id_by_email(self, email: str) -> str:
         for user_id, user in self.db["users"].items():
@@ -153,8 +153,8 @@ class Tau2Retail:
     def get_user_details(self, user_id: str) -> dict:
         return self._user(user_id)
 
-    def list_all_product_types(self) -> dict[str, str]:
-        return json.loads(json.dumps({p["name"]: pid for pid, p in self.db["products"].items()}, sort_keys=True))
+    def list_all_product_types(self) -> str:
+        return json.dumps({p["name"]: pid for pid, p in self.db["products"].items()}, sort_keys=True)
 
     def transfer_to_human_agents(self, summary: str) -> str:
         return "Transfer successful"
@@ -184,8 +184,9 @@ class Tau2Retail:
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise Tau2Error("precondition_failed", "Non-delivered order cannot be exchanged")
-        self._enough_of_each(order, item_ids)
-        _, difference = self._priced_pairs(order, item_ids, new_item_ids, same_forbidden=False)
+        self._enough_of_each(order, item_ids, "Number of {item_id} not found.")
+        _, difference = self._priced_pairs(order, item_ids, new_item_ids, same_forbidden=False,
+                                           count_message="The number of items to be exchanged should match.")
         difference = round(difference, 2)
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < difference:
@@ -209,8 +210,9 @@ class Tau2Retail:
         order = self._order(order_id)
         if order["status"] != "pending":
             raise Tau2Error("precondition_failed", "Non-pending order cannot be modified")
-        self._enough_of_each(order, item_ids)
-        variants, difference = self._priced_pairs(order, item_ids, new_item_ids, same_forbidden=True)
+        self._enough_of_each(order, item_ids, "{item_id} not found")
+        variants, difference = self._priced_pairs(order, item_ids, new_item_ids, same_forbidden=True,
+                                                  count_message="The number of items to be exchanged should match")
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < difference:
             raise Tau2Error("precondition_failed", "Insufficient gift card balance to pay for the new item")
@@ -261,7 +263,7 @@ class Tau2Retail:
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
             raise Tau2Error("precondition_failed", "Payment method should be the original payment method")
-        self._enough_of_each(order, item_ids)
+        self._enough_of_each(order, item_ids, "Some item not found")
         order.update(status="return requested", return_items=sorted(item_ids),
                      return_payment_method_id=payment_method_id)
         return order
