@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel
+
 from shiftbox_servers.kit import snapshots_root
 
 from ..llm import Cassette, HttpCassette, http_cassette_file
