@@ -11,8 +11,8 @@ from ._litellm import (
     tool_schema,
 )
 from ._protocol import Agent, AgentContext, AgentReply
-from ._scripted import OracleAgent, scripted_agent
+from ._scripted import SCRIPTED_AGENTS, OracleAgent, scripted_agent
 
-__all__ = ["tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
+__all__ = ["SCRIPTED_AGENTS", "tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
            "LiteLLMAgent", "OracleAgent", "agent_system_prompt", "parse_arguments", "reply_from_message",
            "scripted_agent", "to_openai_messages"]

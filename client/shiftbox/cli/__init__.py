@@ -4,11 +4,13 @@ printing. Exit codes: 0 ok, 1 failed check, 2 usage or input error. The library 
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer
 
+from .._versions import distribution_versions
 from .compare import compare_command
 from .conformance import conformance_app
 from .demo import demo
@@ -27,7 +29,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is printed as written: `shiftbox[ray]`, `[default: …]` are not markup
 )
+
+
+def _print_versions(asked: bool) -> None:
+    if asked:
+        for name, installed in distribution_versions().items():
+            typer.echo(f"{name} {installed}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_versions,
+                                               help="print the shiftbox and shiftbox-servers versions and exit")]
+         = False) -> None:
+    """Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports."""
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(conformance_app, name="conformance")

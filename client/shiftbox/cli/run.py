@@ -14,6 +14,7 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
+from ..agents import SCRIPTED_AGENTS
 from ..runs import (
     RunDirError,
     RunPlan,
@@ -48,13 +49,18 @@ def summary_table(trajectories: list[Trajectory], tasks: dict) -> Table:
     return table
 
 
+AGENT_HELP = (f"agent SPEC, KIND:ARG: scripted:<name> ({', '.join(SCRIPTED_AGENTS)}), litellm:<model> (e.g. "
+              'litellm:openai/gpt-4.1), cmd:"<command>" (an external agent program), a2a:<URL> (a remote A2A agent), '
+              "or a plug-in's kind (docs/agents.md)")
+
+
 def run(
     domain: Annotated[str, typer.Option(help="domain to run (banking, …), or several separated by commas for "
                                              "cross-domain tasks (banking,airline: tools named <domain>__<tool>)")],
     tasks: Annotated[Path, typer.Option(help="task file (native, or an AgentChangeBench task list)")],
     out: Annotated[Path, typer.Option(help="run directory to write")],
-    agent: Annotated[str, typer.Option(help="agent SPEC, e.g. scripted:oracle")] = "scripted:oracle",
-    user: Annotated[str, typer.Option(help="user simulator SPEC, e.g. scripted")] = "scripted",
+    agent: Annotated[str, typer.Option(help=AGENT_HELP)] = "scripted:oracle",
+    user: Annotated[str, typer.Option(help="user simulator SPEC: scripted, litellm:<model>, or a plug-in's kind")] = "scripted",
     agent_arg: Annotated[list[str] | None, typer.Option(help="agent option KEY=VALUE (repeatable)")] = None,
     user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
     trials: Annotated[int, typer.Option(min=1, help="trials per task")] = 1,

@@ -22,6 +22,7 @@ from ..runs import (
     RunConfig,
     RunHooks,
     fixture_file_name,
+    recorded_snapshot_dirs,
     transcript_calls,
 )
 from ..tasks import Task
@@ -176,7 +177,7 @@ def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:
     """The snapshot the fixture was recorded on, checked by sha256 (a different one is drift)."""
     info = FixtureInfo.model_validate_json((fixture_dir / FIXTURE_FILE).read_text())
     server = info.servers.get(config.domain)
-    candidates = [Path(config.snapshot)]
+    candidates = recorded_snapshot_dirs(config.snapshot)
     if server is not None:
         candidates.append(snapshots_root() / server.snapshot)
     for path in candidates:

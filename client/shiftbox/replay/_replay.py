@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 
 from .._registry import agent_from_spec, user_from_spec
-from ..errors import ReplayDivergence
+from ..errors import ReplayDivergence, RunDirError
 from ..llm import first_difference
 from ..runs import (
     FIXTURE_FILE,
@@ -74,9 +74,14 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     fixture, out = Path(fixture), Path(out)
     if tools not in TOOLS_MODES:
         raise RunPlanError(f"--tools {tools!r}: choose one of {', '.join(TOOLS_MODES)}")
-    if not (fixture / RUN_FILE).exists() or not (fixture / FIXTURE_FILE).exists():
-        raise RunPlanError(f"{fixture} is not a fixture (no {RUN_FILE} / {FIXTURE_FILE}); record one with "
-                           "`shiftbox run … --record DIR`")
+    missing = [name for name in (RUN_FILE, FIXTURE_FILE) if not (fixture / name).exists()]
+    if missing:
+        what = "a run directory, not a fixture" if missing == [FIXTURE_FILE] else "not a fixture"
+        raise RunPlanError(f"{fixture} is {what} (no {' nor '.join(missing)}); record a fixture with "
+                           "`shiftbox run … --record DIR` and replay DIR")
+    if (out / RUN_FILE).exists():
+        raise RunDirError(f"--out {out} already holds a run; a replay writes a new run directory: choose another "
+                          "--out (or remove that one)")
     try:
         metadata = read_run_metadata(fixture)
         task_file = load_task_file(fixture / "tasks.json")

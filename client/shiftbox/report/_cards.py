@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from ..metrics import TUE_FORMULA, RunMetrics, SimulationMetrics
 from ._html_text import STAGE_NAMES, STAGES, e, f3, pct, scored_simulations, turns, with_ci
+from ._terminal import shown_ks
 
 
 def _dl(rows: Iterable[tuple[str, str]]) -> str:
@@ -71,8 +72,9 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                        f"</thead><tbody>{stage_rows}</tbody></table>", big_note="turns"))
     if m.pass_hat_k:
         ks = sorted(m.pass_hat_k)
+        few = shown_ks(ks)
         rows = "".join(f"<tr><td>k={k}</td><td>{with_ci(m.pass_hat_k.get(k), ci.get(f'pass^{k}'))}</td>"
-                       f"<td>{f3(m.pass_at_k.get(k))}</td><td>{f3(m.avg_at_k.get(k))}</td></tr>" for k in ks)
+                       f"<td>{f3(m.pass_at_k.get(k))}</td><td>{f3(m.avg_at_k.get(k))}</td></tr>" for k in ks if k in few)
         cards.append(_card("pass^k \u00b7 reliability", f3(m.pass_hat_k[ks[-1]]),
                            f"k={ks[-1]}; success = TSR \u2265 {m.success_threshold:g}",
                            '<table class="data"><thead><tr><th>k</th><th>pass^k [95% CI]</th><th>pass@k</th>'

@@ -33,8 +33,11 @@ def turns(value: Turns) -> str:
 
 
 def with_ci(value: float | None, interval: Interval | None) -> str:
-    """A figure with its 95% bootstrap interval over tasks."""
-    return with_interval(value, interval, f3)
+    """A figure with its 95% bootstrap interval over tasks; a narrow cell breaks between the two, never inside the
+    interval."""
+    text = with_interval(value, interval, f3)
+    figure, sep, ci = text.partition(" ")
+    return f'{figure} <span class="ci">{ci}</span>' if sep else text
 
 
 def scored_simulations(sims: Sequence[SimulationMetrics]) -> list[SimulationMetrics]:

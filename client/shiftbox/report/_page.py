@@ -34,12 +34,12 @@ def render_html(scores: Mapping[str, AgentScores], trajectories: list[Trajectory
     """The whole report page as one string (deterministic for a given input).
 
     One agent: its headline, plots and breakdowns. Several: their headlines side by side, then each
-    agent's own section; the simulations list keys every row by (agent, simulation id). `comparison`
-    is a pre-rendered section (`shiftbox compare`)."""
-    scores = dict(sorted(scores.items()))
+    agent's own section, in the order of `scores` (sorted by `score_by_agent`; A then B for a comparison); the
+    simulations list keys every row by (agent, simulation id). `comparison` is a pre-rendered section
+    (`shiftbox compare`)."""
     first = next(iter(scores.values()), None)
     m = first.metrics if first else aggregate([])
-    agents = sorted(set(scores) | {t.agent for t in trajectories})
+    agents = list(scores) + sorted({t.agent for t in trajectories} - set(scores))
     domains = sorted({t.domain for t in trajectories} | {d for s in scores.values() for d in s.metrics.by_domain})
     subject = f"{', '.join(agents) or 'no agent'} on {', '.join(domains) or 'no domain'}"
     config = (metadata or {}).get("config") or {}

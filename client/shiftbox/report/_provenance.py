@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from .._versions import distribution_version
 from ..metrics import RunMetrics
 from ..trajectory import Trajectory
 from ._html_text import e
-
-
-def _shiftbox_version() -> str:
-    try:
-        return version("shiftbox")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
-        return "unknown"
 
 
 def _config_value(value: Any) -> str:
@@ -26,7 +19,7 @@ def _config_value(value: Any) -> str:
 def footer(m: RunMetrics, trajectories: Sequence[Trajectory], metadata: dict | None) -> str:
     meta = metadata or {}
     run_version = meta.get("shiftbox_version")
-    report_version = _shiftbox_version()
+    report_version = distribution_version("shiftbox")
     versions = f"shiftbox {e(run_version or report_version)}"
     if run_version and run_version != report_version:
         versions += f" (report rendered by shiftbox {e(report_version)})"

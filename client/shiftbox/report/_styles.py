@@ -20,7 +20,7 @@ header.top nav a:hover{text-decoration:underline}
 section{margin:28px 0}
 h2{font-size:19px;margin:0 0 12px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:14px;margin:0 0 6px;text-transform:uppercase;letter-spacing:.5px;color:var(--muted);font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:14px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:14px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:14px 16px}
 .card .big{font-size:30px;font-weight:650;line-height:1.1;font-variant-numeric:tabular-nums}
 .card .big small{font-size:14px;font-weight:500;color:var(--muted);margin-left:6px}
@@ -29,7 +29,11 @@ h3{font-size:14px;margin:0 0 6px;text-transform:uppercase;letter-spacing:.5px;co
 .card dt{color:var(--muted)}
 .card dd{margin:0;text-align:right;font-variant-numeric:tabular-nums}
 .card table{width:100%;font-size:13.5px}
-.card table.data th,.card table.data td{padding:3px 6px}
+.card table.data th,.card table.data td{padding:3px 5px;white-space:normal}
+.card table.data th:first-child,.card table.data td:first-child{padding-left:0}
+.card table.data th:last-child,.card table.data td:last-child{padding-right:0}
+table.data.wraps th,table.data.wraps td{white-space:normal}
+.ci,table.data td small{white-space:nowrap}
 .notes{margin:12px 0 0;padding:10px 14px;background:#fff8e1;border:1px solid #f0d98c;border-radius:8px;
 font-size:13.5px}
 .notes ul{margin:4px 0 0;padding-left:20px}

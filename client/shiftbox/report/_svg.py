@@ -340,3 +340,44 @@ def histogram(plot_id: str, title: str, values: Sequence[float], *, x_label: str
         _legend(frame, [(f"mean {mean:.2f}", f"dashed:{INK}")])
     frame.parts.extend(labels)
     return frame.svg(plot_id, description or title)
+
+
+def line_chart(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Series], *, y_label: str,
+               x_label: str, y_max: float = 1.0, value_fmt: Callable[[float], str] = fmt_value,
+               width: int = WIDTH, description: str = "") -> str:
+    """One line per series over integer x (e.g. k of pass^k), a dot with a tooltip at every point; a missing
+    value breaks its line."""
+    frame = _Frame(title, y_label, x_label, nice_ticks(y_max), width=width)
+    frame.axes()
+    if len(series) > 1:
+        _legend(frame, [(s.name, s.color) for s in series])
+    if not xs:
+        _no_data(frame, "no data")
+        return frame.svg(plot_id, description or title)
+    lo, hi = xs[0], xs[-1]
+
+    def x(v: int) -> float:
+        return (frame.x0 + frame.x1) / 2 if hi == lo else frame.x0 + 8 + (frame.x1 - frame.x0 - 16) * (v - lo) / (hi - lo)
+
+    ticks = [lo] + [t for t in nice_ticks(hi, integer=True) if lo < t <= hi and x(t) - x(lo) > 24]
+    for t in ticks:
+        frame.parts.append(f'<line x1="{_n(x(t))}" y1="{_n(frame.y0)}" x2="{_n(x(t))}" y2="{_n(frame.y0 + 4)}" '
+                           f'stroke="{INK}"/><text x="{_n(x(t))}" y="{_n(frame.y0 + 18)}" text-anchor="middle" '
+                           f'font-size="12" fill="{MUTED}">{_tick_label(t)}</text>')
+    for s in series:
+        runs: list[list[str]] = [[]]
+        for xv, v in zip(xs, s.values, strict=True):
+            if v is None:
+                runs.append([])
+            else:
+                runs[-1].append(f"{_n(x(xv))},{_n(frame.y(v))}")
+        for points in runs:
+            if len(points) > 1:
+                frame.parts.append(f'<polyline points="{" ".join(points)}" fill="none" stroke="{s.color}" '
+                                   'stroke-width="2"/>')
+        for i, (xv, v) in enumerate(zip(xs, s.values, strict=True)):
+            if v is not None:
+                tip = s.tooltips[i] if s.tooltips else f"{s.name} \u00b7 {x_label} {xv}: {value_fmt(v)}"
+                frame.parts.append(f'<circle cx="{_n(x(xv))}" cy="{_n(frame.y(v))}" r="2.5" fill="{s.color}">'
+                                   f"<title>{_e(tip)}</title></circle>")
+    return frame.svg(plot_id, description or title)

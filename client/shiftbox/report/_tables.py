@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from ..metrics import AgentScores, Breakdown, Comparison, GSRTAggregate, RunMetrics
 from ._html_text import STAGES, e, f3, pct, turns, with_ci
 from ._missions import mission_sections
+from ._plots import figure
+from ._svg import OKABE_ITO, WIDE, Series, line_chart
+from ._terminal import comparison_rows, metric_label
 
 
 def _stage_cell(g: GSRTAggregate, stage: str) -> str:
@@ -58,7 +61,7 @@ def agents_overview(scores: Mapping[str, AgentScores]) -> str:
                     + "".join(_stage_cell(m.gsrt, st) for st in STAGES) + "</tr>")
     head = ("<tr><th>agent</th><th>sims</th><th>TSR</th><th>TUE</th><th>TCRR</th><th>recovery</th><th>pass^1</th>"
             "<th>unscored</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
-    return ('<div class="scroll"><table class="data" id="agents-table"><thead>' + head + "</thead><tbody>"
+    return ('<div class="scroll"><table class="data wraps" id="agents-table"><thead>' + head + "</thead><tbody>"
             + "".join(rows) + "</tbody></table></div>"
             '<p class="legend-line">Each agent scored on its own conversations; [low, high]: 95% bootstrap interval '
             "over tasks; ack / tool / outcome: median / p90 turns. Compare two runs with "
@@ -68,12 +71,14 @@ def agents_overview(scores: Mapping[str, AgentScores]) -> str:
 def comparison_section(c: Comparison) -> str:
     """`shiftbox compare`: each metric of A and B and the difference B - A with its paired interval."""
     rows = []
-    for d in c.differences:
+    shown, curve = comparison_rows(c)
+    for d in shown:
         ci = "\u2013" if d.interval is None else f"[{d.interval.low:+.3f}, {d.interval.high:+.3f}]"
         diff = "\u2013" if d.difference is None else f"{d.difference:+.3f}"
         zero = d.interval is not None and d.interval.low <= 0 <= d.interval.high
-        rows.append(f'<tr data-metric="{e(d.metric)}"><td>{e(d.metric)}</td><td>{f3(d.a)}</td><td>{f3(d.b)}</td>'
-                    f"<td>{diff}</td><td>{ci}</td><td>{'no' if zero or d.interval is None else 'yes'}</td></tr>")
+        rows.append(f'<tr data-metric="{e(d.metric)}"><td>{e(metric_label(d.metric))}</td><td>{f3(d.a)}</td>'
+                    f"<td>{f3(d.b)}</td><td>{diff}</td><td>{ci}</td>"
+                    f"<td>{'no' if zero or d.interval is None else 'yes'}</td></tr>")
     unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
     warnings = ('<ul class="warnings" id="comparison-warnings">'
                 + "".join(f"<li>warning: {e(w)}</li>" for w in c.warnings) + "</ul>") if c.warnings else ""
@@ -83,5 +88,19 @@ def comparison_section(c: Comparison) -> str:
             + "</tbody></table></div>"
             f'<p class="legend-line">{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks'
             f"{e(unpaired)}; interval: paired percentile bootstrap over tasks ({c.bootstrap.get('resamples')} "
-            f"resamples, seed {c.bootstrap.get('seed')}); \u201cdiffers\u201d: the interval excludes 0.</p>"
-            "</section>\n")
+            f"resamples, seed {c.bootstrap.get('seed')}); \u201cdiffers\u201d: the interval excludes 0"
+            f"{'; pass^k at a few k here, at every k in the curve' if len(shown) < len(c.differences) else ''}."
+            f"</p>{_pass_k_curve(c, curve)}</section>\n")
+
+
+def _pass_k_curve(c: Comparison, curve: list[tuple[int, float | None, float | None]]) -> str:
+    """pass^k of A and B over every k: how reliability falls as a task must succeed k times in a row."""
+    if not curve:
+        return ""
+    ks = [k for k, _, _ in curve]
+    series = [Series(f"A = {c.a}", OKABE_ITO["blue"], [a for _, a, _ in curve]),
+              Series(f"B = {c.b}", OKABE_ITO["orange"], [b for _, _, b in curve])]
+    svg = line_chart("plot-pass-k-curve", "pass^k by k", ks, series, y_label="pass^k", x_label="k",
+                     width=WIDE, description="pass^k of run A and run B at every k")
+    return '<div class="plots">' + figure(svg, e(f"pass^k for k = 1\u2026{ks[-1]}: the chance that all k trials of "
+                                                 "a task succeed, averaged over tasks."), wide=True) + "</div>"

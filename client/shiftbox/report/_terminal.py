@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from ..metrics import (
     AgentScores,
@@ -13,6 +14,7 @@ from ..metrics import (
     Comparison,
     GSRTAggregate,
     Interval,
+    MetricDifference,
     PathAggregate,
     PathSlice,
     Retention,
@@ -263,16 +265,57 @@ def retention_table(rows: list[Retention]) -> Table:
     return table
 
 
-def comparison_table(c: Comparison) -> Table:
-    """Each metric of run A and run B and their difference B - A with its 95% paired-bootstrap interval."""
+METRIC_LABELS = {"tsr": "TSR", "tue": "TUE", "tcrr": "TCRR"}
+"""A comparison's metric keys (JSON) shown under the names the headline gives them."""
+PASS_K = "pass^"
+SPARK = "▁▂▃▄▅▆▇█"  # 0 .. 1 in eight steps
+SPARK_WIDTH = 60
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+def shown_ks(ks: list[int]) -> set[int]:
+    """The few k a pass^k table shows (powers of two and the largest): 1, 2, 4, 8, 12 of twelve trials."""
+    largest = max(ks, default=0)
+    return {k for k in ks if k == largest or k & (k - 1) == 0}
+
+
+def comparison_rows(c: Comparison) -> tuple[list[MetricDifference], list[tuple[int, float | None, float | None]]]:
+    """What a comparison shows: its differences with pass^k at a few k only, and the pass^k curve over every k
+    as (k, A, B)."""
+    curve = sorted((int(d.metric.removeprefix(PASS_K)), d.a, d.b) for d in c.differences
+                   if d.metric.startswith(PASS_K))
+    ks = shown_ks([k for k, _, _ in curve])
+    rows = [d for d in c.differences if not d.metric.startswith(PASS_K) or int(d.metric.removeprefix(PASS_K)) in ks]
+    return rows, curve
+
+
+def sparkline(values: list[float | None]) -> str:
+    """Values in [0, 1] as block characters (a blank for none), at most SPARK_WIDTH of them, evenly sampled."""
+    if len(values) > SPARK_WIDTH:
+        values = [values[round(i * (len(values) - 1) / (SPARK_WIDTH - 1))] for i in range(SPARK_WIDTH)]
+    return "".join(" " if v is None else SPARK[round(min(max(v, 0.0), 1.0) * (len(SPARK) - 1))] for v in values)
+
+
+def comparison_table(c: Comparison) -> Group:
+    """Each metric of run A and run B and their difference B - A with its 95% paired-bootstrap interval; pass^k
+    at a few k, then its curve over every k."""
     table = Table("metric", "A", "B", "B - A", "95% CI", title=f"compare · A = {c.a} · B = {c.b}",
                   title_justify="left")
-    for d in c.differences:
+    rows, curve = comparison_rows(c)
+    for d in rows:
         ci = "-" if d.interval is None else f"[{d.interval.low:+.3f}, {d.interval.high:+.3f}]"
         diff = "-" if d.difference is None else f"{d.difference:+.3f}"
-        table.add_row(d.metric, fmt(d.a), fmt(d.b), diff, ci)
+        table.add_row(metric_label(d.metric), fmt(d.a), fmt(d.b), diff, ci)
     unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
     table.caption = (f"{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks{unpaired}; "
                      f"paired percentile bootstrap over tasks, {c.bootstrap.get('resamples')} resamples, "
                      f"seed {c.bootstrap.get('seed')}")
-    return table
+    if not curve:
+        return Group(table)
+    lines = [f"pass^k curve, k = 1…{curve[-1][0]} ({SPARK[0]} 0 … {SPARK[-1]} 1)"]
+    for side, label, values in (("A", c.a, [a for _, a, _ in curve]), ("B", c.b, [b for _, _, b in curve])):
+        lines.append(f"  {side} {sparkline(values)}  {label}")
+    return Group(table, Text("\n".join(lines)))

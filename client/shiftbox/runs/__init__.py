@@ -32,6 +32,7 @@ from ._record import (
     RecordHooks,
     finish_fixture,
     fixture_file_name,
+    recorded_snapshot_dirs,
     transcript_calls,
 )
 from ._reports import read_report_inputs, write_comparison_report, write_html_report
@@ -49,7 +50,7 @@ from ._serve import TRANSPORTS, serve_gateway, session_task
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
-    "AGENT_POLICIES", "fixture_file_name", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
+    "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",

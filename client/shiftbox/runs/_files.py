@@ -54,6 +54,8 @@ def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
     trajectories: list[Trajectory] = []
     tasks: dict[str, Task] = {}
     for run_dir in run_dirs(path):
+        if (run_dir / RUN_FILE).exists():
+            read_run_metadata(run_dir)  # a run.json that does not parse is an error here too, not ignored
         for task in load_task_file(run_dir / TASKS_FILE).tasks:
             if tasks.setdefault(task.id, task) != task:
                 raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "

@@ -22,12 +22,14 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel
 
+from shiftbox_servers.kit import snapshots_root
+
 from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
 from ..world import World
 from ._config import RunMetadata
 from ._execute import RunHooks
-from ._files import RUN_FILE, TASKS_FILE
+from ._files import RUN_FILE, TASKS_FILE, write_run_metadata
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
@@ -86,12 +88,32 @@ class RecordHooks(RunHooks):
         path.write_text(transcript_lines(trajectory, world.tools))
 
 
+def portable_snapshot(snapshot: str) -> str:
+    """A run's `snapshot` as a fixture records it: each directory (comma-separated across domains) relative to the
+    snapshots root when it lies under it (`banking/v1`), so a fixture names no path of the recording machine."""
+    root = snapshots_root().resolve()
+    parts = []
+    for part in snapshot.split(","):
+        path = Path(part).resolve()
+        parts.append(path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path))
+    return ",".join(parts)
+
+
+def recorded_snapshot_dirs(snapshot: str) -> list[Path]:
+    """Where a fixture's recorded `snapshot` may be: under the snapshots root (an absolute path, as older fixtures
+    recorded, stays itself), then as written (relative to the working directory)."""
+    return list(dict.fromkeys([snapshots_root() / snapshot, Path(snapshot)]))
+
+
 def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
-    """Copy the finished run into the fixture and write fixture.json."""
+    """Copy the finished run into the fixture (its snapshot recorded relative to the snapshots root) and write
+    fixture.json."""
     if fixture_dir.resolve() != run_dir.resolve():
-        for name in (RUN_FILE, TASKS_FILE, TRAJECTORIES_FILE):
+        for name in (TASKS_FILE, TRAJECTORIES_FILE):
             shutil.copyfile(run_dir / name, fixture_dir / name)
     metadata = RunMetadata.model_validate_json((run_dir / RUN_FILE).read_text())
+    metadata.config.snapshot = portable_snapshot(metadata.config.snapshot)
+    write_run_metadata(fixture_dir, metadata)
     servers: dict[str, ServerInfo] = {}
     for t in read_trajectories(run_dir):
         servers.update(t.servers)

@@ -120,3 +120,56 @@ def test_compare_warns_when_the_runs_used_different_user_simulators_or_tool_cont
     page = (tmp_path / "c.html").read_text()
     assert 'id="comparison-warnings"' in page and "user simulator" in page
     assert compare_json(runs["oracle"], runs["late"])["warnings"] == []
+
+
+def _cells(html: str, table_id: str, tag: str) -> list[list[str]]:
+    import re
+
+    table = re.search(rf'<table[^>]*id="{table_id}".*?</table>', html, flags=re.S).group(0)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, flags=re.S)
+    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(rf"<{tag}>(.*?)</{tag}>", r, flags=re.S)] for r in rows]
+
+
+def test_compare_page_shows_a_then_b_and_the_headline_metric_names(runs, tmp_path):
+    """The page's title, the agents table and the comparison agree: A first, metric names as in the headline."""
+    import re
+
+    out = tmp_path / "cmp.html"
+    res = runner.invoke(app, ["compare", str(runs["oracle"]), str(runs["late"]), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    title = re.search(r"<title>(.*?)</title>", html).group(1)
+    assert "scripted:oracle, scripted:late_ack" in title, title
+    assert "scripted:oracle, scripted:late_ack" in re.search(r"<h1>(.*?)</h1>", html).group(1)
+    agents = [row[0] for row in _cells(html, "agents-table", "td") if row]
+    assert agents == ["scripted:oracle", "scripted:late_ack"]
+    headline = _cells(html, "agents-table", "th")[0]
+    compared = [row[0] for row in _cells(html, "comparison-table", "td") if row]
+    for name in ("TSR", "TUE", "TCRR", "recovery", "pass^1"):
+        assert name in headline and name in compared, (name, headline, compared)
+    assert "tsr" not in compared
+    table_rows = [line.split("│")[1].strip() for line in res.output.splitlines() if line.startswith("│")]
+    assert table_rows[:4] == ["TSR", "TUE", "TCRR", "recovery"], table_rows
+
+
+def test_compare_shows_a_few_pass_k_rows_and_the_whole_curve(tmp_path):
+    """12 trials: pass^k rows for k = 1, 2, 4, 8 and 12 (powers of two and the last) instead of 12 rows, and the
+    curve over every k (terminal: one line per run; HTML: a plot with 12 points per run). The JSON keeps all."""
+    import re
+
+    a, b = (make_run(tmp_path / name, f"scripted:{name}", trials=12) for name in ("oracle", "late_ack"))
+    res = runner.invoke(app, ["compare", str(a), str(b), "--html", str(tmp_path / "c.html")])
+    assert res.exit_code == 0, res.output
+    shown = [line.split("│")[1].strip() for line in res.output.splitlines()
+             if line.startswith("│") and "pass^" in line]
+    assert shown == ["pass^1", "pass^2", "pass^4", "pass^8", "pass^12"]
+    curve = [line for line in res.output.splitlines() if "pass^k curve" in line or "█" in line]
+    assert len(curve) >= 3 and sum(line.count("█") == 12 for line in curve) == 2, curve  # pass^k = 1 at every k
+    html = (tmp_path / "c.html").read_text()
+    compared = [row[0] for row in _cells(html, "comparison-table", "td") if row]
+    assert [m for m in compared if m.startswith("pass^")] == ["pass^1", "pass^2", "pass^4", "pass^8", "pass^12"]
+    svg = re.search(r'<svg[^>]*id="plot-pass-k-curve".*?</svg>', html, flags=re.S).group(0)
+    assert len(re.findall(r'<circle\b', svg)) == 24
+    doc = compare_json(a, b)
+    assert [d["metric"] for d in doc["differences"] if d["metric"].startswith("pass^")] == [
+        f"pass^{k}" for k in range(1, 13)]

@@ -132,3 +132,49 @@ def test_demo_report_shows_each_agents_own_scores_on_its_own_conversations(chrom
         categories = re.findall(r"<text[^>]*><title>([^<]*)</title>", svg)
         assert 2 <= len(categories) <= TOP_GOAL_PAIRS + 1 and categories[-1].startswith("other (")
         assert "rotate(-35" not in svg
+
+
+# Layout at two desktop widths (issue 29, item 13): every headline card holds its whole content (no clipped
+# column: the GSRT card's "never", pass^k's "avg@k"), and the headline table by agent shows every column
+# without a horizontal scroll. The page's own geometry is measured by an extra inline script.
+MEASURE = """<script>(function(){
+  var bad=[];
+  document.querySelectorAll('.card').forEach(function(card,i){
+    var box=card.getBoundingClientRect(),title=card.querySelector('h3').textContent;
+    card.querySelectorAll('th,td,dt,dd,.big,.sub').forEach(function(el){
+      var r=el.getBoundingClientRect();
+      if(r.right>box.right-1||r.left<box.left+1){bad.push('card '+title+': '+el.textContent.trim());}
+    });
+    if(card.scrollWidth>card.clientWidth){bad.push('card '+title+' scrolls');}
+  });
+  document.querySelectorAll('.scroll').forEach(function(s){
+    var t=s.querySelector('table');
+    if(s.scrollWidth>s.clientWidth+1){bad.push('table '+(t&&t.id||'')+' scrolls: '+s.scrollWidth+'>'+s.clientWidth);}
+  });
+  document.documentElement.setAttribute('data-layout',bad.length?bad.join(' | '):'ok');
+})();</script>"""
+
+
+@pytest.fixture(scope="module")
+def compare_file(tmp_path_factory) -> Path:
+    from shiftbox.runs import compare_run_dirs, write_comparison_report
+    from tests.client.report.test_html import make_run
+
+    root = tmp_path_factory.mktemp("compare")
+    runs = [make_run(root / name, f"scripted:{name}", trials=3) for name in ("oracle", "late_ack")]
+    return write_comparison_report(compare_run_dirs(*runs), root / "compare.html")
+
+
+def layout(chromium: str, page: Path, tmp_path: Path, width: int) -> str:
+    measured = tmp_path / f"measured-{width}.html"
+    measured.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    res = browse(chromium, tmp_path / f"profile-{width}", measured.as_uri(), "--dump-dom",
+                 f"--window-size={width},1200")
+    assert console_lines(res.stderr) == []
+    return re.search(r'data-layout="([^"]*)"', res.stdout).group(1)
+
+
+@pytest.mark.parametrize("width", [1400, 1920])
+def test_cards_and_headline_table_show_every_column(chromium, report_file, compare_file, tmp_path, width):
+    assert layout(chromium, report_file, tmp_path, width) == "ok"
+    assert layout(chromium, compare_file, tmp_path, width) == "ok"
