@@ -134,16 +134,16 @@ def _tau2_outcomes(tau2_db: dict, raw_task: dict) -> list[tuple[Any, Tau2Error |
 def test_the_recorded_expected_failures_are_exactly_the_gold_calls_tau2_fails(imported, tau2_db, tau2_tasks):
     recorded = {(t.id, i): s.expected_error for t in _task_file(imported).tasks
                 for i, a in enumerate(t.evaluation_criteria.action_sets) for s in a.allowed_tools[:1] if s.expected_error}
-    # a name + zip lookup that finds nobody fails in tau2 and is an empty list in shiftbox (docs/servers.md)
+    # recorded on the tau2 tool set the imported file names: every gold call tau2 fails fails here too, the
+    # name + zip lookups that find nobody included (the native tool set answers those with an empty list)
     tau2_fails = {(raw["id"], i): error.kind for raw in tau2_tasks
-                  for i, ((_, error), action) in enumerate(zip(_tau2_outcomes(tau2_db, raw), _gold(raw), strict=True))
-                  if error is not None and action["name"] != "find_user_id_by_name_zip"}
+                  for i, (_, error) in enumerate(_tau2_outcomes(tau2_db, raw)) if error is not None}
     assert recorded == tau2_fails
-    # tau2 fails 18 gold calls: 16 not_found, 2 precondition_failed; 4 of the not_found are name + zip lookups
-    # that find nobody (tasks 39, 67 twice, 68), which shiftbox answers with an empty list
-    assert Counter(recorded.values()) == {"not_found": 12, "precondition_failed": 2}
-    assert sorted({task for task, _ in recorded}, key=int) == ["2", "3", "4", "35", "37", "38", "46", "47",
-                                                               "54", "55", "64", "105"]
+    # tau2 fails 18 gold calls: 16 not_found (4 of them name + zip lookups: tasks 39, 67 twice, 68), 2
+    # precondition_failed
+    assert Counter(recorded.values()) == {"not_found": 16, "precondition_failed": 2}
+    assert sorted({task for task, _ in recorded}, key=int) == ["2", "3", "4", "35", "37", "38", "39", "46", "47",
+                                                               "54", "55", "64", "67", "68", "105"]
 
 
 def test_tau2_tasks_validate_with_no_missing_id_and_no_unknown_tool(imported, snapshot_dir):
@@ -165,7 +165,7 @@ def test_validate_reads_tau2s_raw_list_and_records_its_failing_gold_calls_as_war
     findings = json.loads(res.stdout)
     assert [f["task_id"] for f in findings if f["severity"] == "error"] == ["43"]
     expected = [f for f in findings if "expected_error" in f["problem"]]
-    assert len(expected) == 14 and all(f["severity"] == "warning" for f in expected)
+    assert len(expected) == 18 and all(f["severity"] == "warning" for f in expected)
     assert any(f["task_id"] == "35" and "not_found" in f["problem"] for f in expected)
 
 
