@@ -186,7 +186,7 @@ async def _replay_simulation(report: ConformanceReport, trajectory, main: Episod
         if klass in UNEXPLAINED_CLASSES:
             haystack = "\n".join((json.dumps(recorded.arguments, ensure_ascii=False), reference, text))
             deliberate = find_reason(table, trajectory.domain, recorded.name, klass, haystack,
-                                     comparison.differences)
+                                     comparison.differences, toolset=report.toolset)
         report.calls.append(CallClass(
             simulation=trajectory.simulation_id, task_id=trajectory.task_id, call=k,
             message_index=recorded.message_index, tool=recorded.name, arguments=recorded.arguments, klass=klass,

@@ -174,7 +174,9 @@ def get_customer_by_phone(
             f"{phone_number!r} is not a US phone number; give 10 digits, e.g. 555-123-4567",
             field="phone_number",
         )
-    row = ep.query_one("SELECT * FROM customers WHERE phone_number = ?", (e164,))
+    row = ep.query_one("SELECT * FROM customers WHERE phone_number = ?", (e164,)) or next(
+        (r for r in ep.query("SELECT * FROM customers ORDER BY customer_id")
+         if normalize_phone(r["phone_number"]) == e164), None)  # a reference snapshot keeps numbers as typed
     if row is None:
         raise NotFound(f"no customer with phone number {e164}", field="phone_number")
     return _customer_from_row(ep, row)
@@ -280,9 +282,14 @@ def add_payee(
         "SELECT payee_id FROM payees WHERE customer_id = ? AND name = ? COLLATE NOCASE", (customer_id, clean))
     if taken:
         raise Conflict(f"customer {customer_id} already has payee {clean!r} ({taken[0]})", field="name")
+    return insert_payee(ep, customer_id, clean, deliver_type)
+
+
+def insert_payee(ep: Episode, customer_id: str, name: str, deliver_type: str) -> Payee:
+    """Store a verified payee for an existing customer (no checks: the tool sets decide what to accept)."""
     payee_id = ep.next_id("payees", "payee_id", "payee")
-    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 1)", (payee_id, customer_id, clean, deliver_type))
-    return Payee(payee_id=payee_id, customer_id=customer_id, name=clean, deliver_type=deliver_type,
+    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 1)", (payee_id, customer_id, name, deliver_type))
+    return Payee(payee_id=payee_id, customer_id=customer_id, name=name, deliver_type=deliver_type,
                  verified=True)
 
 
