@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from shiftbox_servers.kit import (
     Episode,
@@ -24,23 +24,55 @@ from shiftbox_servers.kit import (
     PreconditionFailed,
     ToolSet,
 )
-from shiftbox_servers.kit._types import _iso_date_or_datetime
 
 from . import _tools as native
 from ._models import (
-    Account,
-    AccountList,
+    AccountStatus,
+    AccountType,
     Customer,
     CustomerList,
     Dispute,
-    PaymentRequest,
     Statement,
-    StatementList,
-    TransactionList,
+    Transaction,
 )
 
 reference_tools = ToolSet()
 """The reference's 21 banking tools, in its order."""
+_TIME = TypeAdapter(IsoDateOrDateTime)
+
+
+class Account(BaseModel):  # the reference's fields: no is_business
+    account_id: str
+    customer_id: str
+    type: AccountType
+    masked_number: str
+    status: AccountStatus
+    current_balance: float
+    available_balance: float
+
+
+class Accounts(BaseModel):
+    accounts: list[Account]
+
+
+class Statements(BaseModel):
+    statements: list[Statement]
+
+
+class Transactions(BaseModel):
+    transactions: list[Transaction]
+
+
+class PaymentRequest(BaseModel):  # the reference's fields, in its order: no settled_tx_id, failure_reason
+    request_id: str
+    origin: str
+    customer_id: str
+    from_account_id: str
+    to_payee_id: str
+    amount: float
+    status: str
+    created_at: str
+    expires_at: str | None
 
 
 class PayeeAdded(BaseModel):
@@ -106,9 +138,14 @@ def _require_account(ep: Episode, account_id: str) -> None:
              f"Account {account_id} not found. Have you tried asking the customer for their account id?")
 
 
-def _require_request(ep: Episode, request_id: str) -> PaymentRequest:
+def _require_request(ep: Episode, request_id: str):
     _require(ep, "payment_requests", "request_id", request_id, f"Payment request {request_id} not found")
     return native._payment_request(ep, request_id)
+
+
+def _as(model: type[BaseModel], value: BaseModel):
+    """A default tool's record with only the reference's fields."""
+    return model.model_validate(value.model_dump())
 
 
 def _require_card(ep: Episode, card_id: str) -> None:
@@ -158,10 +195,10 @@ def get_customer_by_name(
 
 
 @reference_tools.tool(read_only=True)
-def get_accounts(ep: Episode, customer_id: Annotated[str, Field(description="the customer id")]) -> AccountList:
+def get_accounts(ep: Episode, customer_id: Annotated[str, Field(description="the customer id")]) -> Accounts:
     """Retrieve all accounts owned by a customer (checking, savings, credit card)."""
     _customer_row(ep, customer_id)
-    return native.get_accounts(ep, customer_id)
+    return Accounts(accounts=[_as(Account, a) for a in native.get_accounts(ep, customer_id).accounts])
 
 
 @reference_tools.tool(read_only=True)
@@ -169,7 +206,7 @@ def get_account(ep: Episode, account_id: Annotated[str, Field(description="the a
                 ) -> Account:
     """Retrieve one account: balance, status and account type."""
     _require_account(ep, account_id)
-    return native.get_account(ep, account_id)
+    return _as(Account, native.get_account(ep, account_id))
 
 
 @reference_tools.tool(read_only=True)
@@ -177,11 +214,11 @@ def get_statements(
     ep: Episode,
     account_id: Annotated[str, Field(description="the account id")],
     limit: Annotated[int, Field(description="most statements to return")] = 12,
-) -> StatementList:
+) -> Statements:
     """Recent statements of an account, newest first (an unknown account has none)."""
     rows = ep.query("SELECT * FROM statements WHERE account_id = ? ORDER BY issue_date DESC, statement_id DESC",
                     (account_id,))
-    return StatementList(account_id=account_id, statements=[Statement(**dict(r)) for r in rows][:limit])
+    return Statements(statements=[Statement(**dict(r)) for r in rows][:limit])
 
 
 @reference_tools.tool(read_only=True)
@@ -191,19 +228,19 @@ def get_transactions(
     start_time: Annotated[str | None, Field(description="optional start date/time")] = None,
     end_time: Annotated[str | None, Field(description="optional end date/time")] = None,
     limit: Annotated[int, Field(description="most transactions to return")] = 100,
-) -> TransactionList:
+) -> Transactions:
     """Recent transactions of an account, newest first, optionally between start_time and end_time."""
     listed = ep.query_one("SELECT COUNT(*) FROM transactions WHERE account_id = ?", (account_id,))[0]
     if not listed or limit < 1:  # the reference filters nothing, so an unknown account lists nothing
-        return TransactionList(account_id=account_id, transactions=[], truncated=bool(listed))
+        return Transactions(transactions=[])
     try:
-        start, end = (_iso_date_or_datetime(t) if t else None for t in (_given(start_time), _given(end_time)))
-    except ValueError as exc:
-        raise InvalidArguments(str(exc), field="start_time") from None
+        start, end = (_TIME.validate_python(t) if t else None for t in (_given(start_time), _given(end_time)))
+    except ValidationError as exc:
+        raise InvalidArguments(f"start_time/end_time: {exc.errors()[0]['msg']}", field="start_time") from None
     try:
-        return native.get_transactions(ep, account_id, start, end, limit)
+        return Transactions(transactions=native.get_transactions(ep, account_id, start, end, limit).transactions)
     except InvalidArguments:  # start after end: nothing is in between
-        return TransactionList(account_id=account_id, transactions=[], truncated=False)
+        return Transactions(transactions=[])
 
 
 # -- payees and payments ---------------------------------------------------------------------------
@@ -255,7 +292,7 @@ def create_payment_request(
 def check_payment_request(ep: Episode, request_id: Annotated[str, Field(description="the request id")],
                           ) -> PaymentRequest:
     """Return the current state of a payment request."""
-    return _require_request(ep, request_id)
+    return _as(PaymentRequest, _require_request(ep, request_id))
 
 
 @reference_tools.tool(read_only=False)
