@@ -13,9 +13,11 @@ Section "Deliberate differences from the reference tools", columns `domain | too
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SECTION = "Deliberate differences from the reference tools"
 CLASS_LABELS = {
@@ -123,6 +125,22 @@ def _names(listed: str) -> frozenset[str]:
     return frozenset(n.strip() for n in listed.split(",") if n.strip())
 
 
+def difference_class(reference_error: bool, shiftbox_error: bool, shiftbox_kind: str | None) -> str:
+    """The class of an outcome that differs from the reference's (one of `UNEXPLAINED_CLASSES`)."""
+    if shiftbox_kind == "unknown_tool":
+        return "tool_missing"
+    if reference_error and not shiftbox_error:
+        return "shiftbox_succeeds"
+    if shiftbox_error and not reference_error:
+        return "stricter"
+    return "content_differs"
+
+
+def haystack(arguments: Any, reference: str, shiftbox: str) -> str:
+    """The text a row's terms are looked for in: the call's arguments, the reference's and shiftbox's answers."""
+    return "\n".join((json.dumps(arguments, ensure_ascii=False), reference, shiftbox))
+
+
 def find_reason(rows: list[DeliberateDifference], domain: str, tool: str, klass: str, haystack: str,
                 differences: list[str], *, toolset: str = "default") -> str | None:
     """The reason of the first row that explains this call (replayed on `toolset`), or None."""
@@ -143,4 +161,4 @@ def default_table() -> Path | None:
 
 
 __all__ = ["CLASSES", "CLASS_LABELS", "DeliberateDifference", "SECTION", "UNEXPLAINED_CLASSES", "default_table",
-           "difference_key", "find_reason", "load_deliberate_differences"]
+           "difference_class", "difference_key", "find_reason", "haystack", "load_deliberate_differences"]
