@@ -38,8 +38,13 @@ from shiftbox.conformance import (
     haystack,
     load_deliberate_differences,
 )
-from shiftbox_servers.kit import DomainServer, Snapshot, registered_domains, tool_contract
-from shiftbox_servers.kit._errors import result_error
+from shiftbox_servers.kit import (
+    DomainServer,
+    Snapshot,
+    registered_domains,
+    result_error,
+    tool_contract,
+)
 from tests.conftest import REPO
 from tests.servers.helpers import call
 
