@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_serializer
 
 from shiftbox_servers.kit import (
     Episode,
@@ -90,6 +90,10 @@ class PaymentMade(BaseModel):
     status: str
     tx_id: str | None = None
     reason: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_given(self, handler):  # the reference answers {request_id, status, tx_id} or {…, reason}
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class CardStatus(BaseModel):
