@@ -37,6 +37,7 @@ from shiftbox.conformance import (
     find_reason,
     haystack,
     load_deliberate_differences,
+    reference_toolset,
 )
 from shiftbox_servers.kit import (
     DomainServer,
@@ -49,8 +50,6 @@ from tests.conftest import REPO
 from tests.servers.helpers import call
 
 PROBES = Path(__file__).with_name("probes")
-REFERENCE_TOOLSETS = ("agentchangebench", "tau2")
-"""A domain's tool set that serves the reference's tools as they were (the first one it has)."""
 UPDATE = bool(os.environ.get("SHIFTBOX_UPDATE_PROBES"))
 RECORD = "SHIFTBOX_UPDATE_PROBES=1 uv run pytest tests/servers/test_tool_probes.py"
 COVER = ("a difference from the reference needs a row of docs/servers.md's 'Deliberate differences from the "
@@ -165,16 +164,16 @@ def probe_problems(name: str, *, update: bool = False) -> list[str]:
     snapshot = _snapshot(domain)
     probes = _probes(domain, spec, _schemas(domain))
     table = load_deliberate_differences(REPO / "docs" / "servers.md")
-    reference_toolset = next((t for t in REFERENCE_TOOLSETS if t in domain.toolsets), None)
+    reference = reference_toolset(domain.toolsets)
     problems: list[str] = []
     recorded = spec.setdefault("toolsets", {})
     current = {toolset: anyio.run(_run, domain, snapshot, toolset, probes) for toolset in domain.toolset_names()}
 
-    reference = spec.setdefault("reference", {"toolset": reference_toolset, "answers": {}})
-    if update and reference_toolset is not None:
-        reference["toolset"] = reference_toolset
-        seeded = current[reference_toolset][1]
-        reference["answers"] = {k: reference["answers"].get(k, seeded[k]) for k in seeded}
+    answers = spec.setdefault("reference", {"toolset": reference, "answers": {}})
+    if update and reference is not None:
+        answers["toolset"] = reference
+        seeded = current[reference][1]
+        answers["answers"] = {k: answers["answers"].get(k, seeded[k]) for k in seeded}
 
     for toolset, (contract, outcomes) in current.items():
         then = recorded.get(toolset)
@@ -184,7 +183,7 @@ def probe_problems(name: str, *, update: bool = False) -> list[str]:
             problems.append(f"{name}/{toolset}: no recorded outcomes for this tool set; record them with {RECORD}")
         else:
             problems += _changes(f"{name}/{toolset}", contract, outcomes, then)
-        problems += _unexplained(table, name, toolset, outcomes, reference.get("answers") or {})
+        problems += _unexplained(table, name, toolset, outcomes, answers.get("answers") or {})
     if update:
         spec["snapshot"] = snapshot.manifest.sha256
         path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")

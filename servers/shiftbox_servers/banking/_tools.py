@@ -1,5 +1,5 @@
-"""The 20 banking tools (AgentChangeBench's public contract), over one episode's database; and the 21st,
-`log_shift_event`, in the AgentChangeBench-parity tool set (`parity_tools`)."""
+"""The 20 banking tools of the default tool set, over one episode's database; and `log_shift_event`
+(`parity_tools`), which only the AgentChangeBench tool set (`_reference.py`) offers."""
 
 from __future__ import annotations
 
@@ -508,10 +508,10 @@ Hand the conversation to a human agent, with a summary. Use only when the reques
 policy or your tools; after calling it, tell the customer they are being transferred.""")
 
 
-# -- the AgentChangeBench-parity tool set (`--toolset agentchangebench`) ---------------------------------
+# -- the reference's shift log, for `--toolset agentchangebench` (_reference.py) -----------------------
 
 parity_tools = ToolSet()
-"""Tools of the reference's banking tool set that the default set leaves out."""
+"""The reference's banking tool that the default set leaves out (the AgentChangeBench tool set uses it)."""
 _shift_events: WeakKeyDictionary[Episode, list[dict]] = WeakKeyDictionary()
 
 
