@@ -42,8 +42,7 @@ def replay(
         help="snapshot holding the reference's data (default: the reference snapshot, e.g. "
              "snapshots/banking/acb-v1)")] = None,
     toolset: Annotated[str | None, typer.Option(
-        help="tool set to replay on (default: the domain's tool set that reproduces the reference's tools, "
-             "agentchangebench or tau2, when it has one)")] = None,
+        help="tool set to replay on (default: the domain's agentchangebench parity set when it has one)")] = None,
     differences: Annotated[Path | None, typer.Option(
         help="markdown file holding the deliberate-differences table (default: docs/servers.md)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print every call's class as JSON")] = False,
@@ -54,12 +53,7 @@ def replay(
     Example: shiftbox conformance replay ../shared/external/agentchangebench/simulations/banking_test_run.json --format agentchangebench
     """
     from ..agentchangebench import REFERENCE_SNAPSHOTS
-    from ..conformance import (
-        default_table,
-        load_deliberate_differences,
-        reference_toolset,
-        replay_agentchangebench,
-    )
+    from ..conformance import default_table, load_deliberate_differences, replay_agentchangebench
 
     if not file.is_file():
         raise fail(f"{file} does not exist or is not a file")
@@ -86,7 +80,7 @@ def replay(
     except KeyError as exc:
         raise fail(str(exc.args[0])) from None
     if toolset is None:
-        toolset = reference_toolset(domain.toolsets) or "default"
+        toolset = "agentchangebench" if "agentchangebench" in domain.toolsets else "default"
     try:
         domain.toolset(toolset)
     except KeyError as exc:

@@ -5,7 +5,6 @@ from ._compare import Comparison, compare_outcomes, parse_reference
 from ._differences import (
     CLASS_LABELS,
     CLASSES,
-    REFERENCE_TOOLSETS,
     SECTION,
     UNEXPLAINED_CLASSES,
     DeliberateDifference,
@@ -14,11 +13,10 @@ from ._differences import (
     find_reason,
     haystack,
     load_deliberate_differences,
-    reference_toolset,
 )
 from ._replay import CallClass, ConformanceReport, replay_agentchangebench
 
-__all__ = ["CLASSES", "CLASS_LABELS", "REFERENCE_TOOLSETS", "SECTION", "UNEXPLAINED_CLASSES", "CallClass", "Comparison",
+__all__ = ["CLASSES", "CLASS_LABELS", "SECTION", "UNEXPLAINED_CLASSES", "CallClass", "Comparison",
            "ConformanceReport", "DeliberateDifference", "compare_outcomes", "default_table",
            "difference_class", "find_reason", "haystack", "load_deliberate_differences", "parse_reference",
-           "reference_toolset", "replay_agentchangebench"]
+           "replay_agentchangebench"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,16 +125,6 @@ def _names(listed: str) -> frozenset[str]:
     return frozenset(n.strip() for n in listed.split(",") if n.strip())
 
 
-REFERENCE_TOOLSETS = ("agentchangebench", "tau2")
-"""Names of tool sets that serve a reference benchmark's tools as they were, in order of preference."""
-
-
-def reference_toolset(toolsets: Iterable[str]) -> str | None:
-    """The tool set, of a domain's, that reproduces the reference's tools (None: the domain has none)."""
-    names = set(toolsets)
-    return next((name for name in REFERENCE_TOOLSETS if name in names), None)
-
-
 def difference_class(reference_error: bool, shiftbox_error: bool, shiftbox_kind: str | None) -> str:
     """The class of an outcome that differs from the reference's (one of `UNEXPLAINED_CLASSES`)."""
     if shiftbox_kind == "unknown_tool":
@@ -172,5 +161,4 @@ def default_table() -> Path | None:
 
 
 __all__ = ["CLASSES", "CLASS_LABELS", "DeliberateDifference", "SECTION", "UNEXPLAINED_CLASSES", "default_table",
-           "REFERENCE_TOOLSETS", "difference_class", "difference_key", "find_reason", "haystack",
-           "load_deliberate_differences", "reference_toolset"]
+           "difference_class", "difference_key", "find_reason", "haystack", "load_deliberate_differences"]
