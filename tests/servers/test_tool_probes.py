@@ -10,9 +10,10 @@ serves (new tool sets are picked up by name), and its outcome is compared with t
 1. the outcome recorded for that tool set: any change of what a tool answers fails, naming the call;
 2. the published tool contract recorded with it (kit `tool_contract` digests): a changed tool must have
    its probes re-recorded;
-3. the reference's answer (the domain's reference tool set, `agentchangebench` or `tau2`, seeded once
-   and then only edited by hand): a difference must be a row of docs/servers.md's deliberate-differences
-   table that covers this tool set, exactly as `shiftbox conformance replay` requires.
+3. the reference's answer: each tool set that reproduces a reference (`agentchangebench`, `tau2`) has its
+   own answers, seeded once from it and then only edited by hand, and the other tool sets are held against
+   the first of them. A difference must be a row of docs/servers.md's deliberate-differences table that
+   covers this tool set, exactly as `shiftbox conformance replay` requires.
 
 SHIFTBOX_UPDATE_PROBES=1 re-records (1) and (2) and seeds (3) for new probes only; it still fails on a
 difference from the reference that no row explains, so recording cannot bless an undocumented difference.
@@ -50,8 +51,8 @@ from tests.servers.helpers import call
 
 PROBES = Path(__file__).with_name("probes")
 REFERENCE_TOOLSETS = ("agentchangebench", "tau2")
-"""Tool sets that serve a reference's tools as they were, preferred first (the order of the task importer's
-reference tool sets; the first one a domain has holds the reference's answers)."""
+"""Tool sets that serve a reference's tools as they were, preferred first (the task importer's order): the
+first one a domain has gives the answers the other tool sets are held against."""
 UPDATE = bool(os.environ.get("SHIFTBOX_UPDATE_PROBES"))
 RECORD = "SHIFTBOX_UPDATE_PROBES=1 uv run pytest tests/servers/test_tool_probes.py"
 COVER = ("a difference from the reference needs a row of docs/servers.md's 'Deliberate differences from the "
@@ -166,16 +167,16 @@ def probe_problems(name: str, *, update: bool = False) -> list[str]:
     snapshot = _snapshot(domain)
     probes = _probes(domain, spec, _schemas(domain))
     table = load_deliberate_differences(REPO / "docs" / "servers.md")
-    reference = next((t for t in REFERENCE_TOOLSETS if t in domain.toolsets), None)
+    reference_sets = [t for t in REFERENCE_TOOLSETS if t in domain.toolsets]
     problems: list[str] = []
     recorded = spec.setdefault("toolsets", {})
     current = {toolset: anyio.run(_run, domain, snapshot, toolset, probes) for toolset in domain.toolset_names()}
 
-    answers = spec.setdefault("reference", {"toolset": reference, "answers": {}})
-    if update and reference is not None:
-        answers["toolset"] = reference
-        seeded = current[reference][1]
-        answers["answers"] = {k: answers["answers"].get(k, seeded[k]) for k in seeded}
+    references = spec.setdefault("reference", {})   # reference tool set -> the reference's answers
+    if update:
+        for name_ in reference_sets:
+            kept = references.get(name_, {})
+            references[name_] = {k: kept.get(k, v) for k, v in current[name_][1].items()}
 
     for toolset, (contract, outcomes) in current.items():
         then = recorded.get(toolset)
@@ -185,7 +186,8 @@ def probe_problems(name: str, *, update: bool = False) -> list[str]:
             problems.append(f"{name}/{toolset}: no recorded outcomes for this tool set; record them with {RECORD}")
         else:
             problems += _changes(f"{name}/{toolset}", contract, outcomes, then)
-        problems += _unexplained(table, name, toolset, outcomes, answers.get("answers") or {})
+        answers = references.get(toolset if toolset in references else next(iter(reference_sets), ""), {})
+        problems += _unexplained(table, name, toolset, outcomes, answers)
     if update:
         spec["snapshot"] = snapshot.manifest.sha256
         path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
