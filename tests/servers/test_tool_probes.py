@@ -85,12 +85,13 @@ def derived_calls(base: dict[str, Any], schema: dict[str, Any]) -> list[dict[str
 
 
 def outcome(result) -> dict[str, Any]:
-    """What the agent observes: the error kind and message, or the structured result."""
+    """What the agent observes: the error kind and message, or the structured result (the text when the
+    tool publishes no structured output)."""
+    text = "".join(getattr(c, "text", "") for c in result.content)
     if result.is_error:
         error = result_error(result) or {}
-        text = error.get("message") or "".join(getattr(c, "text", "") for c in result.content)
-        return {"error": error.get("kind", "error"), "result": text}
-    return {"error": None, "result": result.structured_content}
+        return {"error": error.get("kind", "error"), "result": error.get("message") or text}
+    return {"error": None, "result": text if result.structured_content is None else result.structured_content}
 
 
 def _text(o: dict[str, Any]) -> str:
