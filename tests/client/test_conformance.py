@@ -114,6 +114,18 @@ def test_table_rows_match_by_tool_class_and_terms(tmp_path):
                                ["transactions[0].timestamp: a != b", "transactions[0].amount: 1 != 2"])
 
 
+def test_a_row_can_name_the_tool_sets_it_covers(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_text("## Deliberate differences from the reference tools\n\n"
+                   "| domain | tool | class | when | reason |\n|---|---|---|---|---|\n"
+                   "| banking | `get_customer_by_phone` | shiftbox succeeds | `toolsets: default` | normalized |\n")
+    (row,) = load_deliberate_differences(doc)
+    assert row.toolsets == {"default"} and row.terms == ()
+    assert row.matches("banking", "get_customer_by_phone", "shiftbox_succeeds", "", [], toolset="default")
+    assert not row.matches("banking", "get_customer_by_phone", "shiftbox_succeeds", "", [],
+                           toolset="agentchangebench")
+
+
 # --------------------------------------------------------------------------------------------------
 # the command on a small hand-built results file (the banking test snapshot, ids known by heart)
 
@@ -187,12 +199,14 @@ def _replay(*args: str):
 def test_every_call_is_classified(tmp_path):
     res = _replay(str(_results_file(tmp_path)), "--format", "agentchangebench", "--snapshot",
                   str(_snapshot(tmp_path)), "--toolset", "default", "--json")
-    assert res.exit_code == 1, res.output          # stricter, content differs, tool missing are unexplained
+    assert res.exit_code == 1, res.output          # get_account's content difference is unexplained
     report = json.loads(res.stdout)
     got = [(c["tool"], c["class"]) for c in report["calls"]]
     assert got == [(tool, expected) for tool, _, _, _, expected in CALLS]
     assert set(report["counts"]) <= set(CLASSES)
-    assert report["counts"]["cascade"] == 2 and report["unexplained"] == 3
+    assert report["counts"]["cascade"] == 2 and report["unexplained"] == 1
+    assert [c["tool"] for c in report["calls"] if c["class"] in UNEXPLAINED_CLASSES and not c["deliberate"]] == [
+        "get_account"]   # the malformed time and the missing log_shift_event are the default tools' rows
     dispute = report["calls"][7]
     assert dispute["deliberate"] and "crash" in dispute["deliberate"]   # the docs' row for file_dispute
 
@@ -218,6 +232,59 @@ def test_parity_toolset_has_log_shift_event(tmp_path):
                   str(_snapshot(tmp_path)), "--json")     # --toolset agentchangebench is the default here
     assert res.exit_code == 0, res.output
     assert [c["class"] for c in json.loads(res.stdout)["calls"]] == ["representation"]
+
+
+CUST_B = {"customer_id": "cust_b", "full_name": "Ben Okafor", "date_of_birth": "1985-05-05",
+          "email": "ben@example.com", "phone_number": "+15550002222",
+          "address": {"street": "2 Oak Rd", "city": "Boise", "state": "ID", "postal_code": "83701"},
+          "created_at": "2024-02-01 00:00:00", "account_ids": ["acc_b1"], "card_ids": ["card_b1"],
+          "statement_ids": [], "payment_request_ids": ["req_b1"], "dispute_ids": [], "payee_ids": ["payee_b1"]}
+NOT_FOUND = "Error: Customer with phone {} not found. Have you tried asking the customer for their phone?"
+TX_B1 = [{"tx_id": "tx_b1", "account_id": "acc_b1", "timestamp": "2025-06-10 10:00:00", "type": "fee",
+          "amount": -5.0, "merchant_or_payee": "Bank fee", "status": "Posted", "reference": ""}]
+REFERENCE_RULES = [  # (tool, arguments, the reference's answer, reference error): its exact-match rules
+    ("get_customer_by_phone", {"phone_number": "+15550002222"}, json.dumps(CUST_B), False),
+    ("get_customer_by_phone", {"phone_number": "555-000-2222"}, NOT_FOUND.format("555-000-2222"), True),
+    ("get_customer_by_phone", {"phone_number": "+1 555 000 2222"}, NOT_FOUND.format("+1 555 000 2222"), True),
+    ("get_customer_by_name", {"full_name": "ben okafor", "dob": "1985-05-05"}, json.dumps([CUST_B]), False),
+    ("get_customer_by_name", {"full_name": "Ben  Okafor", "dob": "1985-05-05"}, "[]", False),
+    ("get_customer_by_name", {"full_name": "", "dob": ""}, "[]", False),
+    ("get_customer_by_name", {"full_name": "Ben Okafor", "dob": "0000-00-00"}, "[]", False),
+    ("get_transactions", {"account_id": "acc_b1", "start_time": "", "end_time": ""}, json.dumps(TX_B1), False),
+    ("get_transactions", {"account_id": "acc_zz"}, "[]", False),
+    ("get_statements", {"account_id": "acc_zz"}, "[]", False),
+    ("lock_card", {"card_id": "card_b1", "reason": ""}, json.dumps({"card_id": "card_b1", "status": "Locked"}),
+     False),
+]
+
+
+def test_agentchangebench_toolset_answers_as_the_reference_matched(tmp_path):
+    """Formatted phone numbers are not found, empty optional strings mean "not given", an unknown account
+    lists nothing: on the parity tool set these calls get the reference's outcome."""
+    calls = [(*c, None) for c in REFERENCE_RULES]
+    res = _replay(str(_results_file(tmp_path, calls)), "--format", "agentchangebench", "--snapshot",
+                  str(_snapshot(tmp_path)), "--toolset", "agentchangebench", "--json")
+    report = json.loads(res.stdout)
+    differing = [(c["tool"], c["arguments"], c["class"], c["differences"]) for c in report["calls"]
+                 if c["class"] not in ("identical", "representation")]
+    assert not differing, json.dumps(differing, indent=1)
+    assert res.exit_code == 0
+
+
+def test_native_toolset_differences_from_those_rules_are_rows_of_the_table(tmp_path):
+    """The default tool set keeps its improvements (normalized phones, a malformed date named as such), and
+    the docs' table names each of them for that tool set: nothing is unexplained."""
+    calls = [(*c, None) for c in REFERENCE_RULES]
+    res = _replay(str(_results_file(tmp_path, calls)), "--format", "agentchangebench", "--snapshot",
+                  str(_snapshot(tmp_path)), "--toolset", "default", "--json")
+    report = json.loads(res.stdout)
+    differing = {(c["tool"], json.dumps(c["arguments"])): c for c in report["calls"]
+                 if c["class"] not in ("identical", "representation")}
+    assert ("get_customer_by_phone", json.dumps({"phone_number": "555-000-2222"})) in differing
+    assert ("get_customer_by_name", json.dumps({"full_name": "", "dob": ""})) in differing
+    unexplained = [c for c in differing.values() if not c["deliberate"]]
+    assert not unexplained, json.dumps(unexplained, indent=1)
+    assert res.exit_code == 0
 
 
 def test_human_readable_table_by_class_and_tool_with_examples(tmp_path):
@@ -253,18 +320,40 @@ def acb_snapshot(tmp_path_factory) -> Path:
     return directory
 
 
+CRASHES = {("file_dispute", "shiftbox_succeeds"), ("get_transactions", "shiftbox_succeeds")}
+"""Where the reference crashed: the only calls the parity tool set may answer otherwise than a failure."""
+
+
 @pytest.mark.parametrize(("name", "calls", "counts"), [
     ("banking_test_run.json", 84,
-     {"representation": 68, "shiftbox_succeeds": 4, "content_differs": 10, "cascade": 2}),
+     {"identical": 6, "representation": 70, "shiftbox_succeeds": 4, "content_differs": 2, "cascade": 2}),
     ("banking_gpt-4.1_2025-08-23.json", 78,
-     {"representation": 58, "stricter": 1, "shiftbox_succeeds": 2, "content_differs": 10, "cascade": 7}),
+     {"identical": 9, "representation": 54, "shiftbox_succeeds": 2, "content_differs": 4, "cascade": 9}),
 ])
 def test_recorded_runs_have_no_unexplained_difference(acb_snapshot, name, calls, counts):
+    """On the parity tool set (the default here) a call is only stricter or succeeds where the reference
+    crashed; its content differs only where the reference's clock or data did (the table's rows)."""
     path = require_acb("simulations", name)
     res = _replay(str(path), "--format", "agentchangebench", "--snapshot", str(acb_snapshot), "--json")
     report = json.loads(res.stdout)
-    assert len(report["calls"]) == calls
+    assert report["toolset"] == "agentchangebench" and len(report["calls"]) == calls
     unexplained = [c for c in report["calls"] if c["class"] in UNEXPLAINED_CLASSES and not c["deliberate"]]
     assert not unexplained, json.dumps(unexplained[:3], indent=1)
     assert res.exit_code == 0
-    assert report["counts"] == counts     # every one of them deliberate (docs/servers.md)
+    outcome = {(c["tool"], c["class"]) for c in report["calls"] if c["class"] in ("stricter", "shiftbox_succeeds")}
+    assert outcome <= CRASHES, outcome - CRASHES
+    assert {c["tool"] for c in report["calls"] if c["class"] == "content_differs"} <= {
+        "get_transactions", "check_payment_request"}      # times and db.toml's later rows, not tool behaviour
+    assert report["counts"] == counts
+
+
+@pytest.mark.parametrize("name", ["banking_test_run.json", "banking_gpt-4.1_2025-08-23.json"])
+def test_recorded_runs_on_the_default_toolset_are_explained_by_its_rows(acb_snapshot, name):
+    """The default tools differ more (normalized phones, checked dates, records for writes): every such
+    difference is a row of the table for that tool set."""
+    res = _replay(str(require_acb("simulations", name)), "--format", "agentchangebench", "--snapshot",
+                  str(acb_snapshot), "--toolset", "default", "--json")
+    report = json.loads(res.stdout)
+    unexplained = [c for c in report["calls"] if c["class"] in UNEXPLAINED_CLASSES and not c["deliberate"]]
+    assert not unexplained, json.dumps(unexplained[:3], indent=1)
+    assert res.exit_code == 0

@@ -173,7 +173,7 @@ def test_recorded_agentchangebench_runs_carry_the_agents_shift_reports():
 @pytest.mark.parametrize("servers", ["stdio", "http"])
 async def test_toolset_reaches_server_processes(servers):
     async with open_world("banking", servers=servers, toolset="agentchangebench") as world:
-        assert [t["name"] for t in world.tools][-1] == "log_shift_event"
+        assert "log_shift_event" in [t["name"] for t in world.tools]
         record = await world.episode("e").call("log_shift_event", {
             "turn_no": 1, "from_class": "a", "to_class": "b", "trigger_terms": [], "requires_reauth": True},
             call_id="c0", message_index=1, agent_turn=0)

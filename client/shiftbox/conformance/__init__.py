@@ -9,10 +9,14 @@ from ._differences import (
     UNEXPLAINED_CLASSES,
     DeliberateDifference,
     default_table,
+    difference_class,
+    find_reason,
+    haystack,
     load_deliberate_differences,
 )
 from ._replay import CallClass, ConformanceReport, replay_agentchangebench
 
 __all__ = ["CLASSES", "CLASS_LABELS", "SECTION", "UNEXPLAINED_CLASSES", "CallClass", "Comparison",
            "ConformanceReport", "DeliberateDifference", "compare_outcomes", "default_table",
-           "load_deliberate_differences", "parse_reference", "replay_agentchangebench"]
+           "difference_class", "find_reason", "haystack", "load_deliberate_differences", "parse_reference",
+           "replay_agentchangebench"]

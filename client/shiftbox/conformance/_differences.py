@@ -6,15 +6,18 @@ Section "Deliberate differences from the reference tools", columns `domain | too
 - class: shiftbox stricter | shiftbox succeeds | content differs | tool missing;
 - when: backticked terms, all of which must hold (none: the row covers every such call of the tool):
   `fields: a, b` — every differing field is named a or b (the last key of its path);
+  `toolsets: a, b` — the call was replayed on tool set a or b (without it: on any tool set);
   any other term — text that occurs in the call's arguments, the reference's tool message or shiftbox's result;
 - reason: why shiftbox differs on purpose.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SECTION = "Deliberate differences from the reference tools"
 CLASS_LABELS = {
@@ -42,9 +45,13 @@ class DeliberateDifference:
     fields: frozenset[str] | None = None
     reason: str = ""
     line: int = 0
+    toolsets: frozenset[str] | None = None
 
-    def matches(self, domain: str, tool: str, klass: str, haystack: str, differences: list[str]) -> bool:
+    def matches(self, domain: str, tool: str, klass: str, haystack: str, differences: list[str], *,
+                toolset: str = "default") -> bool:
         if (self.domain, self.klass) != (domain, klass) or self.tool not in ("*", tool):
+            return False
+        if self.toolsets is not None and toolset not in self.toolsets:
             return False
         if self.fields is not None:
             keys = [difference_key(d) for d in differences]
@@ -100,23 +107,45 @@ def _row(path: Path, number: int, cells: list[str]) -> DeliberateDifference:
     if klass not in _BY_LABEL:
         raise ValueError(f"{path}:{number}: class {cells[2]!r} is not one of "
                          f"{', '.join(CLASS_LABELS[c] for c in UNEXPLAINED_CLASSES)}")
-    terms, fields = [], None
+    terms, fields, toolsets = [], None, None
     for term in re.findall(r"`([^`]+)`", when):
         if term.startswith("fields:"):
-            fields = frozenset(f.strip() for f in term[len("fields:"):].split(",") if f.strip())
+            fields = _names(term[len("fields:"):])
+        elif term.startswith("toolsets:"):
+            toolsets = _names(term[len("toolsets:"):])
         else:
             terms.append(term)
     if not reason.strip():
         raise ValueError(f"{path}:{number}: the row for {tool} gives no reason")
     return DeliberateDifference(domain=domain, tool=tool, klass=_BY_LABEL[klass], terms=tuple(terms),
-                                fields=fields, reason=reason.strip(), line=number)
+                                fields=fields, reason=reason.strip(), line=number, toolsets=toolsets)
+
+
+def _names(listed: str) -> frozenset[str]:
+    return frozenset(n.strip() for n in listed.split(",") if n.strip())
+
+
+def difference_class(reference_error: bool, shiftbox_error: bool, shiftbox_kind: str | None) -> str:
+    """The class of an outcome that differs from the reference's (one of `UNEXPLAINED_CLASSES`)."""
+    if shiftbox_kind == "unknown_tool":
+        return "tool_missing"
+    if reference_error and not shiftbox_error:
+        return "shiftbox_succeeds"
+    if shiftbox_error and not reference_error:
+        return "stricter"
+    return "content_differs"
+
+
+def haystack(arguments: Any, reference: str, shiftbox: str) -> str:
+    """The text a row's terms are looked for in: the call's arguments, the reference's and shiftbox's answers."""
+    return "\n".join((json.dumps(arguments, ensure_ascii=False), reference, shiftbox))
 
 
 def find_reason(rows: list[DeliberateDifference], domain: str, tool: str, klass: str, haystack: str,
-                differences: list[str]) -> str | None:
-    """The reason of the first row that explains this call, or None."""
+                differences: list[str], *, toolset: str = "default") -> str | None:
+    """The reason of the first row that explains this call (replayed on `toolset`), or None."""
     for row in rows:
-        if row.matches(domain, tool, klass, haystack, differences):
+        if row.matches(domain, tool, klass, haystack, differences, toolset=toolset):
             return row.reason
     return None
 
@@ -132,4 +161,4 @@ def default_table() -> Path | None:
 
 
 __all__ = ["CLASSES", "CLASS_LABELS", "DeliberateDifference", "SECTION", "UNEXPLAINED_CLASSES", "default_table",
-           "difference_key", "find_reason", "load_deliberate_differences"]
+           "difference_class", "difference_key", "find_reason", "haystack", "load_deliberate_differences"]

@@ -26,7 +26,14 @@ from ..agentchangebench import load_agentchangebench_results
 from ..trajectory import ToolCallRecord
 from ..world import EpisodeClient, apply_initial_state, open_world
 from ._compare import compare_outcomes, parse_reference, strings_in
-from ._differences import CLASSES, UNEXPLAINED_CLASSES, DeliberateDifference, find_reason
+from ._differences import (
+    CLASSES,
+    UNEXPLAINED_CLASSES,
+    DeliberateDifference,
+    difference_class,
+    find_reason,
+    haystack,
+)
 
 
 @dataclass
@@ -173,20 +180,13 @@ async def _replay_simulation(report: ConformanceReport, trajectory, main: Episod
         else:
             if followed is not None and aligned_cmp is not None:
                 basis, comparison = followed, aligned_cmp
-            if basis.error_kind == "unknown_tool":
-                klass = "tool_missing"
-            elif reference_error and not basis.is_error:
-                klass = "shiftbox_succeeds"
-            elif basis.is_error and not reference_error:
-                klass = "stricter"
-            else:
-                klass = "content_differs"
+            klass = difference_class(reference_error, basis.is_error, basis.error_kind)
         text = _text(basis)
         deliberate = None
         if klass in UNEXPLAINED_CLASSES:
-            haystack = "\n".join((json.dumps(recorded.arguments, ensure_ascii=False), reference, text))
-            deliberate = find_reason(table, trajectory.domain, recorded.name, klass, haystack,
-                                     comparison.differences)
+            deliberate = find_reason(table, trajectory.domain, recorded.name, klass,
+                                     haystack(recorded.arguments, reference, text), comparison.differences,
+                                     toolset=report.toolset)
         report.calls.append(CallClass(
             simulation=trajectory.simulation_id, task_id=trajectory.task_id, call=k,
             message_index=recorded.message_index, tool=recorded.name, arguments=recorded.arguments, klass=klass,

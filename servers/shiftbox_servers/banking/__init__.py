@@ -1,5 +1,5 @@
-"""The banking domain: 20 tools over customers, accounts, cards, payments and disputes (21 in the
-AgentChangeBench-parity tool set, with `log_shift_event`)."""
+"""The banking domain: 20 tools over customers, accounts, cards, payments and disputes; and the
+AgentChangeBench tool set (`--toolset agentchangebench`): the reference's 21 tools as they were."""
 
 from pathlib import Path
 
@@ -8,6 +8,7 @@ from shiftbox_servers.kit import Domain, deferred
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._phone import normalize_phone
+from ._reference import reference_tools
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import parity_tools, tools
 
@@ -106,11 +107,11 @@ DOMAIN = Domain(
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=build_native,
     importers={"agentchangebench": import_agentchangebench},
-    toolsets={"agentchangebench": tools + parity_tools},
+    toolsets={"agentchangebench": reference_tools},
 )
 
 __all__ = [
     "CLOCK_START", "DEPENDENCIES", "DOMAIN", "GOAL_REQUESTS", "GOAL_TOOLS", "MISSIONS", "SCHEMA", "SCHEMA_VERSION",
     "SNAPSHOT_VERSION", "build_native", "import_agentchangebench", "new_database", "normalize_phone",
-    "parity_tools", "tools",
+    "parity_tools", "reference_tools", "tools",
 ]

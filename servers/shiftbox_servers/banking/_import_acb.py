@@ -160,7 +160,8 @@ def convert_value(column: Column, value: Any, tables: dict[str, dict[str, Row]])
 
 
 def _text(name: str, value: Any) -> str:
-    """A text column's value in its stored form: dates YYYY-MM-DD, datetimes ISO to the second, phones E.164."""
+    """A text column's value in its stored form: dates YYYY-MM-DD, datetimes ISO to the second; phone numbers
+    as the reference stored them (its lookups matched that exact string; the default tools normalize both sides)."""
     if name in DATE_COLUMNS:
         return _date(value)
     if name in DATETIME_COLUMNS:
@@ -168,10 +169,9 @@ def _text(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise _Invalid(f"must be a string, not {value!r}")
     if name == "phone_number":
-        phone = normalize_phone(value)
-        if phone is None:
+        if normalize_phone(value) is None:
             raise _Invalid(f"is {value!r}, not a US phone number")
-        return phone
+        return value
     return value
 
 

@@ -1,5 +1,5 @@
-"""The 20 banking tools (AgentChangeBench's public contract), over one episode's database; and the 21st,
-`log_shift_event`, in the AgentChangeBench-parity tool set (`parity_tools`)."""
+"""The 20 banking tools of the default tool set, over one episode's database; and `log_shift_event`
+(`parity_tools`), which only the AgentChangeBench tool set (`_reference.py`) offers."""
 
 from __future__ import annotations
 
@@ -174,7 +174,9 @@ def get_customer_by_phone(
             f"{phone_number!r} is not a US phone number; give 10 digits, e.g. 555-123-4567",
             field="phone_number",
         )
-    row = ep.query_one("SELECT * FROM customers WHERE phone_number = ?", (e164,))
+    row = ep.query_one("SELECT * FROM customers WHERE phone_number = ?", (e164,)) or next(
+        (r for r in ep.query("SELECT * FROM customers ORDER BY customer_id")
+         if normalize_phone(r["phone_number"]) == e164), None)  # a reference snapshot keeps numbers as typed
     if row is None:
         raise NotFound(f"no customer with phone number {e164}", field="phone_number")
     return _customer_from_row(ep, row)
@@ -280,9 +282,14 @@ def add_payee(
         "SELECT payee_id FROM payees WHERE customer_id = ? AND name = ? COLLATE NOCASE", (customer_id, clean))
     if taken:
         raise Conflict(f"customer {customer_id} already has payee {clean!r} ({taken[0]})", field="name")
+    return insert_payee(ep, customer_id, clean, deliver_type)
+
+
+def insert_payee(ep: Episode, customer_id: str, name: str, deliver_type: str) -> Payee:
+    """Store a verified payee for an existing customer (no checks: the tool sets decide what to accept)."""
     payee_id = ep.next_id("payees", "payee_id", "payee")
-    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 1)", (payee_id, customer_id, clean, deliver_type))
-    return Payee(payee_id=payee_id, customer_id=customer_id, name=clean, deliver_type=deliver_type,
+    ep.execute("INSERT INTO payees VALUES (?, ?, ?, ?, 1)", (payee_id, customer_id, name, deliver_type))
+    return Payee(payee_id=payee_id, customer_id=customer_id, name=name, deliver_type=deliver_type,
                  verified=True)
 
 
@@ -501,10 +508,10 @@ Hand the conversation to a human agent, with a summary. Use only when the reques
 policy or your tools; after calling it, tell the customer they are being transferred.""")
 
 
-# -- the AgentChangeBench-parity tool set (`--toolset agentchangebench`) ---------------------------------
+# -- the reference's shift log, for `--toolset agentchangebench` (_reference.py) -----------------------
 
 parity_tools = ToolSet()
-"""Tools of the reference's banking tool set that the default set leaves out."""
+"""The reference's banking tool that the default set leaves out (the AgentChangeBench tool set uses it)."""
 _shift_events: WeakKeyDictionary[Episode, list[dict]] = WeakKeyDictionary()
 
 

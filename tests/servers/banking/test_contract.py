@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_agentchangebench_tools_list_matches_golden(banking_snapshot):
-    """The parity tool set: the 20 default tools, then log_shift_event (golden_tools_agentchangebench.json)."""
+    """The AgentChangeBench tool set: the reference's 21 tools (golden_tools_agentchangebench.json)."""
     from mcp import Client
 
     from shiftbox_servers.banking import DOMAIN
