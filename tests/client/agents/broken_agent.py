@@ -5,8 +5,8 @@ The program did not run (not scored): `import_error` (fails at import, before re
 exception on the first message), `mid_exit` (answers the first message, exits 0 on the second), `never_writes`
 (reads its input, never answers). The agent ran and answered badly (scored): `nonsense` (answers every message
 with text unrelated to it), `wrong_tool` (calls a tool that does not exist, then one with bad arguments, then
-answers). `switch` is `auth_error` while the file named by SHIFTBOX_TEST_BROKEN_FLAG exists and `nonsense`
-once it is removed: a key that was fixed between a run and its `--resume`.
+answers). `switch` is `auth_error` for the simulations whose seed (SHIFTBOX_SEED) is a line of the file named by
+SHIFTBOX_TEST_BROKEN_FLAG, `nonsense` for the others and once the file is removed: a key fixed before `--resume`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ def main() -> int:
     if mode == "import_error":
         import shiftbox_no_such_module  # noqa: F401  # ModuleNotFoundError, as a missing dependency would
     if mode == "switch":
-        mode = "auth_error" if os.path.exists(os.environ["SHIFTBOX_TEST_BROKEN_FLAG"]) else "nonsense"
+        flag = os.environ["SHIFTBOX_TEST_BROKEN_FLAG"]
+        broken = os.path.exists(flag) and os.environ["SHIFTBOX_SEED"] in open(flag).read().split()
+        mode = "auth_error" if broken else "nonsense"
     if mode == "auth_error":
         return auth_error()
     if mode == "nonsense":
