@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 
 def say(content: str) -> None:
@@ -56,8 +57,8 @@ def main() -> int:
     if mode == "import_error":
         import shiftbox_no_such_module  # noqa: F401  # ModuleNotFoundError, as a missing dependency would
     if mode == "switch":
-        flag = os.environ["SHIFTBOX_TEST_BROKEN_FLAG"]
-        broken = os.path.exists(flag) and os.environ["SHIFTBOX_SEED"] in open(flag).read().split()
+        flag = Path(os.environ["SHIFTBOX_TEST_BROKEN_FLAG"])
+        broken = flag.exists() and os.environ["SHIFTBOX_SEED"] in flag.read_text().split()
         mode = "auth_error" if broken else "nonsense"
     if mode == "auth_error":
         return auth_error()
