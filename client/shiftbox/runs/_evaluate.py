@@ -75,22 +75,26 @@ async def run_evaluation_async(
     on_rerun: Callable[[list[str]], None] = lambda ids: None,
 ) -> RunResult:
     """Run the plan; `on_start(to_run, already_finished)` once, `on_done(trajectory)` as each one is written;
-    when resuming, `on_rerun(ids)` first with the failed simulations run again (`runs_again`), if any.
+    when resuming, `on_rerun(ids)` after it with the failed simulations run again (`runs_again`), if any.
 
     Raises RunDirError / RunFileError for an --out that does not fit, SnapshotError, DockerError and
     ToolContractError for servers that cannot serve the run.
     """
     finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
     rerun = drop_failed(plan.out) if plan.resume else []
-    if rerun:
-        finished -= set(rerun)
-        on_rerun(rerun)
+    finished -= set(rerun)
+
+    def started(to_run: int) -> None:
+        on_start(to_run, len(finished))
+        if rerun:
+            on_rerun(rerun)
+
     hooks: RunHooks | None = None
     if plan.record is not None:
         hooks = RecordHooks(plan.record, plan.llm_cassettes)
     await execute_run(plan.config, plan.tasks, plan.out, make_agent=plan.make_agent, make_user=plan.make_user,
                       concurrency=plan.concurrency, finished=finished,
-                      on_start=lambda n: on_start(n, len(finished)), on_done=on_done,
+                      on_start=started, on_done=on_done,
                       hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
                       ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
     if plan.record is not None:
