@@ -1,7 +1,8 @@
 """The errors shiftbox raises on purpose, all under one base class `ShiftboxError`.
 
 Who is to blame decides the class: an `InfrastructureError` (a server, container or LLM provider
-that could not be used) is never the agent's fault; a `ReplayDivergence` (a replay that did
+that could not be used) is never the agent's fault; an `AgentProgramError` (the agent's program did not
+run) is no answer of the agent's either; a `ReplayDivergence` (a replay that did
 something its recording does not have) is never the agent's fault either, and never retried.
 The LLM errors say how an LLM call failed for good (see `shiftbox.llm`). This module imports
 nothing of shiftbox, so every package can raise these without importing another.
@@ -20,6 +21,11 @@ class ShiftboxError(Exception):
 class InfrastructureError(ShiftboxError):
     """A server, container or provider could not be reached or answered outside its protocol: not the
     agent's fault."""
+
+
+class AgentProgramError(ShiftboxError):
+    """The agent's program did not run as an agent (it could not start or be reached, exited, crashed, broke the
+    protocol or never answered): no answer of the agent's, so its simulation is not scored (docs/agents.md)."""
 
 
 class DockerError(InfrastructureError):

@@ -4,7 +4,8 @@ User speaks first; the agent answers with text and/or tool calls (every call goe
 world's recorder); the user answers and may shift goals — the harness records the exact message
 index of each shift. Ends on a stop/transfer/out-of-scope token, an agent transfer, `max_steps`
 messages, or `max_tool_errors` consecutive failed tool calls. Failures that are not the agent's
-(user simulator, infrastructure) are recorded as such and blamed accordingly.
+answer (its program did not run, the user simulator or the infrastructure failed) are recorded as such
+and blamed accordingly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from ._stopwatch import stopwatch
 from .agents import Agent, AgentContext
-from .errors import InfrastructureError, ReplayDivergence
+from .errors import AgentProgramError, InfrastructureError, ReplayDivergence
 from .tasks import Task
 from .trajectory import (
     SHIFT_REPORT_TOOL,
@@ -135,6 +136,8 @@ class Simulation:
             return Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
         except ReplayDivergence as exc:
             return Termination(reason="replay_mismatch", detail=str(exc), blame="infrastructure")
+        except AgentProgramError as exc:
+            return Termination(reason="agent_program_error", detail=str(exc), blame="agent_program")
 
     async def _setup(self) -> None:
         await apply_initial_state(self.episode, self.task.initial_state.tool_calls, self.setup_calls)
@@ -147,6 +150,8 @@ class Simulation:
         )
         try:
             await self.agent.start(context)
+        except AgentProgramError:
+            raise
         except Exception as exc:
             raise _Ended(Termination(reason="agent_error", detail=f"start: {exc!r}", blame="agent")) from exc
         try:
@@ -190,8 +195,8 @@ class Simulation:
         while True:
             try:
                 reply = await self.agent.respond(list(self.messages))
-            except (ReplayDivergence, InfrastructureError):  # e.g. the LLM provider is down: not the agent's fault
-                raise
+            except (ReplayDivergence, InfrastructureError, AgentProgramError):  # e.g. the LLM provider is down, the
+                raise  # agent's program exited: no answer of the agent's
             except Exception as exc:
                 raise _Ended(Termination(reason="agent_error", detail=repr(exc), blame="agent")) from exc
             calls = reply.tool_calls[:1] if self.limits.one_tool_per_turn else reply.tool_calls

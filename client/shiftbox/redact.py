@@ -8,7 +8,9 @@ replaced by `[redacted]`:
   value under a key naming headers (`extra.extra_headers`, `headers`): header values are connection
   details, never results;
 - in strings: the user:password of a URL (`https://alice:pw@host` → `https://[redacted]@host`), query
-  parameters naming a credential (`?key=…`, `&api_key=…`, `&sig=…`), and `Bearer …` tokens;
+  parameters naming a credential (`?key=…`, `&api_key=…`, `&sig=…`), `Bearer …` tokens, and in a command
+  line (`cmd:"…"`) the value of an option or an assignment naming one (`--api-key sk-…`, `--token=…`,
+  `OPENAI_API_KEY=sk-…`);
 - strings holding JSON (`--agent-arg extra.extra_headers={"Authorization": …}`) are redacted inside.
 
 It is idempotent, so a recorded (redacted) configuration compares equal to the redaction of the one
@@ -32,6 +34,8 @@ _QUERY_WORDS = _CREDENTIAL_WORDS | {"code", "access", "refresh"}
 _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@\s]+)@")
 _QUERY_PARAM = re.compile(r"(?P<sep>[?&;])(?P<name>[^=&#;?\s]+)=(?P<value>[^&#;\s]*)")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+(?!\[redacted\])[A-Za-z0-9._~+/=-]{4,}")
+_OPTION = re.compile(r"(?<!\S)(?P<name>--?[A-Za-z][\w.-]*)(?P<sep>=|\s+)(?P<value>(?!-)\S+)")
+_ASSIGNMENT = re.compile(r"(?<!\S)(?P<name>[A-Za-z_][\w.]*)(?P<sep>=)(?P<value>\S+)")
 
 
 def _words(key: str) -> list[str]:
@@ -56,7 +60,11 @@ def redact_text(text: str) -> str:
     text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     text = _QUERY_PARAM.sub(lambda m: f"{m['sep']}{m['name']}={REDACTED}"
                             if is_credential_key(m["name"], _QUERY_WORDS) and m["value"] else m[0], text)
-    return _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
+    text = _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
+    for pattern in (_OPTION, _ASSIGNMENT):
+        text = pattern.sub(lambda m: f"{m['name']}{m['sep']}{REDACTED}" if is_credential_key(m["name"]) else m[0],
+                           text)
+    return text
 
 
 def _json_container(text: str) -> dict | list | None:

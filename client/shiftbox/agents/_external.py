@@ -4,9 +4,10 @@ The harness starts the program once per simulation with `SHIFTBOX_MCP_URL` point
 recording gateway (see `shiftbox.world.RunGateway`). User messages go to its stdin as
 `{"role": "user", "content": ...}` lines; it answers with `{"role": "assistant", "content": ...}`
 lines on stdout. A line with `"final": false` is narration for the tool calls it is about to make.
-Its tool calls reach the gateway and are turned into agent turns by `GatewayAgent`. A crash, garbage
-output or a hang past the timeout raises `ExternalAgentError`, which ends the simulation (blamed on
-the agent) and never the run.
+Its tool calls reach the gateway and are turned into agent turns by `GatewayAgent`. A program that
+cannot start, exits, crashes, writes a line outside the protocol or hangs past the timeout raises
+`ExternalAgentError`: the program did not run, so the simulation ends as `agent_program_error` (not
+scored, with the tail of its stderr), never the run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import anyio
 
 from shiftbox_servers.kit import die_with_parent
 
+from ..redact import redact_text
 from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent, _Event
 from ._protocol import AgentContext
 
@@ -45,7 +47,7 @@ class ExternalAgent(GatewayAgent):
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError('cmd: needs a command, e.g. cmd:"python my_agent.py"')
-        self.name = f"cmd:{command}"
+        self.name = f"cmd:{redact_text(command)}"  # recorded in every trajectory: no `--api-key sk-…`
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
         self._buffer = b""

@@ -18,16 +18,17 @@ from typing import Any, ClassVar
 import anyio
 from mcp_types import CallToolResult
 
-from ..errors import ShiftboxError
+from ..errors import AgentProgramError
 from ..trajectory import Message, ToolCall, ToolCallRecord
 from ._protocol import Agent, AgentContext, AgentReply
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
 
 
-class ExternalAgentError(ShiftboxError):
-    """An agent that calls its tools through the gateway broke its protocol: it exited, wrote garbage, failed
-    or did not answer in time. Ends the simulation (blamed on the agent), never the run."""
+class ExternalAgentError(AgentProgramError):
+    """An agent that calls its tools through the gateway did not run as one: it exited, wrote garbage, failed,
+    could not be reached or did not answer in time. Ends the simulation (`agent_program_error`, not scored),
+    never the run."""
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """`shiftbox run`: checks and runs an evaluation (`shiftbox.runs.plan_run`, `run_evaluation`) with a progress bar,
-then prints a summary of the simulations; exit 1 when nothing could be scored."""
+then prints a summary of the simulations; exit 1 when the agent program failed in a simulation, or when nothing
+could be scored."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def summary_table(trajectories: list[Trajectory], tasks: dict) -> Table:
         done, total = gold_progress(t, tasks[t.task_id]) if t.task_id in tasks else (0, 0)
         errors = sum(c.is_error for c in t.tool_calls)
         turns = sum(m.role == "assistant" for m in t.messages)
-        end = t.termination.reason if t.termination.blame in ("none", "agent") else f"[red]{t.termination.reason}[/]"
+        end = t.termination.reason if t.termination.scored else f"[red]{t.termination.reason}[/]"
         table.add_row(t.simulation_id, t.persona or "-", " > ".join(t.goals), str(len(t.shifts)), end,
                       str(len(t.tool_calls)), str(errors), f"{done}/{total}", str(turns))
     return table
@@ -142,8 +143,13 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
             console.print(f"resuming: {finished} simulations already finished in {plan.out}")
         progress.update(bar, total=to_run)
 
+    def rerun(ids: list[str]) -> None:
+        shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+        console.print(f"resuming: running {len(ids)} again that ended in an agent program or infrastructure "
+                      f"failure ({shown})")
+
     with progress:
-        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar))
+        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar), on_rerun=rerun)
 
 
 def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console) -> None:
@@ -155,8 +161,18 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
     notes.print(f"{len(every)} simulations in {plan.out}/trajectories.jsonl"
                 + (f"; {len(blamed)} ended for reasons not the agent's (user simulator or infrastructure)"
                    if blamed else ""))
+    if result.agent_program_failures:
+        raise fail(agent_program_failed(result.agent_program_failures, len(every)), code=1)
     if every and len(blamed) == len(every):
         raise fail(nothing_scored(blamed), code=1)
+
+
+def agent_program_failed(failed: list[Trajectory], simulations: int) -> str:
+    """The count, the first failure's detail (with the program's stderr tail) and the fix."""
+    first = min(failed, key=lambda t: (t.task_id, t.trial))
+    return (f"{len(failed)} of {simulations} simulations ended because the agent program failed (not scored); "
+            f"first, {first.simulation_id}: {first.termination.detail.strip()}\nfix the agent, then run "
+            "them again with the same command and --resume")
 
 
 def nothing_scored(blamed: list[Trajectory]) -> str:

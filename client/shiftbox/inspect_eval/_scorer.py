@@ -34,7 +34,8 @@ def _value(number: float | bool | None) -> float:
 
 def score_values(metrics: SimulationMetrics) -> dict[str, float]:
     """A simulation's scores as an Inspect score value; a simulation shiftbox does not score (it failed for a
-    reason not the agent's: the user simulator or infrastructure) is all NaN, Inspect's "unscored"."""
+    reason not the agent's answer: its program did not run, the user simulator or infrastructure failed) is all
+    NaN, Inspect's "unscored"."""
     if not metrics.scored:
         return dict.fromkeys(SCORES, NAN)
     return {"tsr": _value(metrics.tsr.score), "tue": _value(metrics.tue.tue), "tcrr": _value(metrics.tcrr.ratio),

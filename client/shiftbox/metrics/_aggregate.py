@@ -1,7 +1,7 @@
 """From trajectories to run metrics: per-simulation scores, then pooled/mean aggregates and breakdowns.
 
-Simulations that ended for a reason not the agent's (user simulator or infrastructure failure) are
-not scored; they are counted in `excluded` by termination reason.
+Simulations that ended for a reason not the agent's answer (its program did not run, the user simulator or
+the infrastructure failed) are not scored; they are counted in `excluded` by termination reason.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
         domain=trajectory.domain, persona=trajectory.persona, agent=trajectory.agent,
         termination=trajectory.termination.reason,
-        scored=trajectory.termination.blame not in ("user", "infrastructure"),
+        scored=trajectory.termination.scored,
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
@@ -215,6 +215,11 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
                 crossing[side].append(r)
                 crossing_sims[side][s.simulation_id] = s
     notes = []
+    if excluded.get("agent_program_error"):
+        notes.append(f"{excluded['agent_program_error']} simulation(s) not scored: the agent program failed "
+                     "(agent_program_error: it could not start or be reached, exited, crashed, broke the protocol or "
+                     "never answered; the reason and its stderr are in termination.detail); fix it and run them "
+                     "again with `shiftbox run ... --resume`")
     if any(s.tsr.nl_status == "not_judged" for s in scored):
         notes.append("nl_assertion not judged for some simulations (no judge configured, or it failed); "
                      "TSR is renormalized over the channels that were measured")

@@ -1,16 +1,21 @@
 """Executing a `RunPlan`: the run directory prepared (or reopened with resume), every missing simulation run,
-the fixture finished when recording; what `shiftbox run` does between its checks and its summary."""
+the fixture finished when recording; what `shiftbox run` does between its checks and its summary.
+
+`--resume` also runs again every simulation that ended because the agent program did not run or the
+infrastructure failed (after a fixed key, a restarted server): their lines leave trajectories.jsonl first.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-from ..trajectory import Trajectory, read_trajectories
-from ._execute import RunHooks, execute_run
+from ..trajectory import TRAJECTORIES_FILE, Trajectory, read_trajectories
+from ._execute import RunHooks, execute_run, is_retryable
 from ._files import prepare_run_dir
 from ._plan import RunPlan
 from ._record import RecordHooks, finish_fixture
@@ -24,11 +29,42 @@ class RunResult:
     trajectories: list[Trajectory]
     resumed: int
     fixture: Path | None = None
+    rerun: int = 0
+    """Simulations `--resume` ran again (they had ended in an agent program or infrastructure failure)."""
 
     @property
     def not_the_agents_fault(self) -> list[Trajectory]:
         """Simulations that ended for a reason not the agent's (user simulator or infrastructure)."""
         return [t for t in self.trajectories if t.termination.blame in ("user", "infrastructure")]
+
+    @property
+    def agent_program_failures(self) -> list[Trajectory]:
+        """Simulations that ended because the agent program did not run (not scored), in file order."""
+        return [t for t in self.trajectories if t.termination.blame == "agent_program"]
+
+
+def runs_again(trajectory: Trajectory) -> bool:
+    """What `--resume` runs again: the agent program did not run, or an infrastructure failure (retryable)."""
+    return trajectory.termination.blame == "agent_program" or is_retryable(trajectory)
+
+
+def drop_failed(run_dir: Path) -> list[str]:
+    """Take the simulations `--resume` runs again out of trajectories.jsonl (rewritten whole, then renamed: a crash
+    leaves the old file or the new one); returns their ids, sorted."""
+    path = run_dir / TRAJECTORIES_FILE
+    trajectories = read_trajectories(run_dir)
+    failed = {t.simulation_id for t in trajectories if runs_again(t)}
+    if not failed:
+        return []
+    kept = [line for line, t in zip([ln for ln in path.read_bytes().splitlines(keepends=True) if ln.strip()],
+                                    trajectories, strict=True) if t.simulation_id not in failed]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("wb") as f:
+        f.writelines(kept)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    return sorted(failed)
 
 
 async def run_evaluation_async(
@@ -36,24 +72,34 @@ async def run_evaluation_async(
     *,
     on_start: Callable[[int, int], None] = lambda to_run, finished: None,
     on_done: Callable[[Trajectory], None] = lambda t: None,
+    on_rerun: Callable[[list[str]], None] = lambda ids: None,
 ) -> RunResult:
-    """Run the plan; `on_start(to_run, already_finished)` once, `on_done(trajectory)` as each one is written.
+    """Run the plan; `on_start(to_run, already_finished)` once, `on_done(trajectory)` as each one is written;
+    when resuming, `on_rerun(ids)` after it with the failed simulations run again (`runs_again`), if any.
 
     Raises RunDirError / RunFileError for an --out that does not fit, SnapshotError, DockerError and
     ToolContractError for servers that cannot serve the run.
     """
     finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
+    rerun = drop_failed(plan.out) if plan.resume else []
+    finished -= set(rerun)
+
+    def started(to_run: int) -> None:
+        on_start(to_run, len(finished))
+        if rerun:
+            on_rerun(rerun)
+
     hooks: RunHooks | None = None
     if plan.record is not None:
         hooks = RecordHooks(plan.record, plan.llm_cassettes)
     await execute_run(plan.config, plan.tasks, plan.out, make_agent=plan.make_agent, make_user=plan.make_user,
                       concurrency=plan.concurrency, finished=finished,
-                      on_start=lambda n: on_start(n, len(finished)), on_done=on_done,
+                      on_start=started, on_done=on_done,
                       hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
                       ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
     if plan.record is not None:
         finish_fixture(plan.record, plan.out)
-    return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record)
+    return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record, len(rerun))
 
 
 def run_evaluation(
@@ -61,6 +107,7 @@ def run_evaluation(
     *,
     on_start: Callable[[int, int], None] = lambda to_run, finished: None,
     on_done: Callable[[Trajectory], None] = lambda t: None,
+    on_rerun: Callable[[list[str]], None] = lambda ids: None,
 ) -> RunResult:
     """`run_evaluation_async` from synchronous code (a script, a notebook cell without a running loop)."""
-    return anyio.run(lambda: run_evaluation_async(plan, on_start=on_start, on_done=on_done))
+    return anyio.run(lambda: run_evaluation_async(plan, on_start=on_start, on_done=on_done, on_rerun=on_rerun))

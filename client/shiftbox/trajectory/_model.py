@@ -19,8 +19,12 @@ TRAJECTORY_SCHEMA_VERSION = 1
 Role = Literal["user", "assistant", "tool"]
 TerminationReason = Literal[
     "user_stop", "user_transfer", "out_of_scope", "agent_transfer", "max_steps", "too_many_tool_errors",
-    "agent_error", "user_error", "infrastructure_error", "replay_mismatch", "session_closed",
+    "agent_error", "agent_program_error", "user_error", "infrastructure_error", "replay_mismatch", "session_closed",
 ]
+Blame = Literal["agent", "agent_program", "user", "infrastructure", "none"]
+UNSCORED_BLAME: frozenset[str] = frozenset({"agent_program", "user", "infrastructure"})
+"""Failures that are not the agent's answer: the agent program did not run, the user simulator or the infrastructure
+failed. Such simulations are not scored (metrics), and `run --resume` runs the program and infrastructure ones again."""
 STOP_TOKENS = {"###STOP###": "user_stop", "###TRANSFER###": "user_transfer",
                "###OUT-OF-SCOPE###": "out_of_scope"}
 
@@ -136,7 +140,12 @@ class UserSimulatorInfo(BaseModel):
 class Termination(BaseModel):
     reason: TerminationReason
     detail: str = ""
-    blame: Literal["agent", "user", "infrastructure", "none"] = "none"
+    blame: Blame = "none"
+
+    @property
+    def scored(self) -> bool:
+        """The conversation is the agent's to be scored on (it did not end in a failure of another party)."""
+        return self.blame not in UNSCORED_BLAME
 
 
 class Trajectory(BaseModel):

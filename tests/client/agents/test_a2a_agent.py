@@ -41,7 +41,7 @@ from starlette.routing import Mount
 from typer.testing import CliRunner
 
 import shiftbox
-from shiftbox.agents import AgentContext
+from shiftbox.agents import AgentContext, ExternalAgentError
 from shiftbox.agents.a2a_agent import (
     DOMAIN_KEY,
     INSTALL_A2A,
@@ -51,7 +51,6 @@ from shiftbox.agents.a2a_agent import (
     A2AAgent,
 )
 from shiftbox.cli import app
-from shiftbox.errors import InfrastructureError
 from shiftbox.trajectory import Message, read_trajectories
 from shiftbox.world import GatewayLink
 from tests.client.harness import REPO
@@ -246,12 +245,16 @@ def test_a_message_reply_is_the_turn_and_the_handover_is_in_metadata_and_the_fir
     assert len({f["context"] for f in fields}) == 1  # one A2A conversation per simulation
 
 
-@pytest.mark.parametrize(("how", "state"), [("reject", "rejected"), ("fail", "failed")])
-def test_a_rejected_or_failed_task_ends_the_simulation_as_the_agents_error(tmp_path, agents, how, state):
+@pytest.mark.parametrize(("how", "state", "reason", "blame", "code"), [
+    ("reject", "rejected", "agent_error", "agent", 0),  # the agent declined: its answer, scored
+    ("fail", "failed", "agent_program_error", "agent_program", 1),  # it failed to run: not scored, the run exits 1
+])
+def test_a_rejected_task_is_the_agents_answer_and_a_failed_one_is_not(tmp_path, agents, how, state, reason, blame,
+                                                                       code):
     res = run_a2a(tmp_path / how, f"{agents}/{how}")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == code, res.output
     [t] = read_trajectories(tmp_path / how)
-    assert t.termination.reason == "agent_error" and t.termination.blame == "agent"
+    assert t.termination.reason == reason and t.termination.blame == blame
     assert f"ended the task as {state}: I will not do that ({how})." in t.termination.detail
 
 
@@ -268,7 +271,7 @@ def test_nothing_listening_or_no_agent_card_is_a_usage_error_naming_the_url(tmp_
     assert not (tmp_path / "dead").exists() and not (tmp_path / "card").exists()  # refused before the run
 
 
-def test_an_agent_gone_mid_run_is_an_infrastructure_error_not_the_agents():
+def test_an_agent_gone_mid_run_is_an_agent_program_failure():
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{free.getsockname()[1]}"
@@ -283,7 +286,7 @@ def test_an_agent_gone_mid_run_is_an_infrastructure_error_not_the_agents():
         finally:
             await agent.close()
 
-    with pytest.raises(InfrastructureError, match="no A2A agent answers at http://") as failed:
+    with pytest.raises(ExternalAgentError, match="no A2A agent answers at http://") as failed:
         anyio.run(first_turn)
     assert "s3cret" not in str(failed.value)
 

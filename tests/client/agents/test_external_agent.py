@@ -58,9 +58,9 @@ def test_calls_made_over_mcp_are_recorded_in_the_trajectory_with_narration(tmp_p
 ])
 def test_a_misbehaving_agent_ends_its_simulation_with_the_reason(tmp_path, mode, expected):
     res = run_external(tmp_path / mode, cmd(mode))
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the program did not run: the run says so (test_agent_program_failures)
     [t] = read_trajectories(tmp_path / mode)
-    assert t.termination.reason == "agent_error" and t.termination.blame == "agent"
+    assert t.termination.reason == "agent_program_error" and t.termination.blame == "agent_program"
     assert expected in t.termination.detail
     if mode == "crash":
         assert "about to fail on purpose" in t.termination.detail  # stderr tail kept for diagnosis
@@ -70,7 +70,7 @@ def test_a_hanging_agent_times_out_and_the_run_goes_on(tmp_path):
     start = time.monotonic()
     res = run_external(tmp_path / "hang", cmd("hang"), "--agent-arg", "timeout=1.5", "--trials", "2",
                        "--concurrency", "2")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output
     trajectories = read_trajectories(tmp_path / "hang")
     assert len(trajectories) == 2
     assert all("no reply within 1.5 s" in t.termination.detail for t in trajectories)

@@ -4,8 +4,9 @@ One A2A conversation (`contextId`) per simulation. Each user message is one `sen
 the background while the agent works: its tool calls reach the run's recording gateway meanwhile and
 become agent turns (`GatewayAgent`), and the call's end gives the turn's reply (`Exchange`). A task left
 input-required is continued by the next message (same `taskId`). Nothing listens at the URL: a plan error
-before the run (`preflight`), or, mid-run, an infrastructure error for that simulation; an agent that
-answers outside the protocol, fails or rejects its task ends its simulation as `agent_error`.
+before the run (`preflight`); mid-run, the agent cannot be reached, answers outside the protocol or fails
+its task: its simulation ends as `agent_program_error` (the agent did not run, not scored); an agent that
+rejects its task ends it as `agent_error` (its answer, scored).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import contextlib
 import uuid
 from typing import Any
 
-from ...errors import InfrastructureError
 from ...redact import redact_text
 from .._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent
 from .._protocol import AgentContext
@@ -61,7 +61,7 @@ class A2AAgent(GatewayAgent):
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             try:
                 pool.submit(asyncio.run, probe()).result()
-            except (InfrastructureError, ExternalAgentError) as exc:
+            except ExternalAgentError as exc:
                 raise ValueError(str(exc)) from None
 
     # -- transport ------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ class A2AAgent(GatewayAgent):
         except AgentCardResolutionError as exc:
             await self._disconnect()
             if isinstance(exc.__cause__, httpx.TransportError):
-                raise InfrastructureError(f"no A2A agent answers at {self.shown} ({redact_text(repr(exc.__cause__))}): start the agent "
+                raise ExternalAgentError(f"no A2A agent answers at {self.shown} ({redact_text(repr(exc.__cause__))}): start the agent "
                                           "there, or give --agent a2a: the URL it serves") from None
             raise ExternalAgentError(f"{self.shown} does not serve an A2A agent card at {CARD_PATH} ({redact_text(exc.message)}); "
                                      "--agent a2a:URL takes the agent's base URL") from None
@@ -131,7 +131,7 @@ class A2AAgent(GatewayAgent):
         import httpx
 
         if isinstance(exc.__cause__, httpx.ConnectError):
-            return InfrastructureError(f"the A2A agent at {self.shown} cannot be reached ({redact_text(repr(exc.__cause__))})")
+            return ExternalAgentError(f"the A2A agent at {self.shown} cannot be reached ({redact_text(repr(exc.__cause__))})")
         return ExternalAgentError(f"the A2A agent at {self.shown} answered outside the protocol: "
                                   f"{type(exc).__name__}: {redact_text(str(exc))}")
 

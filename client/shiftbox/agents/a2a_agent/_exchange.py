@@ -3,14 +3,16 @@
 The reply is the text of a returned `Message`, or of a task's new artifacts followed by its final status
 message. A status update while the task is still working, with text, is narration (shown with the next
 tool call). How the task ended decides the rest: completed and input-required (the agent waits for the
-user) end the turn normally; failed, rejected, canceled and auth-required end the simulation as the
-agent's error.
+user) end the turn normally; rejected (the agent declined) ends the simulation as the agent's error,
+scored; failed, canceled, auth-required, or an answer that ends while the task is under way, mean the
+agent did not run (`ExternalAgentError`: not scored).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...errors import ShiftboxError
 from .._gateway_agent import ExternalAgentError, Said
 
 _STATE_NAMES = {
@@ -21,6 +23,11 @@ _STATE_NAMES = {
 }
 _REPLY_STATES = {"completed", "input-required"}
 _UNDER_WAY = {"working", "submitted"}
+
+
+class A2ATaskRejected(ShiftboxError):
+    """The A2A agent declined the task (state rejected): its own answer, so the simulation ends as `agent_error`
+    and is scored."""
 
 
 def _text(parts: Any) -> str:
@@ -79,7 +86,7 @@ class Exchange:
         """The task stays open for the user's next message (input-required): send that with its task id."""
         return self.state == "input-required"
 
-    def outcome(self, url: str) -> Said | ExternalAgentError:
+    def outcome(self, url: str) -> Said | ExternalAgentError | A2ATaskRejected:
         """The final reply of this exchange, or why there is none."""
         if self.state == "message":
             return {"content": self.reply or "", "final": True}
@@ -95,4 +102,6 @@ class Exchange:
         if self.state in _UNDER_WAY or self.state in (None, "unspecified"):
             return ExternalAgentError(f"the A2A agent at {url} ended its answer while the task was still "
                                       f"{self.state or 'not started'} (no reply)")
+        if self.state == "rejected":
+            return A2ATaskRejected(f"the A2A agent at {url} ended the task as rejected{said}")
         return ExternalAgentError(f"the A2A agent at {url} ended the task as {self.state}{said}")
