@@ -75,7 +75,7 @@ class LLMSettings:
     def connection(self) -> LLMConnection:
         """Where to call. The key is read from `api_key_env` now (None: litellm's own env lookup)."""
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return LLMConnection(api_base=self.api_base, api_key=api_key, timeout_s=self.timeout,
+        return LLMConnection(api_base=self.api_base, api_key=api_key, api_key_env=self.api_key_env, timeout_s=self.timeout,
                              fast_path=self.fast_path)
 
     async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
