@@ -19,8 +19,9 @@ KEY_ENV = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY", "an
            "deepseek": "DEEPSEEK_API_KEY", "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
            "xai": "XAI_API_KEY", "azure": "AZURE_API_KEY", "fireworks_ai": "FIREWORKS_AI_API_KEY"}
 """The variable litellm reads a provider's key from (the providers people use most; others: litellm's docs)."""
-OPTION_FLAG = {"agent": "--agent-arg", "user": "--user-arg"}
-"""Where a role's `api_key_env=NAME` is given (the judge reads its provider's variable only)."""
+OPTION_FLAG = {"agent": "--agent-arg", "user": "--user-arg", "judge": "--judge-arg"}
+"""Where a role's options are given (`api_base`; `api_key_env=NAME` for the agent and the user: the judge
+reads its provider's variable only)."""
 MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set", "no api key", "api key not found",
                      "api_key is not set", "didn't provide an api key")
 """How providers and SDKs say no key was sent (litellm raises some of them as a 500)."""
@@ -65,9 +66,8 @@ def credentials_fix(model: str, api_key_env: str | None, role: Role | str) -> st
     """What to do about a missing or refused key for this model and role."""
     variable = key_variable(model, api_key_env)
     fix = f"set {variable} to a valid key" if variable else f"set {provider(model)}'s API key variable (litellm's docs)"
-    flag = OPTION_FLAG.get(role)
-    if flag and not api_key_env:
-        fix += f" (or keep the key in another variable and name it: {flag} api_key_env=NAME)"
+    if role in ("agent", "user") and not api_key_env:
+        fix += f" (or keep the key in another variable and name it: {OPTION_FLAG[role]} api_key_env=NAME)"
     return fix
 
 

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._model import LLMConnection, LLMRequest
+from ._model import LLMConnection, LLMRequest, Role
+from ._preflight import LLMEndpoint
 from ._retries import complete_with_retries
 
 COMMON_OPTIONS: dict[str, type] = {
@@ -77,6 +78,10 @@ class LLMSettings:
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return LLMConnection(api_base=self.api_base, api_key=api_key, api_key_env=self.api_key_env, timeout_s=self.timeout,
                              fast_path=self.fast_path)
+
+    def endpoint(self, role: Role) -> LLMEndpoint:
+        """What the preflight checks for the `role` these settings serve."""
+        return LLMEndpoint(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env, role=role)
 
     async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
         """The request through the boundary with these retries, backoff and connection (`what` names
