@@ -9,7 +9,10 @@ from ..errors import RunPlanError
 from ..llm import PREFLIGHT_TIMEOUT_S, check_endpoints
 from ._plan import RunPlan
 
-SKIP_HINT = "(the preflight checks this before the run; --no-preflight skips it)"
+
+def refusal(problems: list[str], before: str = "the run") -> str:
+    """The preflight's problems, one a line, and how to skip it."""
+    return "\n".join(problems) + f"\n(the preflight checks this before {before}; --no-preflight skips it)"
 
 
 def preflight_run(plan: RunPlan, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None:
@@ -18,4 +21,4 @@ def preflight_run(plan: RunPlan, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None
     endpoints = [*plan.make_agent().endpoints(), *plan.make_user().endpoints()]
     problems = check_endpoints(endpoints, timeout_s)
     if problems:
-        raise RunPlanError("\n".join(problems) + f"\n{SKIP_HINT}")
+        raise RunPlanError(refusal(problems))

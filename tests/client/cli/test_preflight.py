@@ -134,3 +134,25 @@ def test_a_replay_runs_no_preflight_and_a_live_run_does(tmp_path, monkeypatch):
     assert "identical to the recording" in res.output
     res, _ = run_llm(tmp_path / "live", "http://127.0.0.1:9/v1")
     assert isinstance(res.exception, AssertionError) and "a preflight ran" in str(res.exception)
+
+
+def test_the_llm_judge_is_preflighted_before_scoring_but_not_when_it_replays(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out", str(run),
+                               "--task-id", "hw_banking_001"]).exit_code == 0
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-0002")
+    with fake_openai(["never"], api_key="sk-right") as server:
+        base = server.base_url
+        res = runner.invoke(app, ["metrics", str(run), "--judge", "litellm:openai/fake-model",
+                                  "--judge-arg", f"api_base={base}"])
+        assert res.exit_code == 2, res.output
+        assert (f"authentication failed for model openai/fake-model at {base}: {WRONG_KEY_MESSAGE}; fix: set "
+                "OPENAI_API_KEY to a valid key (the preflight checks this before scoring; --no-preflight skips it)"
+                in one_line(res.output))                      # the judge takes no api_key_env: not suggested
+        assert server.rejected == [("GET", "/v1/models")]
+        cassettes = tmp_path / "judge"
+        cassettes.mkdir()
+        res = runner.invoke(app, ["metrics", str(run), "--judge", "litellm:openai/fake-model",
+                                  "--judge-arg", f"api_base={base}", "--judge-replay", str(cassettes)])
+        assert "preflight" not in res.output
+        assert server.rejected == [("GET", "/v1/models")]     # no request: the judge answers from its cassettes
