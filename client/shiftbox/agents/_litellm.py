@@ -32,7 +32,7 @@ from typing import Any
 
 from shiftbox_servers.kit import escape_lone_surrogates
 
-from ..llm import LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
+from ..llm import Endpoint, LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
 from ..trajectory import Message, ToolCall
 from ._protocol import Agent, AgentContext, AgentReply
 
@@ -139,6 +139,9 @@ class LiteLLMAgent(Agent):
         self.tools: list[dict[str, Any]] = []
         self.usage = Usage()
         """Running totals over this agent's calls."""
+
+    def endpoints(self) -> list[Endpoint]:
+        return [self.settings.endpoint("agent")]
 
     async def start(self, context: AgentContext) -> None:
         self.context = context

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm import Usage
+from ..llm import Endpoint, Usage
 from ..tasks import Task
 from ..trajectory import Message, ToolCall, ToolCallRecord
 
@@ -58,6 +58,11 @@ class Agent(ABC):
     def preflight(self) -> None:
         """Before a live run (never in replay): raise ValueError if the agent cannot work at all."""
         return None
+
+    def endpoints(self) -> list[Endpoint]:
+        """The remote services it calls (`shiftbox.llm.Endpoint`: a model, an A2A agent), which the run's
+        preflight checks with one cheap request each before any simulation starts (not in replay)."""
+        return []
 
     @abstractmethod
     async def start(self, context: AgentContext) -> None:

@@ -33,6 +33,9 @@ def metrics(
     threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
     clean: Annotated[Path | None, typer.Option(help="a run of the same tasks without goal shifts: report "
                                                     "retention and drop of TSR and TUE against it")] = None,
+    preflight: Annotated[bool, typer.Option(help="before scoring, one cheap request to the --judge model's endpoint "
+                                                 "(a missing or refused key stops it at once; never with "
+                                                 "--judge-replay)")] = True,
 ) -> None:
     """Compute TSR, TUE, TCRR, GSRT, pass^k and the rubric pass rate for a run; writes RUN_DIR/metrics.json.
 
@@ -40,7 +43,8 @@ def metrics(
     """
     mode = compat.value if compat is not None else None
     try:
-        the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay)
+        the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay,
+                               preflight=preflight)
         trajectories, tasks = read_run(run_dir)
         if mode is None and len({t.agent for t in trajectories}) > 1:
             if clean is not None or judge_record or judge_replay:

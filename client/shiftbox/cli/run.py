@@ -15,6 +15,7 @@ from rich.table import Table
 from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
+from .._text import clip
 from ..agents import SCRIPTED_AGENTS
 from ..runs import (
     RunDirError,
@@ -23,6 +24,7 @@ from ..runs import (
     RunResult,
     RunWorkerError,
     plan_run,
+    preflight_run,
     run_evaluation,
 )
 from ..tasks import satisfied_actions
@@ -108,6 +110,9 @@ def run(
              "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,
     policy: Annotated[PolicyChoice, typer.Option(
         help="the policy the agent is given: domain (the domain's policy.md) or none (VitaBench)")] = PolicyChoice.domain,
+    preflight: Annotated[bool, typer.Option(
+        help="before the run, one cheap request per model endpoint and A2A agent the run calls (a missing or "
+             "refused key, or nobody listening, stops the run at once)")] = True,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -123,6 +128,8 @@ def run(
             dependency_graph=dependency_graph, policy=policy.value,
             executor=executor.value if executor else None, workers=workers, ray_address=ray_address,
             max_llm_concurrency=max_llm_concurrency)
+        if preflight:
+            preflight_run(plan)
     except (SpecError, RunPlanError) as exc:
         raise fail(str(exc)) from None
     try:
@@ -175,11 +182,15 @@ def agent_program_failed(failed: list[Trajectory], simulations: int) -> str:
             "them again with the same command and --resume")
 
 
+SUMMARY_DETAIL_CHARS = 1000
+"""A failure's first line in the summary, shortened at a word boundary past this (an auth failure fits whole)."""
+
+
 def nothing_scored(blamed: list[Trajectory]) -> str:
     """One line: every simulation failed for a reason not the agent's, and the most frequent reason."""
     reasons: dict[str, int] = {}
     for t in blamed:
-        detail = (t.termination.detail.strip().splitlines() or [""])[0][:240]
+        detail = clip((t.termination.detail.strip().splitlines() or [""])[0], SUMMARY_DETAIL_CHARS)
         key = f"{t.termination.blame}: {t.termination.reason}" + (f": {detail}" if detail else "")
         reasons[key] = reasons.get(key, 0) + 1
     top = max(reasons, key=lambda k: reasons[k])

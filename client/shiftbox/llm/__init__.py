@@ -16,7 +16,8 @@ Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api
 Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
 (the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
-causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator).
+causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator),
+`_credentials` (naming a missing or refused key), `_preflight` (one cheap request per endpoint before a live run).
 """
 
 from ._blocking import complete_blocking
@@ -28,10 +29,11 @@ from ._litellm import import_litellm, price_usd
 from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
 from ._openai_body import cached_body, dumps, plain_messages
 from ._openai_http import encoded_body, request_body
+from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "Cassette", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
+__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "Endpoint", "LLMEndpoint", "check_endpoints", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
            "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message", "http_cassette_file",
            "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",

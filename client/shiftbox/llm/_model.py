@@ -30,6 +30,7 @@ class LLMConnection(BaseModel):
 
     api_base: str | None = None
     api_key: str | None = None
+    api_key_env: str | None = Field(None, description="the variable `api_key` was read from, named in errors")
     timeout_s: float = 120.0
     fast_path: bool = Field(True, description="OpenAI-compatible endpoints (openai/, hosted_vllm/ with an "
                                               "api_base) skip the openai SDK and litellm's logging")

@@ -109,13 +109,18 @@ async def request_body(request: LLMRequest, provider: str, model: str) -> dict[s
     return body
 
 
-def _error_message(response: httpx.Response) -> str:
+def error_text(response: httpx.Response) -> str:
+    """An OpenAI-style error body's message, else the body as text."""
     try:
         error = response.json().get("error")
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
         message = None
-    return f"OpenAIException - {message or response.text}"
+    return str(message or response.text)
+
+
+def _error_message(response: httpx.Response) -> str:
+    return f"OpenAIException - {error_text(response)}"
 
 
 async def encoded_body(request: LLMRequest, provider: str, model: str) -> bytes:

@@ -10,7 +10,10 @@ sees the same requests in the same order.
 When a call still fails it raises, with a message that names the cause:
 - `LLMUnavailable` — the provider could not be used: transient failures outlasted the retries, or the
   credentials/model/endpoint are wrong (401/403/404). Not the agent's (or the user's) behaviour: it
-  is an `InfrastructureError`, so a harness that maps those blames infrastructure.
+  is an `InfrastructureError`, so a harness that maps those blames infrastructure. A missing, wrong or
+  unauthorised key (cause `auth`) is never retried and is named with the model, the endpoint, the
+  provider's whole message and the fix (`_credentials.auth_failure`); other messages are shortened at a
+  word boundary.
 - `LLMRequestRejected` — the provider refused this request (400/422: context window exceeded,
   content policy, a bad parameter). Counted against the role that made it.
 - `LLMError` — any other failure.
@@ -24,13 +27,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .._text import clip
 from ..errors import LLMError, LLMRequestRejected, LLMUnavailable, ReplayDivergence
 from ..redact import redact_text
 from ._boundary import complete
+from ._credentials import auth_failure, is_missing_key, provider_message
 from ._model import LLMConnection, LLMRequest
 
 MAX_RETRY_DELAY_S = 30.0
 """Longest wait before a retry, whatever the provider's retry-after header asks for."""
+BRIEF_CHARS = 300
+"""A failure's message is shortened to this many characters (at a word boundary); an auth failure's never."""
+AUTH_ERRORS = frozenset({"AuthenticationError", "PermissionDeniedError"})
+"""litellm's and the openai SDK's classes of a refused key (whatever status they carry)."""
 
 
 def _status(exc: BaseException) -> int | None:
@@ -44,14 +53,14 @@ def cause_of(exc: BaseException) -> str:
     status = _status(exc)
     if status == 429 or "RateLimitError" in names:
         return "rate_limit"
+    if status in (401, 403) or names & AUTH_ERRORS or is_missing_key(str(exc)):
+        return "auth"  # before the 5xx: litellm raises a missing key as an InternalServerError
     if status == 408 or names & {"Timeout", "APITimeoutError"}:
         return "timeout"
     if "Connection error" in str(exc) or ("APIConnectionError" in names and (status is None or status >= 500)):
         return "connection"
     if status is not None and status >= 500:
         return "server_error"
-    if status in (401, 403):
-        return "auth"
     if status == 404:
         return "not_found"
     if status is not None and 400 <= status < 500:
@@ -90,9 +99,8 @@ def retry_delay(exc: BaseException, attempt: int, backoff_s: float) -> float:
     return min(backoff_s * (2 ** attempt), MAX_RETRY_DELAY_S)
 
 
-def _brief(exc: BaseException, limit: int = 300) -> str:
-    text = redact_text(" ".join(str(exc).split()))  # a provider's message may quote the api_base
-    return text if len(text) <= limit else text[:limit] + "…"
+def _brief(exc: BaseException) -> str:
+    return clip(redact_text(" ".join(str(exc).split())), BRIEF_CHARS)  # a provider's message may quote the api_base
 
 
 async def complete_with_retries(request: LLMRequest, connection: LLMConnection, *, retries: int,
@@ -116,6 +124,9 @@ async def complete_with_retries(request: LLMRequest, connection: LLMConnection, 
                 continue
             tries = f" after {attempt + 1} attempts" if attempt else ""
             message = f"{who}: LLM call failed ({cause}){tries}: {_brief(exc)}"
+            if cause == "auth":
+                message = f"{who}: " + auth_failure(request.model, connection.api_base, connection.api_key_env,
+                                                    request.role, provider_message(exc))
             if is_transient(exc) or cause in ("auth", "not_found"):
                 raise LLMUnavailable(message, cause) from exc
             if cause == "bad_request":

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._model import LLMConnection, LLMRequest
+from ._model import LLMConnection, LLMRequest, Role
+from ._preflight import LLMEndpoint
 from ._retries import complete_with_retries
 
 COMMON_OPTIONS: dict[str, type] = {
@@ -75,8 +76,12 @@ class LLMSettings:
     def connection(self) -> LLMConnection:
         """Where to call. The key is read from `api_key_env` now (None: litellm's own env lookup)."""
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return LLMConnection(api_base=self.api_base, api_key=api_key, timeout_s=self.timeout,
+        return LLMConnection(api_base=self.api_base, api_key=api_key, api_key_env=self.api_key_env, timeout_s=self.timeout,
                              fast_path=self.fast_path)
+
+    def endpoint(self, role: Role) -> LLMEndpoint:
+        """What the preflight checks for the `role` these settings serve."""
+        return LLMEndpoint(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env, role=role)
 
     async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
         """The request through the boundary with these retries, backoff and connection (`what` names

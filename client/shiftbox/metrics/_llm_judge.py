@@ -25,6 +25,7 @@ from ..errors import ReplayDivergence
 from ..llm import (
     Cassette,
     LLMConnection,
+    LLMEndpoint,
     LLMRequest,
     Usage,
     complete_blocking,
@@ -249,6 +250,10 @@ class LLMJudge(Judge):
                                         **({} if timeout is None else {"timeout_s": float(timeout)}))
         self.usage = Usage()
         self.log: list[dict[str, Any]] = []
+
+    def endpoints(self) -> list[LLMEndpoint]:
+        """What the preflight checks before a live scoring (`make_judge`)."""
+        return [LLMEndpoint(model=self.model, api_base=self.connection.api_base, role="judge")]
 
     # -- the Judge protocol ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from ._files import (
     write_run_metadata,
 )
 from ._plan import RunPlan, default_workers, plan_run, resolve_snapshot
+from ._preflight import preflight_run
 from ._record import (
     CASSETTES,
     FIXTURE_FILE,
@@ -52,7 +53,7 @@ __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
     "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
-    "execute_run", "is_retryable", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
+    "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",

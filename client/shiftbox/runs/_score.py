@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from ..llm import Cassette
+from ..llm import Cassette, check_endpoints
 from ..metrics import RunMetrics, SimulationMetrics, compute_run_metrics
 from ..trajectory import Trajectory
 from ._files import TASKS_FILE, read_run
+from ._preflight import refusal
 from ._record import fixture_file_name
 
 METRICS_FILE = "metrics.json"
@@ -59,9 +60,11 @@ def judge_cassettes(folder: Path, mode: Literal["record", "replay"]) -> Callable
 
 
 def make_judge(spec: str | None, options: dict[str, str] | None = None, *, record: Path | None = None,
-               replay: Path | None = None):
+               replay: Path | None = None, preflight: bool = False):
     """`litellm:<model>` with options api_base, temperature, max_retries, rubric_window, rubric_stride; None: the
     deterministic detector only. `record` / `replay`: a folder of judge cassettes to write, or to answer from.
+    `preflight`: unless it answers from cassettes, the judge's endpoint answers one cheap request first
+    (`shiftbox.llm.check_endpoints`): a missing or refused key, or nobody listening, is a ValueError naming it.
 
     API keys come from the provider's usual environment variable, never from the command line.
     """
@@ -87,4 +90,9 @@ def make_judge(spec: str | None, options: dict[str, str] | None = None, *, recor
     from ..metrics import LLMJudge
 
     cassettes = judge_cassettes(record, "record") if record else judge_cassettes(replay, "replay") if replay else None
-    return LLMJudge(model, cassettes=cassettes, **kwargs)
+    judge = LLMJudge(model, cassettes=cassettes, **kwargs)
+    if preflight and replay is None:
+        problems = check_endpoints(judge.endpoints())
+        if problems:
+            raise ValueError(refusal(problems, "scoring"))
+    return judge

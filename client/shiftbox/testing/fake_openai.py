@@ -12,6 +12,10 @@ It listens on 127.0.0.1 only (ephemeral port) and serves from a daemon thread. E
 tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and
 `GET /v1/models`. The `/v1` prefix is optional.
 
+With `api_key` set, a request without that key is refused with a 401 as OpenAI words it (a wrong key named
+masked, a missing one); with `permission_denied` set, every request is refused with a 403 carrying that message
+(a key without access to the model). Refused requests are counted in `rejected`, not in `requests`.
+
 The script decides every reply: a sequence of replies consumed in order, or a callable
 `(request_body) -> Reply`. A plain `str` stands for `Reply.text(str)`. Everything in a response is
 deterministic: ids come from a counter (`chatcmpl-fake-000001`, tool calls `call_1_0` unless the
@@ -43,6 +47,20 @@ ERROR_TYPES = {
     404: "not_found_error",
     429: "rate_limit_error",
 }
+
+
+WRONG_KEY_MESSAGE = ("Incorrect API key provided: {key}. You can find your API key at "
+                     "https://platform.openai.com/account/api-keys.")
+NO_KEY_MESSAGE = ("You didn't provide an API key. You need to provide your API key in an Authorization header using "
+                  "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) "
+                  "if you're accessing the API from your browser and are prompted for a username. You can obtain an "
+                  "API key from https://platform.openai.com/account/api-keys.")
+"""OpenAI's 401 messages for a wrong key and for none."""
+
+
+def masked(key: str) -> str:
+    """A key as OpenAI quotes it in an error: its first and last 4 characters, stars between."""
+    return key[:4] + "*" * max(len(key) - 8, 0) + key[-4:] if len(key) > 8 else "*" * len(key)
 
 
 def count_tokens(text: str) -> int:
@@ -135,9 +153,10 @@ class FakeOpenAI:
     """The server. Prefer the `fake_openai(script)` context manager; `start()`/`stop()` also work."""
 
     def __init__(self, script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
-                 created: int = DEFAULT_CREATED):
+                 created: int = DEFAULT_CREATED, permission_denied: str | None = None):
         self.model = model
         self.api_key = api_key
+        self.permission_denied = permission_denied
         self.created = created
         self._script: Callable[[dict[str, Any]], Reply | str] | None = None
         self._queue: list[Reply | str] = []
@@ -155,6 +174,8 @@ class FakeOpenAI:
         """The reply chosen for each request, parallel to `requests`."""
         self.errors: list[str] = []
         """Problems of the fake itself (script exhausted or raised, bad request JSON)."""
+        self.rejected: list[tuple[str, str]] = []
+        """(method, path) of the requests refused for their key (401) or permission (403), in arrival order."""
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -304,12 +325,13 @@ class FakeOpenAI:
 
 @contextmanager
 def fake_openai(script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
-                created: int = DEFAULT_CREATED) -> Iterator[FakeOpenAI]:
+                created: int = DEFAULT_CREATED, permission_denied: str | None = None) -> Iterator[FakeOpenAI]:
     """Run a FakeOpenAI on 127.0.0.1 for the duration of the block.
 
-    `api_key`, when given, is required as `Authorization: Bearer <key>` (else 401).
+    `api_key`, when given, is required as `Authorization: Bearer <key>` (else 401); `permission_denied`, when
+    given, is the message of the 403 every request gets.
     """
-    server = FakeOpenAI(script, model=model, api_key=api_key, created=created)
+    server = FakeOpenAI(script, model=model, api_key=api_key, created=created, permission_denied=permission_denied)
     server.start()
     try:
         yield server
@@ -369,10 +391,20 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _authorized(self) -> bool:
-        key = self.fake.api_key
-        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+        """The key and the permission, refused as OpenAI refuses them (its error bodies, the key masked)."""
+        key, denied = self.fake.api_key, self.fake.permission_denied
+        given = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        if key is not None and given != key:
+            reply = Reply.error(401, NO_KEY_MESSAGE, type="invalid_request_error") if not given else \
+                Reply.error(401, WRONG_KEY_MESSAGE.format(key=masked(given)), type="invalid_request_error",
+                            code="invalid_api_key")
+        elif denied is not None:
+            reply = Reply.error(403, denied, type="invalid_request_error", code="model_not_found")
+        else:
             return True
-        self._send_json(401, Reply.error(401, "Incorrect API key provided", code="invalid_api_key").body)
+        with self.fake._lock:
+            self.fake.rejected.append((self.command, self.path.split("?", 1)[0]))
+        self._send_json(reply.status, reply.body)
         return False
 
     def do_GET(self) -> None:

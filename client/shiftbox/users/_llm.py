@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LLMBadReply
-from ..llm import LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
+from ..llm import Endpoint, LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
 from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 from ._personas import Persona, get_persona
@@ -401,6 +401,9 @@ class LLMUser(UserSimulator):
         self.index = self.raised = -1
         self.turns_on_goal = 0
         self.stacked = {}
+
+    def endpoints(self) -> list[Endpoint]:
+        return [self.settings.endpoint("user")]
 
     def identity(self) -> UserSimulatorInfo:
         from ._personas import catalog_identity

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm import Usage
+from ..llm import Endpoint, Usage
 from ..tasks import Task
 from ..trajectory import Message, ToolCallRecord, UserSimulatorInfo
 
@@ -47,6 +47,10 @@ class UserSimulator(ABC):
     def preflight(self) -> None:
         """Before a live run: raise ValueError if the simulator cannot work at all."""
         return None
+
+    def endpoints(self) -> list[Endpoint]:
+        """The models it calls, which the run's preflight checks before any simulation starts (not in replay)."""
+        return []
 
     def identity(self) -> UserSimulatorInfo:
         """Which simulator this is (`Trajectory.user_simulator`): by default what `name` (`kind:model`)

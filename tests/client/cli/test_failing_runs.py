@@ -25,7 +25,8 @@ def last_line(output: str) -> str:
 def test_a_run_whose_every_simulation_failed_for_lack_of_an_api_key_exits_non_zero(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     res = run_cli(tmp_path / "r", "--agent", "litellm:openai/fake-model", "--agent-arg", "api_base=http://127.0.0.1:9",
-                  "--agent-arg", "max_retries=0", "--task-id", "hw_banking_001", "--task-id", "hw_banking_002")
+                  "--agent-arg", "max_retries=0", "--task-id", "hw_banking_001", "--task-id", "hw_banking_002",
+                  "--no-preflight")  # the simulations' own failure (the preflight would refuse the run: test_preflight)
     assert res.exit_code == 1, res.output
     assert res.exception is None or isinstance(res.exception, SystemExit)
     line = last_line(res.output)

@@ -149,7 +149,7 @@ def test_oracle_completes_every_valid_agentchangebench_banking_task(tmp_path):
 
 def test_max_retries_reaches_llm_roles_only(tmp_path):
     res = run_cli(tmp_path / "r", "--agent", "litellm:openai/fake-model", "--agent-arg", "api_base=http://127.0.0.1:9",
-                  "--max-retries", "0", "--task-id", "hw_banking_001", "--max-steps", "4")
+                  "--max-retries", "0", "--task-id", "hw_banking_001", "--max-steps", "4", "--no-preflight")
     assert res.exit_code == 1, res.output  # its only simulation failed for a reason not the agent's
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["config"]["agent_args"]["max_retries"] == "0"

@@ -145,6 +145,30 @@ def test_api_key_is_enforced_when_given() -> None:
         assert post(server, {"messages": HI}, headers={"Authorization": "Bearer sk-right"})[0] == 200
 
 
+def test_a_wrong_or_missing_key_is_refused_as_openai_refuses_it_and_counted() -> None:
+    """OpenAI's 401 bodies: type invalid_request_error; a wrong key is named masked, never in full."""
+    with fake_openai(["ok"], api_key="sk-right") as server:
+        status, raw = post(server, {"messages": HI}, headers={"Authorization": "Bearer sk-wrong-key-1234"})
+        error = json.loads(raw)["error"]
+        assert status == 401 and (error["type"], error["code"]) == ("invalid_request_error", "invalid_api_key")
+        assert error["message"].startswith("Incorrect API key provided: sk-w") and "sk-wrong-key-1234" not in raw.decode()
+        assert "1234" in error["message"] and "platform.openai.com/account/api-keys" in error["message"]
+        status, raw = post(server, {"messages": HI})
+        error = json.loads(raw)["error"]
+        assert status == 401 and error["message"].startswith("You didn't provide an API key.")
+        assert get(server, "/models")[0] == 401
+    assert server.requests == [] and server.rejected == [("POST", "/v1/chat/completions"),
+                                                         ("POST", "/v1/chat/completions"), ("GET", "/v1/models")]
+
+
+def test_permission_denied_refuses_every_request_with_a_403() -> None:
+    with fake_openai(["ok"], permission_denied="Project `proj_x` does not have access to model `fake-model`") as server:
+        status, raw = post(server, {"messages": HI})
+        assert status == 403 and json.loads(raw)["error"]["message"].startswith("Project `proj_x` does not have")
+        assert get(server, "/models")[0] == 403
+    assert server.requests == [] and len(server.rejected) == 2
+
+
 # -- through litellm ---------------------------------------------------------------------------------
 
 

@@ -3,20 +3,22 @@
 One A2A conversation (`contextId`) per simulation. Each user message is one `send_message` call, run in
 the background while the agent works: its tool calls reach the run's recording gateway meanwhile and
 become agent turns (`GatewayAgent`), and the call's end gives the turn's reply (`Exchange`). A task left
-input-required is continued by the next message (same `taskId`). Nothing listens at the URL: a plan error
-before the run (`preflight`); mid-run, the agent cannot be reached, answers outside the protocol or fails
-its task: its simulation ends as `agent_program_error` (the agent did not run, not scored); an agent that
+input-required is continued by the next message (same `taskId`). Nothing listens at the URL, or its card asks
+for credentials: the run's preflight refuses the run (`endpoints()`: the card fetched, within
+`CARD_TIMEOUT_S`). Mid-run, the agent cannot be reached, asks for credentials, answers outside the protocol or
+fails its task: its simulation ends as `agent_program_error` (the agent did not run, not scored); an agent that
 rejects its task ends it as `agent_error` (its answer, scored).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import uuid
 from typing import Any
 
+from ...errors import InfrastructureError
+from ...llm import Endpoint
 from ...redact import redact_text
 from .._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent
 from .._protocol import AgentContext
@@ -26,6 +28,8 @@ from ._install import require_a2a
 
 CARD_PATH = "/.well-known/agent-card.json"
 CONNECT_TIMEOUT_S = 10.0
+CARD_TIMEOUT_S = 10.0
+"""Longest wait for the agent card (its reading too: a message's answer may take long, the card must not)."""
 
 
 class A2AAgent(GatewayAgent):
@@ -50,19 +54,11 @@ class A2AAgent(GatewayAgent):
         self._exchange: asyncio.Task[None] | None = None
 
     def preflight(self) -> None:
-        """Before a live run: the a2a-sdk is installed and an A2A agent card is served at the URL (in a thread
-        of its own, so it works whether or not the caller runs an event loop). Not called in replay."""
+        """Before a live run: the a2a-sdk is installed (the card is the run preflight's, `endpoints()`)."""
         require_a2a()
 
-        async def probe() -> None:
-            await self._connect()
-            await self._disconnect()
-
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            try:
-                pool.submit(asyncio.run, probe()).result()
-            except ExternalAgentError as exc:
-                raise ValueError(str(exc)) from None
+    def endpoints(self) -> list[Endpoint]:
+        return [AgentCard(self.url, self.shown)]
 
     # -- transport ------------------------------------------------------------------------------
 
@@ -79,9 +75,19 @@ class A2AAgent(GatewayAgent):
         config = ClientConfig(httpx_client=self._http, supported_protocol_bindings=[
             TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON])
         try:
-            self._client = await ClientFactory(config).create_from_url(self.url)
+            self._client = await asyncio.wait_for(ClientFactory(config).create_from_url(self.url), CARD_TIMEOUT_S)
+        except TimeoutError:
+            await self._disconnect()
+            raise ExternalAgentError(f"the A2A agent at {self.shown} did not serve its agent card within "
+                                      f"{CARD_TIMEOUT_S:g} s: start it there, or give --agent a2a: the URL it "
+                                      "serves") from None
         except AgentCardResolutionError as exc:
             await self._disconnect()
+            if exc.status_code in (401, 403):
+                raise ExternalAgentError(
+                    f"authentication failed for the A2A agent at {self.shown}: its agent card answered HTTP "
+                    f"{exc.status_code} ({redact_text(exc.message)}); fix: let shiftbox read the card and send "
+                    "messages, or give the credentials it accepts in the URL (a2a:https://USER:PASSWORD@HOST)") from None
             if isinstance(exc.__cause__, httpx.TransportError):
                 raise ExternalAgentError(f"no A2A agent answers at {self.shown} ({redact_text(repr(exc.__cause__))}): start the agent "
                                           "there, or give --agent a2a: the URL it serves") from None
@@ -142,3 +148,26 @@ class A2AAgent(GatewayAgent):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await exchange
         await self._disconnect()
+
+
+class AgentCard(Endpoint):
+    """An A2A agent as the run's preflight checks it: its card fetched (and closed again), within the timeout."""
+
+    def __init__(self, url: str, shown: str):
+        self.url, self.shown = url, f"the A2A agent at {shown}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("a2a", self.url)
+
+    async def check(self, timeout_s: float) -> None:
+        agent = A2AAgent(self.url)
+        try:
+            await asyncio.wait_for(agent._connect(), timeout_s)
+        except TimeoutError:
+            raise InfrastructureError(f"{self.shown} did not serve its agent card within {timeout_s:g} s: start it "
+                                      "there, or give --agent a2a: the URL it serves") from None
+        except ExternalAgentError as exc:
+            raise InfrastructureError(str(exc)) from None
+        finally:
+            await agent._disconnect()
