@@ -5,6 +5,7 @@ it plays the agent and the user simulator of a task file (`ScriptedLLM`) on 127.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -62,10 +63,8 @@ def serve_fake_llm(task_files: list[Path] | None = None, *, port: int = DEFAULT_
         announce(f"it plays the agent and the user of {len(tasks)} tasks ({', '.join(str(f) for f in files)}); "
                  "any model name; Ctrl-C to stop")
         announce(how_to_use(server.base_url))
-        try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it is meant to stop
             (stop or threading.Event()).wait()
-        except KeyboardInterrupt:
-            pass
         return len(server.requests)
     finally:
         server.stop()
