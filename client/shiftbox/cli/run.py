@@ -160,6 +160,8 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
                    if blamed else ""))
     if every and len(blamed) == len(every):
         raise fail(nothing_scored(blamed), code=1)
+    if result.fixture_refused:
+        raise fail(result.fixture_refused, code=1)
 
 
 def nothing_scored(blamed: list[Trajectory]) -> str:

@@ -13,7 +13,7 @@ from ..trajectory import Trajectory, read_trajectories
 from ._execute import RunHooks, execute_run
 from ._files import prepare_run_dir
 from ._plan import RunPlan
-from ._record import RecordHooks, finish_fixture
+from ._record import RecordHooks, finish_fixture, refuse_fixture
 
 
 @dataclass
@@ -24,6 +24,8 @@ class RunResult:
     trajectories: list[Trajectory]
     resumed: int
     fixture: Path | None = None
+    fixture_refused: str | None = None
+    """Why `--record`'s fixture was not finished (simulations that failed for reasons not the agent's), or None."""
 
     @property
     def not_the_agents_fault(self) -> list[Trajectory]:
@@ -51,9 +53,14 @@ async def run_evaluation_async(
                       on_start=lambda n: on_start(n, len(finished)), on_done=on_done,
                       hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
                       ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
-    if plan.record is not None:
-        finish_fixture(plan.record, plan.out)
-    return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record)
+    result = RunResult(plan.out, read_trajectories(plan.out), len(finished))
+    if plan.record is not None:  # a fixture of failures would replay them as if they were the agent's results
+        if result.not_the_agents_fault:
+            result.fixture_refused = refuse_fixture(plan.record, result.not_the_agents_fault, len(result.trajectories))
+        else:
+            finish_fixture(plan.record, plan.out)
+            result.fixture = plan.record
+    return result
 
 
 def run_evaluation(
