@@ -74,6 +74,7 @@ def test_a_healthy_recording_is_finished(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_the_replay_page_recording_example_runs_as_written(tmp_path):
     """docs/replay.md's offline recording: the fake LLM, then the run recorded with both roles given its address,
     then the replay without a key; on a free port instead of the page's."""
