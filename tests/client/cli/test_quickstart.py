@@ -15,7 +15,14 @@ import pytest
 
 from shiftbox.runs import score_run
 from shiftbox.trajectory import read_trajectories
-from tests.client.walkthrough import DOC_PORT, code_blocks, free_port, run_script, scratch_checkout, start
+from tests.client.walkthrough import (
+    DOC_PORT,
+    code_blocks,
+    free_port,
+    run_script,
+    scratch_checkout,
+    start,
+)
 from tests.conftest import make_acb_clone, require_acb
 from tests.servers.airline.test_import_acb import DB as SMALL_AIRLINE_DB
 
