@@ -441,7 +441,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-if __name__ == "__main__":
-    from shiftbox.testing.fake_llm import main
+def main() -> int:
+    """`python -m shiftbox.testing.fake_openai`: the server as a program (`shiftbox.testing.fake_llm.main`)."""
+    from .fake_llm import main as serve  # the program plays tasks (fake_brains), which build on this module
 
+    return serve()
+
+
+if __name__ == "__main__":
     raise SystemExit(main())
