@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -64,3 +65,15 @@ def start(block: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
 def run_script(block: str, cwd: Path, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """Commands run in one shell, stopping at the first that fails (each is echoed, so the failure names it)."""
     return subprocess.run(["bash", "-exc", block], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def run_beside_fake_llm(server: str, commands: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`commands` run (`run_script`) while the block `server` (`shiftbox fake-llm …`) serves, both on a free port in
+    place of the page's; the server is stopped with Ctrl-C afterwards."""
+    port = free_port()
+    proc = start(server.replace(DOC_PORT, port), cwd, env)
+    try:
+        return run_script(commands.replace(DOC_PORT, port), cwd, env)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)

@@ -443,7 +443,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main() -> int:
     """`python -m shiftbox.testing.fake_openai`: the server as a program (`shiftbox.testing.fake_llm.main`)."""
-    from .fake_llm import main as serve  # the program plays tasks (fake_brains), which build on this module
+    from .fake_llm import (
+        main as serve,  # the program plays tasks (fake_brains), which build on this module
+    )
 
     return serve()
 

@@ -9,20 +9,12 @@ is not in ../shared, the small tau2-format airline database of tests/servers/air
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
 
 from shiftbox.runs import score_run
 from shiftbox.trajectory import read_trajectories
-from tests.client.walkthrough import (
-    DOC_PORT,
-    code_blocks,
-    free_port,
-    run_script,
-    scratch_checkout,
-    start,
-)
+from tests.client.walkthrough import code_blocks, run_beside_fake_llm, run_script, scratch_checkout
 from tests.conftest import make_acb_clone, require_acb
 from tests.servers.airline.test_import_acb import DB as SMALL_AIRLINE_DB
 
@@ -40,24 +32,19 @@ def blocks() -> dict[str, str]:
     return {"oracle": oracle, "fake_llm": fake_llm, "llm_runs": llm_runs, "reference": reference, "airline": airline}
 
 
-def ran(block: str, checkout, env) -> str:
-    done = run_script(block, checkout, env)
+def check(done) -> str:
+    """A block's stdout, once it ran to the end (else its output, the failing command last)."""
     assert done.returncode == 0, f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-6000:]}"
     return done.stdout
 
 
 def test_the_first_half_runs_offline_with_the_fake_llm(tmp_path):
-    page, port = blocks(), free_port()
+    page = blocks()
     checkout, env = scratch_checkout(tmp_path)
-    ran(page["oracle"], checkout, env)
+    check(run_script(page["oracle"], checkout, env))
     assert len(read_trajectories(checkout / "runs" / "oracle")) == 5 * 3
     assert (checkout / "runs" / "oracle" / "report.html").exists()
-    server = start(page["fake_llm"].replace(DOC_PORT, port), checkout, env)
-    try:
-        ran(page["llm_runs"].replace(DOC_PORT, port), checkout, env)
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(30)
+    check(run_beside_fake_llm(page["fake_llm"], page["llm_runs"], checkout, env))
     for run in ("fake-llm", "fake-cmd"):
         every = read_trajectories(checkout / "runs" / run)
         assert len(every) == 2 and all(t.termination.reason == "user_stop" for t in every), run
@@ -73,8 +60,8 @@ def test_the_reference_half_runs_on_clones_of_the_public_repositories(tmp_path):
     tau2.mkdir(parents=True)
     (tau2 / "db.json").write_text(json.dumps(SMALL_AIRLINE_DB))
     checkout, env = scratch_checkout(tmp_path / "work", {ACB_URL: acb, TAU2_URL: tmp_path / "copies" / "tau2-bench"})
-    out = ran(page["reference"], checkout, env)
+    out = check(run_script(page["reference"], checkout, env))
     assert "are the reference's own data errors" in " ".join(out.split())  # counted apart by validate (exit 0)
     assert len(read_trajectories(checkout / "runs" / "acb")) == 50
-    ran(page["airline"], checkout, env)
+    check(run_script(page["airline"], checkout, env))
     assert json.loads((checkout / "runs" / "acb-airline.json").read_text())["snapshot"] == "airline/acb-v1"

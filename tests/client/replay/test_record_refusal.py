@@ -4,8 +4,6 @@ them, and `shiftbox replay DIR` refuses the directory."""
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 from typer.testing import CliRunner
 
@@ -15,14 +13,7 @@ from shiftbox.testing import Reply, fake_openai
 from shiftbox.testing.fake_brains import ScriptedLLM
 from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN, handwritten
-from tests.client.walkthrough import (
-    DOC_PORT,
-    code_blocks,
-    free_port,
-    run_script,
-    scratch_checkout,
-    start,
-)
+from tests.client.walkthrough import code_blocks, run_beside_fake_llm, scratch_checkout
 
 runner = CliRunner()
 IDS = ["hw_banking_001", "hw_banking_002"]
@@ -78,14 +69,9 @@ def test_a_healthy_recording_is_finished(tmp_path, monkeypatch):
 def test_the_replay_page_recording_example_runs_as_written(tmp_path):
     """docs/replay.md's offline recording: the fake LLM, then the run recorded with both roles given its address,
     then the replay without a key; on a free port instead of the page's."""
-    server, commands = (b.replace(DOC_PORT, port) for port in [free_port()] for b in code_blocks("replay.md", "bash"))
+    server, commands = code_blocks("replay.md", "bash")
     checkout, env = scratch_checkout(tmp_path)
-    proc = start(server, checkout, env)
-    try:
-        done = run_script(commands, checkout, env)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(30)
+    done = run_beside_fake_llm(server, commands, checkout, env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical to the recording" in done.stdout
     assert (checkout / "fixtures" / "mine" / FIXTURE_FILE).exists()
