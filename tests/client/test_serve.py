@@ -254,3 +254,63 @@ def test_launches_that_overlap_share_the_directory_without_touching_each_others_
     assert sorted(t.simulation_id for t in trajectories) == ["open-session#0", "open-session#1"]
     assert all(t.termination.detail.startswith("gateway episode") for t in trajectories)  # none rebuilt
     assert not list((out / ".serve" / "owners").iterdir())  # each process removed its own mark
+
+
+# -- issue 29 item 9: who called, and how it went ------------------------------------------------------------
+
+def call_lines(stderr: str) -> list[str]:
+    """The lines `shiftbox serve` prints for tool calls (one per call)."""
+    return [line for line in stderr.splitlines() if line.startswith("call ")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["envelope", "initialize"])
+async def test_each_session_records_its_clients_name_and_version_and_every_call_is_printed(tmp_path, mode):
+    """The mcp SDK's client, with its own clientInfo: in its default mode it names itself in each request's
+    envelope, in legacy mode in the `initialize` request; either way the session records it."""
+    from mcp_types import Implementation
+
+    out = tmp_path / "desk"
+    proc, base = serve_http(out)
+    desk, other = Implementation(name="desk-client", version="1.2.3"), Implementation(name="other", version="0.9")
+    try:
+        async with Client(f"{base}/episodes/alice/mcp", client_info=desk, mode=mode) as alice, \
+                Client(f"{base}/episodes/bob/mcp", client_info=other, mode=mode) as bob:
+            assert not (await alice.call_tool("get_customer_by_phone", PHONE)).is_error
+            assert (await bob.call_tool("get_accounts", {"customer_id": 4})).is_error
+            assert (await bob.call_tool("no_such_tool", {})).is_error
+    finally:
+        printed = stop(proc)
+    by_episode = {t.source_data["gateway_episode"]: t for t in read_trajectories(out)}
+    assert by_episode["alice"].agent == "mcp-client:desk-client@1.2.3"
+    assert by_episode["bob"].agent == "mcp-client:other@0.9"
+    assert by_episode["alice"].source_data["client"] == {"name": "desk-client", "version": "1.2.3"}
+    assert call_lines(printed) == [
+        "call desk-client 1.2.3 · open-session#0 · get_customer_by_phone · ok",
+        "call other 0.9 · open-session#1 · get_accounts · error invalid_arguments",
+        "call other 0.9 · open-session#1 · no_such_tool · error unknown_tool",
+    ]
+
+
+def test_a_stdio_session_records_the_client_of_its_initialize_request(tmp_path):
+    out = tmp_path / "stdio"
+    proc = stdio_serve(out)
+    assert not stdio_call(proc, "get_customer_by_phone", PHONE)["isError"]  # clientInfo {"name": "t", "version": "0"}
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    [t] = read_trajectories(out)
+    assert t.agent == "mcp-client:t@0" and t.source_data["client"] == {"name": "t", "version": "0"}
+    assert call_lines(proc.stderr.read().decode()) == ["call t 0 · open-session#0 · get_customer_by_phone · ok"]
+
+
+def test_a_session_rebuilt_after_a_crash_keeps_its_client(tmp_path):
+    out = tmp_path / "desk"
+    proc = stdio_serve(out)
+    assert not stdio_call(proc, "get_customer_by_phone", PHONE)["isError"]
+    proc.kill()
+    proc.wait(timeout=30)
+    again = stdio_serve(out)
+    again.stdin.close()
+    assert again.wait(timeout=30) == 0
+    [t] = [t for t in read_trajectories(out) if t.tool_calls]
+    assert t.source_data["rebuilt_from"] == "calls.jsonl" and t.agent == "mcp-client:t@0"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from typing import Any
 
 import anyio
 import pytest
 
+from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import get_domain, http_server_process
 from tests.interop.conftest import CASES, SHIFTBOX_SERVER, node_json, run_node
 
@@ -62,3 +64,21 @@ async def test_typescript_sdk_over_streamable_http(node, domain):
         spec = {"url": f"{base}/episodes/ts-{uuid.uuid4().hex[:8]}/mcp", "calls": plan(domain)}
         done = await anyio.to_thread.run_sync(lambda: run_node(node, "ts_client.mjs", json.dumps(spec)))
     check(domain, node_json(done))
+
+
+def test_shiftbox_serve_records_the_typescript_clients_name_and_prints_its_calls(node, tmp_path):
+    """`shiftbox serve --transport stdio` under the TypeScript SDK client (which names itself
+    shiftbox-interop-ts 1.0.0 in its `initialize` request): the session records that client, and the gateway
+    prints one line per call on its stderr (inherited by the node process)."""
+    out = tmp_path / "serve"
+    command = [sys.executable, "-m", "shiftbox.cli", "serve", "--domain", "banking", "--transport", "stdio",
+               "--out", str(out)]
+    done = run_node(node, "ts_client.mjs", json.dumps({"command": command, "calls": plan("banking")}))
+    node_json(done)
+    [session] = read_trajectories(out)
+    assert session.agent == "mcp-client:shiftbox-interop-ts@1.0.0"
+    assert session.source_data["client"] == {"name": "shiftbox-interop-ts", "version": "1.0.0"}
+    printed = [line for line in done.stderr.splitlines() if line.startswith("call ")]
+    assert printed == ["call shiftbox-interop-ts 1.0.0 · open-session#0 · get_customer_by_phone · ok",
+                       "call shiftbox-interop-ts 1.0.0 · open-session#0 · get_account · error invalid_arguments",
+                       "call shiftbox-interop-ts 1.0.0 · open-session#0 · get_account · error not_found"]

@@ -14,6 +14,7 @@ from .._versions import distribution_versions
 from .compare import compare_command
 from .conformance import conformance_app
 from .demo import demo
+from .fake_llm import fake_llm
 from .metrics import metrics
 from .replay import replay
 from .report import report
@@ -56,4 +57,5 @@ app.command("compare")(compare_command)
 app.command("replay")(replay)
 app.command("serve")(serve)
 app.command("demo")(demo)
+app.command("fake-llm")(fake_llm)
 

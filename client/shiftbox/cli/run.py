@@ -86,6 +86,9 @@ def run(
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the task file's); with several "
                                                        "domains one per domain, separated by commas")] = None,
     task_id: Annotated[list[str] | None, typer.Option(help="run only these task ids (repeatable)")] = None,
+    limit: Annotated[int | None, typer.Option(help="run only the first N tasks (of those named by --task-id), in "
+                                                   "file order; recorded, so --resume and replay take the same")]
+        = None,
     max_steps: Annotated[int, typer.Option(min=2, help="messages before a simulation is cut off")] = 100,
     max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
     one_tool_per_turn: Annotated[bool, typer.Option(help="execute at most one tool call per agent turn")] = False,
@@ -122,7 +125,7 @@ def run(
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
             user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
-            servers=servers.value, snapshot=snapshot, task_ids=task_id, max_steps=max_steps,
+            servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, retry_infra=retry_infra, toolset=toolset,
             dependency_graph=dependency_graph, policy=policy.value,
@@ -172,6 +175,8 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
         raise fail(agent_program_failed(result.agent_program_failures, len(every)), code=1)
     if every and len(blamed) == len(every):
         raise fail(nothing_scored(blamed), code=1)
+    if result.fixture_refused:
+        raise fail(result.fixture_refused, code=1)
 
 
 def agent_program_failed(failed: list[Trajectory], simulations: int) -> str:

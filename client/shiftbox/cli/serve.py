@@ -43,7 +43,7 @@ def serve(
     try:
         ended = serve_gateway(domain, out, transport=transport.value, port=port,
                               servers=servers.value, snapshot=snapshot, tasks=tasks,
-                              task_id=task_id, log=lambda line: err.print(line, highlight=False),
+                              task_id=task_id, log=lambda line: err.print(line, highlight=False, markup=False),
                               dependency_graph=dependency_graph)
     except (RunPlanError, RunDirError, RunFileError, SnapshotError, InfrastructureError, OSError) as exc:
         raise fail(str(exc)) from None

@@ -19,6 +19,7 @@ from ..runs import (
     prepare_run_dir,
     read_run_metadata,
     score_run,
+    selected_tasks,
 )
 from ..tasks import load_task_file
 from ..trajectory import read_trajectories
@@ -91,7 +92,7 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     if hooks.problems:  # the transcripts are part of the recording: every result in them is checked
         return ReplayResult(out, 0, list(hooks.problems))
     config = metadata.config
-    selected = [t for t in task_file.tasks if not config.task_ids or t.id in config.task_ids]
+    selected = selected_tasks(config, task_file.tasks)
     prepare_run_dir(out, metadata, task_file, resume=False)
     try:
         anyio.run(lambda: execute_run(

@@ -2,7 +2,7 @@
 
 from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
-from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
+from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
 from ._execute import (
     EXECUTORS,
@@ -55,7 +55,7 @@ __all__ = [
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
-    "score_run", "score_trajectories", "task_file_digest", "write_comparison_report", "write_html_report",
+    "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
     "SimulationJob", "open_simulations",
 ]

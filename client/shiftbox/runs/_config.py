@@ -8,8 +8,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
+from shiftbox_servers.kit import domain_list, is_cross_domain
+
 from ..redact import redact, redact_text
-from ..tasks import TaskFile
+from ..tasks import Task, TaskFile
 from ..world import ServerMode
 
 AgentPolicy = Literal["domain", "none"]
@@ -23,6 +25,9 @@ class RunConfig(BaseModel):
     domain: str
     tasks_sha256: str
     task_ids: list[str] | None = None
+    limit: int | None = Field(None, exclude_if=lambda v: v is None,
+                              description="the first N of the selected tasks, in file order (`--limit`); absent "
+                                          "when every one")
     agent: str
     agent_args: dict[str, str] = Field(default_factory=dict)
     user: str
@@ -66,6 +71,16 @@ class RunMetadata(BaseModel):
     tool_contracts: dict[str, str] = Field(
         default_factory=dict, description="domain -> digest of the tools its server published (see ServerInfo)")
 
+
+def selected_tasks(config: RunConfig, tasks: list[Task]) -> list[Task]:
+    """The tasks a run takes, in file order: those named (`task_ids`; all without), in a cross-domain run those whose
+    domains are all among the run's, then the first `limit` of them. `plan_run` and replay both select with this."""
+    named = set(config.task_ids or ())
+    chosen = [t for t in tasks if not named or t.id in named]
+    if is_cross_domain(config.domain):
+        runnable = set(domain_list(config.domain))
+        chosen = [t for t in chosen if set(domain_list(t.domain)) <= runnable]
+    return chosen if config.limit is None else chosen[:config.limit]
 
 
 def task_file_digest(task_file: TaskFile) -> str:

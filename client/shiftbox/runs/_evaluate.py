@@ -18,7 +18,7 @@ from ..trajectory import TRAJECTORIES_FILE, Trajectory, read_trajectories
 from ._execute import RunHooks, execute_run, is_retryable
 from ._files import prepare_run_dir
 from ._plan import RunPlan
-from ._record import RecordHooks, finish_fixture
+from ._record import RecordHooks, finish_fixture, refuse_fixture
 
 
 @dataclass
@@ -31,6 +31,8 @@ class RunResult:
     fixture: Path | None = None
     rerun: int = 0
     """Simulations `--resume` ran again (they had ended in an agent program or infrastructure failure)."""
+    fixture_refused: str | None = None
+    """Why `--record`'s fixture was not finished (simulations that failed for reasons not the agent's), or None."""
 
     @property
     def not_the_agents_fault(self) -> list[Trajectory]:
@@ -97,9 +99,15 @@ async def run_evaluation_async(
                       on_start=started, on_done=on_done,
                       hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
                       ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
-    if plan.record is not None:
-        finish_fixture(plan.record, plan.out)
-    return RunResult(plan.out, read_trajectories(plan.out), len(finished), plan.record, len(rerun))
+    result = RunResult(plan.out, read_trajectories(plan.out), len(finished), rerun=len(rerun))
+    if plan.record is not None:  # a fixture of failures would replay them as if they were the agent's results
+        failed = result.not_the_agents_fault + result.agent_program_failures
+        if failed:
+            result.fixture_refused = refuse_fixture(plan.record, failed, len(result.trajectories))
+        else:
+            finish_fixture(plan.record, plan.out)
+            result.fixture = plan.record
+    return result
 
 
 def run_evaluation(

@@ -26,7 +26,7 @@ from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
 from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
-from ._config import AGENT_POLICIES, RunConfig, RunMetadata, task_file_digest
+from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
 from ._execute import EXECUTORS, Executor
 from ._record import LLM_CASSETTES, LlmCassettes
 
@@ -81,6 +81,7 @@ def plan_run(
     servers: str = "inproc",
     snapshot: Path | str | None = None,
     task_ids: list[str] | None = None,
+    limit: int | None = None,
     max_steps: int = 100,
     max_tool_errors: int = 5,
     one_tool_per_turn: bool = False,
@@ -99,6 +100,9 @@ def plan_run(
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
+
+    `task_ids` and `limit` select the tasks: the named ones (all without), then the first `limit` of them in file
+    order (`selected_tasks`); both are recorded in the config, so `--resume` and replay take the same ones.
 
     `executor` says where the simulations run: "local" in this process; "processes" in `workers` processes of
     this machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors
@@ -119,6 +123,8 @@ def plan_run(
         raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
     if max_llm_concurrency is not None and max_llm_concurrency < 1:
         raise RunPlanError(f"--max-llm-concurrency ({max_llm_concurrency}) must be at least 1 (leave it out for no cap)")
+    if limit is not None and limit < 1:
+        raise RunPlanError(f"--limit {limit}: give at least 1 (the first N tasks of the file), or leave it out for all")
     if policy not in AGENT_POLICIES:
         raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
@@ -137,12 +143,12 @@ def plan_run(
         except DockerError as exc:
             raise RunPlanError(str(exc)) from None
     config = RunConfig(
-        domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_ids, agent=agent,
+        domain=domain, tasks_sha256=task_file_digest(task_file), task_ids=task_ids, limit=limit, agent=agent,
         agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
         one_tool_per_turn=one_tool_per_turn, toolset=toolset, dependency_graph=dependency_graph, policy=policy,
     )
-    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, task_ids, source, domain),
+    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
                    out=Path(out),
                    concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
@@ -223,22 +229,20 @@ def _check_roles(domain: str, toolset: str, agent: str, user: str, agent_options
         raise RunPlanError(str(exc.args[0])) from None
 
 
-def _select(task_file: TaskFile, task_ids: list[str] | None, source: str, domain: str) -> list[Task]:
-    """The tasks to run: those named (all without `task_ids`); in a cross-domain run, those whose domains are
-    all among the run's (a task set spans several pairs of domains)."""
-    known = {t.id for t in task_file.tasks}
-    missing = [i for i in task_ids or () if i not in known]
+def _select(task_file: TaskFile, config: RunConfig, source: str) -> list[Task]:
+    """The tasks to run (`selected_tasks`), after checking every named id is in the file and, in a cross-domain
+    run, that some task uses only the run's domains (a task set spans several pairs of domains)."""
+    known = [t.id for t in task_file.tasks]
+    missing = [i for i in config.task_ids or () if i not in set(known)]
     if missing:
-        raise RunPlanError(f"task ids not in {source}: {', '.join(missing)}")
-    chosen = [t for t in task_file.tasks if not task_ids or t.id in set(task_ids)]
-    if not is_cross_domain(domain):
-        return chosen
-    runnable = set(domain_list(domain))
-    fitting = [t for t in chosen if set(domain_list(t.domain)) <= runnable]
-    if not fitting:
-        raise RunPlanError(f"none of the {len(chosen)} tasks chosen from {source} uses only the domains {domain}; "
+        some = ", ".join(known[:5]) + (f", … ({len(known)} tasks)" if len(known) > 5 else "")
+        raise RunPlanError(f"task ids not in {source}: {', '.join(missing)}; its known ids include {some}")
+    chosen = selected_tasks(config, task_file.tasks)
+    if not chosen and is_cross_domain(config.domain):
+        named = len(set(config.task_ids)) if config.task_ids else len(known)
+        raise RunPlanError(f"none of the {named} tasks chosen from {source} uses only the domains {config.domain}; "
                            "each task needs every domain it spans in --domain")
-    return fitting
+    return chosen
 
 
 def _domain_spec(domain: str) -> str:

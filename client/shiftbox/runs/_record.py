@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from shiftbox_servers.kit import snapshots_root
 
+from .._text import clip
 from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
 from ..world import World
@@ -120,3 +121,18 @@ def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
     info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
     (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")
     return info
+
+
+def refuse_fixture(fixture_dir: Path, failed: list[Trajectory], total: int) -> str:
+    """Leave `fixture_dir` unfinished (no fixture.json, an earlier one removed: `shiftbox replay` refuses it) and say
+    why: the simulations that failed for reasons not the agent's, the first ones named with their detail."""
+    (fixture_dir / FIXTURE_FILE).unlink(missing_ok=True)
+    named = []
+    for t in sorted(failed, key=lambda t: t.simulation_id)[:5]:
+        detail = clip((t.termination.detail.strip().splitlines() or [""])[0], 200)
+        named.append(f"{t.simulation_id} ({t.termination.blame}: {t.termination.reason}"
+                     + (f": {detail}" if detail else "") + ")")
+    more = f" and {len(failed) - len(named)} more" if len(failed) > len(named) else ""
+    return (f"fixture {fixture_dir} not finished (no {FIXTURE_FILE}): {len(failed)} of {total} simulations ended for "
+            f"reasons not the agent's, which a fixture would replay as its results: {'; '.join(named)}{more}. "
+            "Fix the cause (credentials, api_base of each role, servers) and record again")

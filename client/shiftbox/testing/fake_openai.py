@@ -7,7 +7,7 @@ user simulators, judges) is exercised against this server instead:
         litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="sk-test", ...)
         assert server.requests[0]["messages"][-1]["content"] == "hi"
 
-It listens on 127.0.0.1 only (ephemeral port) and serves from a daemon thread. Endpoints:
+It listens on 127.0.0.1 only (an ephemeral port unless given one) and serves from a daemon thread. Endpoints:
 `POST /v1/chat/completions` (non-streaming, and `stream: true` as server-sent events including
 tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and
 `GET /v1/models`. The `/v1` prefix is optional.
@@ -21,6 +21,9 @@ The script decides every reply: a sequence of replies consumed in order, or a ca
 deterministic: ids come from a counter (`chatcmpl-fake-000001`, tool calls `call_1_0` unless the
 reply names them), `created` is fixed, and usage tokens are counted from characters (4 per token),
 so recordings made against this server are byte-stable.
+
+`python -m shiftbox.testing.fake_openai` (or `shiftbox fake-llm`) serves it on its own, playing the agent and the
+user simulator of a task file (`shiftbox.testing.fake_llm`), until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -153,8 +156,9 @@ class FakeOpenAI:
     """The server. Prefer the `fake_openai(script)` context manager; `start()`/`stop()` also work."""
 
     def __init__(self, script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
-                 created: int = DEFAULT_CREATED, permission_denied: str | None = None):
+                 created: int = DEFAULT_CREATED, permission_denied: str | None = None, port: int = 0):
         self.model = model
+        self._port = port
         self.api_key = api_key
         self.permission_denied = permission_denied
         self.created = created
@@ -204,7 +208,7 @@ class FakeOpenAI:
     def start(self) -> FakeOpenAI:
         if self._server is not None:
             return self
-        server = _Server((HOST, 0), _Handler)
+        server = _Server((HOST, self._port), _Handler)
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -467,3 +471,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def main() -> int:
+    """`python -m shiftbox.testing.fake_openai`: the server as a program (`shiftbox.testing.fake_llm.main`)."""
+    from .fake_llm import (
+        main as serve,  # the program plays tasks (fake_brains), which build on this module
+    )
+
+    return serve()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -42,8 +42,33 @@ from ._world import World
 CallRoute = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
 """Executes one tool call for one episode: (tool name, arguments) -> the MCP result to return."""
 
-RouteLookup = Callable[[str], CallRoute | None]
-"""Finds the route of an episode id (None: nobody serves that episode)."""
+
+
+@dataclass(frozen=True)
+class McpClientInfo:
+    """The MCP client on the other end, as it names itself (`clientInfo` of its `initialize` request, or of each
+    request's envelope in newer protocol versions)."""
+
+    name: str
+    version: str
+
+    @property
+    def agent(self) -> str:
+        """How a gateway session made by this client is recorded as `Trajectory.agent`."""
+        return f"mcp-client:{self.name}@{self.version}" if self.version else f"mcp-client:{self.name}"
+
+
+def request_client(ctx: Any) -> McpClientInfo | None:
+    """The client that sent the request `ctx` belongs to (None when it did not name itself)."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is None or not getattr(info, "name", None):
+        return None
+    return McpClientInfo(name=str(info.name), version=str(getattr(info, "version", "") or ""))
+
+
+RouteLookup = Callable[[str, McpClientInfo | None], CallRoute | None]
+"""Finds the route of an episode id for the calling client (None: nobody serves that episode)."""
 
 
 class Gateway:
@@ -78,7 +103,7 @@ class Gateway:
         if named is not None and named != episode_id:
             return error_result(ErrorKind.INVALID_ARGUMENTS, f"_meta[{EPISODE_META_KEY!r}] cannot select an "
                                 "episode on the gateway: each connection serves the episode of its URL only")
-        route = self._routes(episode_id)
+        route = self._routes(episode_id, request_client(ctx))
         if route is None:
             return error_result(ErrorKind.NOT_FOUND, f"episode {episode_id!r} is not open on this gateway; "
                                                      "connect to the URL the harness gave you (SHIFTBOX_MCP_URL)")
@@ -170,7 +195,7 @@ class RunGateway:
     def __init__(self, world: World):
         self._routes: dict[str, CallRoute] = {}
         self._tokens: dict[str, str] = {}
-        self.gateway = Gateway(world, self._routes.get)
+        self.gateway = Gateway(world, lambda episode_id, client: self._routes.get(episode_id))
         self.base_url = ""
 
     def link(self, episode_id: str) -> GatewayLink:

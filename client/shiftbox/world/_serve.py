@@ -45,7 +45,7 @@ async def serve_sessions(domain: str, servers: str, snapshot_dir: Path, task: Ta
     """Serve the domain's tools through the recording gateway until the client or a signal stops it; every
     session is written to `out` (a prepared run directory). Returns how many sessions were still open."""
     async with open_world(domain, servers=servers, snapshot_dir=snapshot_dir, dependency_graph=dependency_graph) as world:
-        sessions = GatewaySessions(world, task, out)
+        sessions = GatewaySessions(world, task, out, log)
         try:
             rebuilt = sessions.recover()
             if rebuilt:

@@ -22,7 +22,7 @@ import os
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -43,7 +43,7 @@ from ..trajectory import (
     Trajectory,
     read_trajectories,
 )
-from ._gateway import CallRoute
+from ._gateway import CallRoute, McpClientInfo
 from ._world import (
     EpisodeClient,
     InfrastructureError,
@@ -168,7 +168,7 @@ class SessionLog:
         return entries
 
     def recover(self, rebuild: Any) -> int:
-        """Rebuild (with `rebuild(number, episode_id, setup_records, records)`) the trajectory of
+        """Rebuild (with `rebuild(number, episode_id, setup_records, records, client)`) the trajectory of
         every session cut short: opened in calls.jsonl, no trajectory, its process gone. Returns how many."""
         with self._locked():
             _repair_tail(self._calls)
@@ -192,7 +192,9 @@ class SessionLog:
                     continue
                 setup = [ToolCallRecord.model_validate(c["record"]) for c in calls[number] if c.get("setup")]
                 made = [ToolCallRecord.model_validate(c["record"]) for c in calls[number] if not c.get("setup")]
-                trajectory = rebuild(number, str(entry["opened"]), setup, made)
+                client = entry.get("client")
+                trajectory = rebuild(number, str(entry["opened"]), setup, made,
+                                     McpClientInfo(**client) if isinstance(client, dict) else None)
                 if trajectory is not None:
                     self._append(self._trajectories, trajectory.model_dump_json())
                     rebuilt += 1
@@ -216,13 +218,15 @@ class SessionLog:
             return False
         return False
 
-    def open_session(self, episode_id: str, task_id: str) -> int:
+    def open_session(self, episode_id: str, task_id: str, client: McpClientInfo | None = None) -> int:
         """A new session number, one more than any session in the directory (every process's)."""
         with self._locked():
             self._scan()
             number = self._highest + 1
-            self._append(self._calls, {"session": number, "opened": episode_id, "task": task_id,
-                                       "owner": self.token})
+            opened = {"session": number, "opened": episode_id, "task": task_id, "owner": self.token}
+            if client is not None:
+                opened["client"] = {"name": client.name, "version": client.version}
+            self._append(self._calls, opened)
             self._scan()  # past our own line
         return number
 
@@ -243,6 +247,13 @@ class SessionLog:
         self._owner.close()
 
 
+def call_line(client: McpClientInfo | None, session: str, record: ToolCallRecord) -> str:
+    """One tool call through `shiftbox serve`, for its terminal: client, session, tool, ok or the error's kind."""
+    who = f"{client.name} {client.version}".strip() if client else "unnamed client"
+    outcome = f"error {record.error_kind or 'unknown'}" if record.is_error else "ok"
+    return f"call {who} · {session} · {record.name} · {outcome}"
+
+
 @dataclass
 class GatewaySession:
     """One client episode: the calls it made."""
@@ -250,16 +261,18 @@ class GatewaySession:
     number: int
     episode_id: str
     episode: EpisodeClient
+    client: McpClientInfo | None = None
     calls: list[ToolCallRecord] = field(default_factory=list)
     setup_calls: list[ToolCallRecord] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 class GatewaySessions:
-    """Routes each gateway episode to its session, recording every call; writes trajectories as sessions end."""
+    """Routes each gateway episode to its session, recording every call; writes trajectories as sessions end.
+    Each call is also told to `log` in one line (`call_line`), for the person running the gateway."""
 
-    def __init__(self, world: World, task: Task, out: Path):
-        self.world, self.task, self.out = world, task, out
+    def __init__(self, world: World, task: Task, out: Path, log: Callable[[str], None] | None = None):
+        self.world, self.task, self.out, self._log = world, task, out, log
         self.log = SessionLog(out)
         self._sessions: dict[str, GatewaySession] = {}
         self._clients: dict[str, set[str]] = {}
@@ -268,32 +281,33 @@ class GatewaySessions:
 
     def recover(self) -> int:
         """Write the trajectories of sessions a crashed gateway left open (from calls.jsonl); how many."""
-        def rebuild(number: int, episode_id: str, setup: list[ToolCallRecord],
-                    calls: list[ToolCallRecord]) -> Trajectory:
+        def rebuild(number: int, episode_id: str, setup: list[ToolCallRecord], calls: list[ToolCallRecord],
+                    client: McpClientInfo | None) -> Trajectory:
             return self._trajectory(number, episode_id, setup, calls,
-                                    Termination(reason="session_closed", detail=CUT_SHORT), {},
-                                    {"gateway_episode": episode_id, "rebuilt_from": CALLS_FILE})
+                                    Termination(reason="session_closed", detail=CUT_SHORT), {}, client,
+                                    {"rebuilt_from": CALLS_FILE})
 
         return self.log.recover(rebuild)
 
-    def route(self, episode_id: str) -> CallRoute:
+    def route(self, episode_id: str, client: McpClientInfo | None = None) -> CallRoute:
+        """The route of the episode's calls; a session opened by them records `client` (the one that opened it)."""
         async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
             if episode_id in self._ended:  # never reopened empty under the same name
                 return error_result(ErrorKind.NOT_FOUND, f"session {episode_id!r} has ended (its trajectory is "
                                     "written); connect under a new name for a new session")
-            session = await self._session(episode_id)
+            session = await self._session(episode_id, client)
             async with session.lock:  # one call at a time per episode: the recorded order is the real one
                 return await self._call(session, name, arguments)
 
         return call
 
-    async def _session(self, episode_id: str) -> GatewaySession:
+    async def _session(self, episode_id: str, client: McpClientInfo | None) -> GatewaySession:
         session = self._sessions.get(episode_id)
         if session is None:
             if self._closed:
                 raise InfrastructureError("the gateway is shutting down")
-            number = self.log.open_session(episode_id, self.task.id)
-            session = GatewaySession(number, episode_id, self.world.episode(f"gw{number}-{episode_id}"))
+            number = self.log.open_session(episode_id, self.task.id, client)
+            session = GatewaySession(number, episode_id, self.world.episode(f"gw{number}-{episode_id}"), client)
             self._sessions[episode_id] = session
             async with session.lock:
                 try:
@@ -304,7 +318,8 @@ class GatewaySessions:
                     self._log_setup(session)
                     self.log.append_trajectory(self._trajectory(
                         number, episode_id, session.setup_calls, [],
-                        Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure"), {}))
+                        Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure"), {},
+                        client))
                     raise
                 self._log_setup(session)
         return session
@@ -319,18 +334,23 @@ class GatewaySessions:
                                             agent_turn=turn)
         session.calls.append(record)
         self.log.record(session.number, session.episode_id, record, setup=False)
+        if self._log is not None:
+            self._log(call_line(session.client, f"{self.task.id}#{session.number}", record))
         return client_result(record)
 
     def _trajectory(self, number: int, episode_id: str, setup: list[ToolCallRecord], calls: list[ToolCallRecord],
-                    termination: Termination, final_state: dict[str, str],
+                    termination: Termination, final_state: dict[str, str], client: McpClientInfo | None,
                     source_data: dict[str, Any] | None = None) -> Trajectory:
+        source = {"gateway_episode": episode_id, **(source_data or {})}
+        if client is not None:
+            source["client"] = {"name": client.name, "version": client.version}
         return Trajectory(
             simulation_id=f"{self.task.id}#{number}", task_id=self.task.id, trial=number,
-            domain=self.world.domain.name, seed=0, agent=GATEWAY_AGENT, user=GATEWAY_USER,
+            domain=self.world.domain.name, seed=0, agent=client.agent if client else GATEWAY_AGENT, user=GATEWAY_USER,
             persona=self.task.user_scenario.persona, goals=self.task.goals,
             servers={self.world.domain.name: self.world.info}, messages=session_messages(calls),
             tool_calls=calls, setup_calls=setup, shifts=[], termination=termination, final_state=final_state,
-            source_data=source_data or {"gateway_episode": episode_id},
+            source_data=source,
         )
 
     def client_seen(self, episode_id: str, client_session: str) -> None:
@@ -370,7 +390,7 @@ class GatewaySessions:
             except InfrastructureError as exc:
                 termination = Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
             self.log.append_trajectory(self._trajectory(session.number, episode_id, session.setup_calls,
-                                                        session.calls, termination, final_state))
+                                                        session.calls, termination, final_state, session.client))
         return True
 
     async def end_all(self) -> int:
