@@ -1,13 +1,16 @@
 """`shiftbox run`: checks and runs an evaluation (`shiftbox.runs.plan_run`, `run_evaluation`) with a progress bar,
-then prints a summary of the simulations; exit 1 when nothing could be scored."""
+then prints its end (`shiftbox.runs.summarize_run`); exit 1 when nothing could be scored, 130 on Ctrl-C."""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -20,12 +23,14 @@ from ..runs import (
     RunPlan,
     RunPlanError,
     RunResult,
+    RunSummary,
     RunWorkerError,
     plan_run,
     run_evaluation,
+    summarize_run,
 )
 from ..tasks import satisfied_actions
-from ..trajectory import RunFileError, Trajectory
+from ..trajectory import RunFileError, Trajectory, read_trajectories
 from ..world import DockerError, ToolContractError
 from ._common import ExecutorChoice, PolicyChoice, ServerModeChoice, err, fail, out_console
 
@@ -107,6 +112,8 @@ def run(
              "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,
     policy: Annotated[PolicyChoice, typer.Option(
         help="the policy the agent is given: domain (the domain's policy.md) or none (VitaBench)")] = PolicyChoice.domain,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print one row per simulation at the end "
+                                                                  "(default: the headline only)")] = False,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -128,7 +135,18 @@ def run(
         result = run_with_progress(plan, err)
     except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
         raise fail(str(exc)) from None
-    print_run_summary(plan, result, out_console(), err)
+    except KeyboardInterrupt:
+        raise interrupted(plan) from None
+    print_run_summary(plan, result, out_console(), err, verbose=verbose)
+
+
+def interrupted(plan: RunPlan) -> typer.Exit:
+    """Ctrl-C: how many simulations are written, and the command that finishes the run (exit 130, as shells do)."""
+    done = len(read_trajectories(plan.out)) if (plan.out / "trajectories.jsonl").exists() else 0
+    args = sys.argv[1:] + ([] if "--resume" in sys.argv else ["--resume"])
+    err.print(f"interrupted: {done} of {plan.metadata.simulations} simulations done; finish with "
+              f"`{escape(shlex.join(['shiftbox', *args]))}`")
+    return typer.Exit(130)
 
 
 def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
@@ -146,26 +164,43 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
         return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar))
 
 
-def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console) -> None:
-    """The simulations table, where they are, and exit 1 when none could be scored (none ended on the agent)."""
+def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False) -> None:
+    """The run's end (headline per agent, not scored and why, LLM use, what to run next); with `verbose`, first one
+    row per simulation. Exit 1 when none could be scored."""
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
-    every, blamed = result.trajectories, result.not_the_agents_fault
-    out.print(summary_table(every, {t.id: t for t in plan.task_file.tasks}))
-    notes.print(f"{len(every)} simulations in {plan.out}/trajectories.jsonl"
-                + (f"; {len(blamed)} ended for reasons not the agent's (user simulator or infrastructure)"
-                   if blamed else ""))
-    if every and len(blamed) == len(every):
-        raise fail(nothing_scored(blamed), code=1)
+    tasks = {t.id: t for t in plan.task_file.tasks}
+    if verbose:
+        out.print(summary_table(result.trajectories, tasks))
+    summary = summarize_run(plan.out, result.trajectories, tasks, planned=plan.metadata.simulations,
+                            resumed=result.resumed)
+    out.print(run_end(summary))
+    if summary.next_commands:  # one line each, never wrapped: they are copied as they are
+        out.print("next: " + "\n      ".join(escape(c) for c in summary.next_commands), soft_wrap=True)
+    if summary.simulations and not summary.scored:
+        raise fail(nothing_scored(summary), code=1)
 
 
-def nothing_scored(blamed: list[Trajectory]) -> str:
+def run_end(s: RunSummary) -> Group:
+    """What `shiftbox run` ends with, before the next commands: the summary as tables and lines."""
+    from ..report import run_headline_table, usage_table
+
+    parts: list = [f"{s.simulations} simulations in {s.out}/trajectories.jsonl: {s.scored} scored, "
+                   f"{s.simulations - s.scored} not scored" + (f" ({s.resumed} finished before this resume)"
+                                                              if s.resumed else "")]
+    if s.agents:
+        parts.append(run_headline_table(s.agents))
+    if s.not_scored:
+        parts.append("not scored (the agent is not to blame; left out of the headline):")
+        parts += [escape(f"  {g.simulations} × {g.blame}: {g.reason} (first: {g.first}"
+                         + (f": {g.detail})" if g.detail else ")")) for g in s.not_scored]
+    parts.append(usage_table(s.usage) if s.usage else "LLM tokens and cost: no LLM calls")
+    return Group(*parts)
+
+
+def nothing_scored(s: RunSummary) -> str:
     """One line: every simulation failed for a reason not the agent's, and the most frequent reason."""
-    reasons: dict[str, int] = {}
-    for t in blamed:
-        detail = (t.termination.detail.strip().splitlines() or [""])[0][:240]
-        key = f"{t.termination.blame}: {t.termination.reason}" + (f": {detail}" if detail else "")
-        reasons[key] = reasons.get(key, 0) + 1
-    top = max(reasons, key=lambda k: reasons[k])
-    return (f"all {len(blamed)} simulations ended for reasons not the agent's, nothing to score; "
-            f"{reasons[top]} ended with {top}")
+    top = s.not_scored[0]
+    reason = f"{top.blame}: {top.reason}" + (f": {top.detail}" if top.detail else "")
+    return (f"all {s.simulations} simulations ended for reasons not the agent's, nothing to score; "
+            f"{top.simulations} ended with {reason}")
