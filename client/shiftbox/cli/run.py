@@ -164,9 +164,10 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
         return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar))
 
 
-def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False) -> None:
-    """The run's end (headline per agent, not scored and why, LLM use, what to run next); with `verbose`, first one
-    row per simulation. Exit 1 when none could be scored."""
+def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False,
+                      next_steps: bool = True) -> None:
+    """The run's end (headline per agent, not scored and why, LLM use, what to run next unless `next_steps` is off);
+    with `verbose`, first one row per simulation. Exit 1 when none could be scored."""
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
     tasks = {t.id: t for t in plan.task_file.tasks}
@@ -175,7 +176,7 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
     summary = summarize_run(plan.out, result.trajectories, tasks, planned=plan.metadata.simulations,
                             resumed=result.resumed)
     out.print(run_end(summary))
-    if summary.next_commands:  # one line each, never wrapped: they are copied as they are
+    if next_steps and summary.next_commands:  # one line each, never wrapped: they are copied as they are
         out.print("next: " + "\n      ".join(escape(c) for c in summary.next_commands), soft_wrap=True)
     if summary.simulations and not summary.scored:
         raise fail(nothing_scored(summary), code=1)

@@ -377,7 +377,7 @@ def comparison_table(c: Comparison) -> Group:
         diff = "-" if d.difference is None else f"{d.difference:+.3f}"
         table.add_row(metric_label(d.metric), fmt(d.a), fmt(d.b), diff, ci)
     unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
-    table.caption = (f"{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks{unpaired}; "
+    table.caption = (f"{c.paired_simulations} simulations paired by (task, trial){unpaired}; "
                      + interval_caption(c.tasks, c.bootstrap.get("resamples"), c.bootstrap.get("seed"), paired=True))
     usage = Text(f"LLM use · A: {usage_text(c.usage_a)}\nLLM use · B: {usage_text(c.usage_b)}")
     if not curve:

@@ -49,9 +49,9 @@ def run_dirs(path: Path) -> list[Path]:
     return found
 
 
-def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
+def read_run(path: Path, *, allow_empty: bool = False) -> tuple[list[Trajectory], dict[str, Task]]:
     """Every trajectory and task of a run directory or of a folder of run directories; none is a
-    NoSimulationsError (nothing to score)."""
+    NoSimulationsError (nothing to score) unless `allow_empty`."""
     trajectories: list[Trajectory] = []
     tasks: dict[str, Task] = {}
     for run_dir in run_dirs(path):
@@ -62,7 +62,7 @@ def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
                 raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
                                  "score them separately")
         trajectories += read_trajectories(run_dir)
-    if not trajectories:
+    if not trajectories and not allow_empty:
         raise NoSimulationsError(f"no simulations in {path}: nothing to score (the run ended before its first "
                                  "simulation did); finish it with `shiftbox run` and the same options plus --resume")
     return trajectories, tasks
