@@ -189,10 +189,12 @@ def run_end(s: RunSummary) -> Group:
     parts: list = [f"{s.simulations} simulations in {s.out}/trajectories.jsonl: {s.scored} scored, "
                    f"{s.simulations - s.scored} not scored" + (f" ({s.resumed} finished before this resume)"
                                                               if s.resumed else "")]
-    if s.agents:
+    if s.scored:
         parts.append(run_headline_table(s.agents))
+    elif s.simulations:
+        parts.append("no headline: no simulation could be scored")
     if s.not_scored:
-        parts.append("not scored (the agent is not to blame; left out of the headline):")
+        parts.append("not scored (left out of the headline), by blame and termination reason:")
         parts += [escape(f"  {g.simulations} × {g.blame}: {g.reason} (first: {g.first}"
                          + (f": {g.detail})" if g.detail else ")")) for g in s.not_scored]
     parts.append(usage_table(s.usage) if s.usage else "LLM tokens and cost: no LLM calls")

@@ -220,9 +220,12 @@ def headline_rows(ms: list[RunMetrics]) -> list[tuple[str, list[str]]]:
 
 def agents_caption(ms: list[RunMetrics]) -> str | None:
     """Which agents' figures have no interval, and why (too few tasks)."""
-    gaps = [f"{m.agent}: {gap}" if len(ms) > 1 else gap for m in ms
-            if (gap := interval_gap(m.bootstrap.get("tasks", 0)))]
-    return "no 95% CI for " + "; ".join(gaps) if gaps else None
+    gaps = [(m.agent, gap) for m in ms if m.scored_simulations and (gap := interval_gap(m.bootstrap.get("tasks", 0)))]
+    if not gaps:
+        return None
+    if len(ms) == 1:
+        return f"no 95% CI: {gaps[0][1]}"
+    return "no 95% CI for " + "; ".join(f"{agent}: {gap}" for agent, gap in gaps)
 
 
 def run_headline_table(agents: Mapping[str, RunMetrics]) -> Table:

@@ -36,7 +36,8 @@ class RunSummary(BaseModel):
     agents: dict[str, RunMetrics] = Field(default_factory=dict, description="agent -> its own metrics")
     not_scored: list[NotScored] = Field(default_factory=list, description="by (blame, reason), largest group first")
     usage: dict[str, Usage] = Field(default_factory=dict, description="LLM tokens and cost per role, all simulations")
-    next_commands: list[str] = Field(default_factory=list)
+    next_commands: list[str] = Field(default_factory=list, description="what to run next; none when nothing was "
+                                                                        "scored (the run needs fixing first)")
 
 
 DETAIL_CHARS = 240
@@ -75,5 +76,5 @@ def summarize_run(out: Path, trajectories: Sequence[Trajectory], tasks: dict[str
         agents={agent: a.metrics for agent, a in scores.items()},
         not_scored=not_scored_groups(trajectories, scored),
         usage=usage_by_role(a.metrics.usage for a in scores.values()),
-        next_commands=next_commands(out) if trajectories else [],
+        next_commands=next_commands(out) if scored else [],
     )

@@ -225,6 +225,10 @@ def test_metrics_of_a_run_where_nothing_could_be_scored_exits_1_after_the_table(
     res = run_cli(out, "--agent", "litellm:openai/fake-model", "--agent-arg", "api_base=http://127.0.0.1:9",
                   "--agent-arg", "max_retries=0", "--task-id", "hw_banking_001", "--task-id", "hw_banking_002")
     assert res.exit_code == 1, res.output
+    assert "no headline: no simulation could be scored" in res.output and "│ TSR" not in res.output
+    assert "2 × infrastructure: infrastructure_error (first: hw_banking_001#0: agent litellm:openai/fake-model" in \
+        one_line(res.output)
+    assert "next:" not in res.output, "nothing to score: the next step is to fix the run, not to score it"
     shown = runner.invoke(app, ["metrics", str(out)])
     assert shown.exit_code == 1, shown.output
     assert "0 scored; not scored: {'infrastructure_error': 2}" in one_line(shown.output)
