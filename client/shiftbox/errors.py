@@ -46,6 +46,11 @@ class RunDirError(ShiftboxError):
     """The run directory holds something that does not fit this run."""
 
 
+class NoSimulationsError(ShiftboxError, ValueError):
+    """A run directory that holds no simulation yet (interrupted before the first one ended, or a `serve` log no
+    session has ended in): nothing to score, report or compare (exit 1)."""
+
+
 class RunWorkerError(ShiftboxError):
     """A worker process of a run (`--workers`) failed or died; the message names the simulations it did not finish."""
 

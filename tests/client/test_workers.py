@@ -143,7 +143,7 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
     proc, command, workers = start_run(out, "--retry-infra", str(retry_infra))
     try:
         os.kill(workers[0], signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=120)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
@@ -162,7 +162,8 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
             trajectory["termination"]["detail"]
     assert {sim: t for sim, t in got.items() if sim not in lost} == \
         {sim: t for sim, t in expected.items() if sim not in lost}
-    assert "ended for reasons not the agent's" in stderr
+    assert f"{len(lost)} × infrastructure: infrastructure_error (first: {min(lost)}: worker process 0 ended " \
+        "unexpectedly" in stdout  # the run's end says what was not scored and why
 
 
 

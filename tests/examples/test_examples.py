@@ -449,7 +449,11 @@ def test_gateway_records_every_call_and_metrics_equal_the_in_process_run(tmp_pat
         (c.name, c.arguments, c.result, c.is_error) for c in inproc.tool_calls]
     assert external.final_state == inproc.final_state
     assert [(m.role, m.content) for m in external.messages] == [(m.role, m.content) for m in inproc.messages]
-    # the same scores, all of them (but the agent's name, which differs)
+    # the same scores, all of them (but the agent's name, which differs, and its LLM use: an external program's
+    # calls are its own, unseen by shiftbox; the user simulator's are the same)
     assert external_metrics.pop("agent") != inproc_metrics.pop("agent")
+    external_usage, inproc_usage = external_metrics.pop("usage"), inproc_metrics.pop("usage")
+    assert "agent" not in external_usage and inproc_usage["agent"]["calls"] > 0
+    assert external_usage["user"] == inproc_usage["user"]
     assert external_metrics == inproc_metrics
     assert external_metrics["tool_calls"] == len(GOLD) and external_metrics["tsr"]["mean"] == 1.0

@@ -11,6 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
+from ..errors import NoSimulationsError
 from ..runs import compare_run_dirs, write_comparison_report
 from ._common import err, fail, out_console
 
@@ -34,6 +35,8 @@ def compare_command(
         compared = compare_run_dirs(run_a, run_b, threshold)
         if html is not None:
             write_comparison_report(compared, html)
+    except NoSimulationsError as exc:
+        raise fail(str(exc), code=1) from None
     except ValidationError as exc:
         raise fail(f"a run file does not parse ({exc.error_count()} error(s), first: {exc.errors()[0]['msg']}); "
                    "re-create the run with `shiftbox run`") from None

@@ -2,7 +2,7 @@
 
 Runs a sample of every domain's generated task set (one trial) with the scripted user against that
 domain's server, once with `scripted:oracle` and once with `scripted:late_ack` (run directories under
-runs/demo/<agent>/<domain>), then prints each agent's own metrics with their 95% intervals, the
+runs/demo/<agent>/<domain>; each ends with its headline), then prints each agent's own metrics with their 95% intervals, the
 GSRT by persona with the two agents side by side (each persona changes goals its own way), the paired
 comparison (`shiftbox compare runs/demo/oracle runs/demo/late_ack`), and writes one HTML report.
 """
@@ -40,7 +40,7 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
     """Offline demo: the scripted oracle and a flawed agent (late_ack) on a sample of every domain's generated tasks.
 
     The sample holds one task per persona and number of goals. Writes OUT/<agent>/<domain>/ (default runs/demo), prints
-    each run's simulations, each agent's metrics with 95% intervals and `shiftbox compare` of the two, and
+    each run's headline, each agent's metrics with 95% intervals and `shiftbox compare` of the two, and
     writes OUT/report.html.
 
     Example: shiftbox demo
@@ -55,7 +55,7 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
             plan = plan_run(tasks_file, run_dir, domain=domain, agent=agent, user="scripted", trials=1,
                             concurrency=4, task_ids=sample, resume=(run_dir / "run.json").exists())
             console.rule(f"[bold]{agent}[/] on {domain} ({tasks_file.name}, {len(sample)} tasks)")
-            print_run_summary(plan, run_with_progress(plan, console), console, console)
+            print_run_summary(plan, run_with_progress(plan, console), console, console, next_steps=False)
     a, b = (out / agent.split(":")[1] for agent in DEMO_AGENTS)
     compared = compare_run_dirs(a, b)
     console.rule("[bold]metrics: each agent on its own conversations, all domains")

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from .._registry import parse_options
-from ..errors import ReplayDivergence
-from ..metrics import AgentScores, retention, score_by_agent
+from ..errors import NoSimulationsError, ReplayDivergence
+from ..metrics import AgentScores, RunMetrics, retention, score_by_agent
 from ..runs import make_judge, read_run, score_run, score_trajectories, write_metrics_file
 from ._common import CompatChoice, fail, out_console, reason
 
@@ -50,9 +50,13 @@ def metrics(
             if clean is not None or judge_record or judge_replay:
                 raise ValueError("--clean, --judge-record and --judge-replay take one agent's runs; give a run "
                                  "directory of one agent")
-            _print_agents(score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold), json_out)
+            scores = score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold)
+            _print_agents(scores, json_out)
+            _require_scored([s.metrics for s in scores.values()])
             return
         run_metrics, sims = score_trajectories(trajectories, tasks, mode, the_judge, threshold)
+    except NoSimulationsError as exc:
+        raise fail(reason(exc), code=1) from None
     except (FileNotFoundError, KeyError, ValueError) as exc:
         raise fail(reason(exc)) from None
     except ReplayDivergence as exc:
@@ -71,13 +75,23 @@ def metrics(
         if rows is not None:
             doc["retention"] = [r.model_dump(mode="json") for r in rows]
         typer.echo(json.dumps(doc, indent=2))
-        return
-    from ..report import retention_table, summary
+    else:
+        from ..report import retention_table, summary
 
-    console = out_console()
-    console.print(summary(run_metrics))
-    if rows is not None:
-        console.print(retention_table(rows))
+        console = out_console()
+        console.print(summary(run_metrics))
+        if rows is not None:
+            console.print(retention_table(rows))
+    _require_scored([run_metrics])
+
+
+def _require_scored(runs: list[RunMetrics]) -> None:
+    """Exit 1 when no simulation could be scored: the figures printed above are then undefined, not zero."""
+    if not any(m.scored_simulations for m in runs):
+        every = sum(m.simulations for m in runs)
+        why = ", ".join(f"{reason} {n}" for m in runs for reason, n in sorted(m.excluded.items()))
+        raise fail(f"no scored simulations: all {every} ended for reasons not the agent's ({why}); fix the cause "
+                   "and run them again (`shiftbox run ... --resume`)", code=1)
 
 
 def _print_agents(scores: dict[str, AgentScores], json_out: bool) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from ..errors import NoSimulationsError
 from ..runs import TASKS_FILE, run_dirs, write_html_report
 from ..trajectory import TRAJECTORIES_FILE, RunFileError
 from ._common import fail
@@ -35,6 +36,8 @@ def report(
         raise fail(f"--html {html} is a directory; give a file name, e.g. --html {html / 'report.html'}")
     try:
         out = write_html_report(run_dir, html)
+    except NoSimulationsError as exc:
+        raise fail(str(exc), code=1) from None
     except ValidationError as exc:
         raise fail(f"{run_dir / TRAJECTORIES_FILE} (or {TASKS_FILE}) holds a record that does not parse "
                     f"({exc.error_count()} error(s), first: {exc.errors()[0]['msg']}); re-create the run with "

@@ -1,34 +1,38 @@
 """`shiftbox run`: checks and runs an evaluation (`shiftbox.runs.plan_run`, `run_evaluation`) with a progress bar,
-then prints a summary of the simulations; exit 1 when the agent program failed in a simulation, or when nothing
-could be scored."""
+then prints its end (`shiftbox.runs.summarize_run`); exit 1 when the agent program failed in a simulation or when
+nothing could be scored, 130 on Ctrl-C."""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
-from .._text import clip
 from ..agents import SCRIPTED_AGENTS
 from ..runs import (
     RunDirError,
     RunPlan,
     RunPlanError,
     RunResult,
+    RunSummary,
     RunWorkerError,
     plan_run,
     preflight_run,
     run_evaluation,
+    summarize_run,
 )
 from ..tasks import satisfied_actions
-from ..trajectory import RunFileError, Trajectory
+from ..trajectory import RunFileError, Trajectory, read_trajectories
 from ..world import DockerError, ToolContractError
 from ._common import ExecutorChoice, PolicyChoice, ServerModeChoice, err, fail, out_console
 
@@ -116,6 +120,8 @@ def run(
     preflight: Annotated[bool, typer.Option(
         help="before the run, one cheap request per model endpoint and A2A agent the run calls (a missing or "
              "refused key, or nobody listening, stops the run at once)")] = True,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also print one row per simulation at the end "
+                                                                  "(default: the headline only)")] = False,
 ) -> None:
     """Run simulations of TASKS with an agent and a user simulator; results go to --out as they finish.
 
@@ -139,7 +145,18 @@ def run(
         result = run_with_progress(plan, err)
     except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
         raise fail(str(exc)) from None
-    print_run_summary(plan, result, out_console(), err)
+    except KeyboardInterrupt:
+        raise interrupted(plan) from None
+    print_run_summary(plan, result, out_console(), err, verbose=verbose)
+
+
+def interrupted(plan: RunPlan) -> typer.Exit:
+    """Ctrl-C: how many simulations are written, and the command that finishes the run (exit 130, as shells do)."""
+    done = len(read_trajectories(plan.out)) if (plan.out / "trajectories.jsonl").exists() else 0
+    args = sys.argv[1:] + ([] if "--resume" in sys.argv else ["--resume"])
+    err.print(f"interrupted: {done} of {plan.metadata.simulations} simulations done; finish with "
+              f"`{escape(shlex.join(['shiftbox', *args]))}`")
+    return typer.Exit(130)
 
 
 def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
@@ -162,19 +179,24 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
         return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar), on_rerun=rerun)
 
 
-def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console) -> None:
-    """The simulations table, where they are, and exit 1 when none could be scored (none ended on the agent)."""
+def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False,
+                      next_steps: bool = True) -> None:
+    """The run's end (headline per agent, not scored and why, LLM use, what to run next unless `next_steps` is off);
+    with `verbose`, first one row per simulation. Exit 1 when none could be scored."""
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
-    every, blamed = result.trajectories, result.not_the_agents_fault
-    out.print(summary_table(every, {t.id: t for t in plan.task_file.tasks}))
-    notes.print(f"{len(every)} simulations in {plan.out}/trajectories.jsonl"
-                + (f"; {len(blamed)} ended for reasons not the agent's (user simulator or infrastructure)"
-                   if blamed else ""))
+    tasks = {t.id: t for t in plan.task_file.tasks}
+    if verbose:
+        out.print(summary_table(result.trajectories, tasks))
+    summary = summarize_run(plan.out, result.trajectories, tasks, planned=plan.metadata.simulations,
+                            resumed=result.resumed)
+    out.print(run_end(summary))
+    if next_steps and summary.next_commands:  # one line each, never wrapped: they are copied as they are
+        out.print("next: " + "\n      ".join(escape(c) for c in summary.next_commands), soft_wrap=True)
+    if summary.simulations and not summary.scored:
+        raise fail(nothing_scored(summary), code=1)
     if result.agent_program_failures:
-        raise fail(agent_program_failed(result.agent_program_failures, len(every)), code=1)
-    if every and len(blamed) == len(every):
-        raise fail(nothing_scored(blamed), code=1)
+        raise fail(agent_program_failed(result.agent_program_failures, len(result.trajectories)), code=1)
     if result.fixture_refused:
         raise fail(result.fixture_refused, code=1)
 
@@ -187,17 +209,28 @@ def agent_program_failed(failed: list[Trajectory], simulations: int) -> str:
             "them again with the same command and --resume")
 
 
-SUMMARY_DETAIL_CHARS = 1000
-"""A failure's first line in the summary, shortened at a word boundary past this (an auth failure fits whole)."""
+def run_end(s: RunSummary) -> Group:
+    """What `shiftbox run` ends with, before the next commands: the summary as tables and lines."""
+    from ..report import run_headline_table, usage_table
+
+    parts: list = [f"{s.simulations} simulations in {s.out}/trajectories.jsonl: {s.scored} scored, "
+                   f"{s.simulations - s.scored} not scored" + (f" ({s.resumed} finished before this resume)"
+                                                              if s.resumed else "")]
+    if s.scored:
+        parts.append(run_headline_table(s.agents))
+    elif s.simulations:
+        parts.append("no headline: no simulation could be scored")
+    if s.not_scored:
+        parts.append("not scored (left out of the headline), by blame and termination reason:")
+        parts += [escape(f"  {g.simulations} × {g.blame}: {g.reason} (first: {g.first}"
+                         + (f": {g.detail})" if g.detail else ")")) for g in s.not_scored]
+    parts.append(usage_table(s.usage) if s.usage else "LLM tokens and cost: no LLM calls")
+    return Group(*parts)
 
 
-def nothing_scored(blamed: list[Trajectory]) -> str:
+def nothing_scored(s: RunSummary) -> str:
     """One line: every simulation failed for a reason not the agent's, and the most frequent reason."""
-    reasons: dict[str, int] = {}
-    for t in blamed:
-        detail = clip((t.termination.detail.strip().splitlines() or [""])[0], SUMMARY_DETAIL_CHARS)
-        key = f"{t.termination.blame}: {t.termination.reason}" + (f": {detail}" if detail else "")
-        reasons[key] = reasons.get(key, 0) + 1
-    top = max(reasons, key=lambda k: reasons[k])
-    return (f"all {len(blamed)} simulations ended for reasons not the agent's, nothing to score; "
-            f"{reasons[top]} ended with {top}")
+    top = s.not_scored[0]
+    reason = f"{top.blame}: {top.reason}" + (f": {top.detail}" if top.detail else "")
+    return (f"all {s.simulations} simulations ended for reasons not the agent's, nothing to score; "
+            f"{top.simulations} ended with {reason}")

@@ -1,11 +1,13 @@
 """Metrics: TSR, TUE, TCRR, GSRT, the pass^k family and the VitaBench rubric, computed from saved trajectories."""
 
 from ._aggregate import (
+    USAGE_ROLES,
     aggregate,
     aggregate_gsrt,
     compute_run_metrics,
     score_by_agent,
     simulation_metrics,
+    usage_by_role,
 )
 from ._compare import Comparison, MetricDifference, compare
 from ._goal_paths import MatchedCalls, goal_path, goal_paths
@@ -68,10 +70,10 @@ from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_score, tue_value
-from ._uncertainty import mean_of_present
+from ._uncertainty import MIN_INTERVAL_TASKS, interval_gap, mean_of_present
 
 __all__ = [
-    "mean_of_present",
+    "mean_of_present", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
     "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "extract_json_object", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report", "MetricsMode",

@@ -10,12 +10,13 @@ import contextlib
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
 from shiftbox_servers.kit import get_domain
 
+from ..llm import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._goal_paths import goal_paths
@@ -54,6 +55,8 @@ from ._uncertainty import (
     total,
 )
 
+USAGE_ROLES = ("agent", "user", "judge")
+"""The roles whose LLM use is counted apart, in the order summaries list them (any other role follows)."""
 CROSSED, SAME_DOMAIN = "crossed", "same_domain"
 """`RunMetrics.by_domain_crossing`'s slices: shifts to another domain's goal, and shifts within one domain."""
 
@@ -117,10 +120,20 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
         paths=goal_paths(trajectory, task),
-        graph_refusals=graph_refusal_score(trajectory),
+        graph_refusals=graph_refusal_score(trajectory), usage=usage_by_role([trajectory.usage]),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
 
+
+
+def usage_by_role(usages: Iterable[Mapping[str, Usage]]) -> dict[str, Usage]:
+    """Tokens, cost and calls summed per role over simulations (or runs); roles in `USAGE_ROLES` order."""
+    summed: dict[str, Usage] = {}
+    for usage in usages:
+        for role, u in usage.items():
+            summed[role] = summed.get(role, Usage()) + u
+    order = {role: i for i, role in enumerate(USAGE_ROLES)}
+    return {role: summed[role] for role in sorted(summed, key=lambda r: (order.get(r, len(order)), r))}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -265,7 +278,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         by_persona={k: _breakdown(v) for k, v in sorted(groups["persona"].items())},
         by_goal_pair={k: _breakdown(list(pair_sims[k].values()), pairs[k]) for k in sorted(pairs)},
         by_domain_crossing={k: _breakdown(list(crossing_sims[k].values()), crossing[k]) for k in sorted(crossing)},
-        paths=aggregate_paths(scored), notes=notes,
+        paths=aggregate_paths(scored), notes=notes, usage=usage_by_role(s.usage for s in sims),
     )
 
 
@@ -284,6 +297,8 @@ def compute_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], 
     run = aggregate(sims, success_threshold)
     if judge is not None:
         run.judge = judge_report(judge)
+        if judge.usage is not None and judge.usage.calls:
+            run.usage = usage_by_role([run.usage, {"judge": judge.usage}])
     return run, sims
 
 

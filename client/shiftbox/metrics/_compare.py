@@ -11,13 +11,15 @@ from collections import Counter, defaultdict
 
 from pydantic import BaseModel, Field
 
-from ._aggregate import stage_statistics
+from ..llm import Usage
+from ._aggregate import stage_statistics, usage_by_role
 from ._model import Interval, SimulationMetrics
 from ._uncertainty import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     Counts,
     figures,
+    interval_gap,
     pass_counts,
     percentile_interval,
     resample_picks,
@@ -48,6 +50,9 @@ class Comparison(BaseModel):
     bootstrap: dict[str, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list, description="why the runs may not be comparable: "
                                 "different user simulators or tool contracts")
+    usage_a: dict[str, Usage] = Field(default_factory=dict, description="A's LLM tokens and cost per role, over "
+                                      "all its simulations (paired or not, scored or not)")
+    usage_b: dict[str, Usage] = Field(default_factory=dict, description="B's, the same way")
 
 
 def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str = "A",
@@ -76,7 +81,7 @@ def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str
         counts[task_id][1].update(pass_counts(ob, ks))
     task_ids = sorted(counts)
     per_task = [counts[t] for t in task_ids]
-    picks = resample_picks(len(per_task))
+    picks = [] if interval_gap(len(per_task)) else resample_picks(len(per_task))
     draws = resampled_totals(per_task, picks)
     totals = [total(c[0] for c in per_task), total(c[1] for c in per_task)]
     differences = []
@@ -91,7 +96,8 @@ def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str
     return Comparison(a=label_a, b=label_b, paired_simulations=len(paired), tasks=len(per_task),
                       unpaired_a=len(by_key_a) - len(paired), unpaired_b=len(by_key_b) - len(paired),
                       differences=differences,
-                      bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED})
+                      bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
+                      usage_a=usage_by_role(s.usage for s in a), usage_b=usage_by_role(s.usage for s in b))
 
 
 def _median(values: list[int | None]) -> float | None:

@@ -205,6 +205,9 @@ class SimulationMetrics(BaseModel):
     paths: list[GoalPath] = Field(default_factory=list, description="path evaluation of each goal, in order")
     graph_refusals: GraphRefusalScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the server enforced the dependency graph")
+    usage: dict[str, Usage] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="LLM tokens and cost per role (agent, user) as the trajectory recorded them; absent without LLMs")
 
 
 class TSRAggregate(BaseModel):
@@ -345,6 +348,10 @@ class RunMetrics(BaseModel):
         None, description="share of tasks whose trials all end the same way (success or not); None with one trial")
     rerun_agreement_n: int = Field(0, description="tasks with two trials or more")
     judge: dict | None = Field(None, description="judge name and its token use and cost (apart from agent and user)")
+    usage: dict[str, Usage] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="LLM tokens and cost per role (agent, user, judge), summed over every simulation, scored or not "
+                    "(a failed simulation's calls cost too); absent when no LLM was called")
     notes: list[str] = Field(default_factory=list, description="what was not measured, and why")
 
 

@@ -21,6 +21,14 @@ Counts = Counter[str]
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20251123
 CONFIDENCE = 0.95
+MIN_INTERVAL_TASKS = 2
+"""Tasks a bootstrap over tasks needs: with one, every resample draws that task, so an "interval" would only
+repeat the figure (docs/metrics.md)."""
+
+
+def interval_gap(tasks: int) -> str | None:
+    """Why figures over `tasks` tasks have no interval ("too few tasks for an interval (n=1)"), or None."""
+    return f"too few tasks for an interval (n={tasks})" if tasks < MIN_INTERVAL_TASKS else None
 
 
 def ratio(num: float, den: float) -> float | None:
@@ -137,7 +145,7 @@ def bootstrap_intervals(per_task: Mapping[str, Counts], ks: Iterable[int]) -> di
     """95% percentile intervals of each headline figure, resampling tasks."""
     fns = figures(ks)
     tasks = [per_task[t] for t in sorted(per_task)]
-    if not tasks:
+    if interval_gap(len(tasks)):
         return {}
     draws = resampled_totals([[c] for c in tasks])
     out = {}

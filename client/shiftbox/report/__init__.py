@@ -11,10 +11,12 @@ from ._terminal import (
     headline_table,
     persona_gsrt_table,
     retention_table,
+    run_headline_table,
     summary,
+    usage_table,
 )
 from ._timeline import redundant_calls
 
 __all__ = ["TOP_GOAL_PAIRS", "agents_summary", "breakdown_table", "comparison_section", "comparison_table",
            "headline_table", "histogram", "nice_ticks", "persona_gsrt_table", "redundant_calls", "render_html", "retention_table",
-           "save_html", "summary"]
+           "run_headline_table", "save_html", "summary", "usage_table"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..llm import Usage
 from ..metrics import TUE_FORMULA, RunMetrics, SimulationMetrics
 from ._html_text import STAGE_NAMES, STAGES, e, f3, pct, scored_simulations, turns, with_ci
-from ._terminal import shown_ks
+from ._terminal import interval_caption, shown_ks
 
 
 def _dl(rows: Iterable[tuple[str, str]]) -> str:
@@ -86,11 +87,17 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                                              ("progress", f3(p.progress)),
                                              ("errors (goals)", e(", ".join(f"{k} {v}" for k, v in p.errors.items())
                                                                   or "none"))])))
+    every = sum(m.usage.values(), Usage())
+    cards.append(_card("LLM tokens and cost", f"${every.cost_usd:.4f}",
+                       f"{every.prompt_tokens + every.completion_tokens} tokens in {every.calls} calls, every "
+                       "simulation (scored or not)" if m.usage else "no LLM calls",
+                       _dl((role, f"{u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion "
+                                  f"tokens, ${u.cost_usd:.4f}") for role, u in m.usage.items())))
     notes = ""
     if m.notes:
         notes = ('<div class="notes"><strong>Not measured</strong><ul>'
                  + "".join(f"<li>{e(n)}</li>" for n in m.notes) + "</ul></div>")
     boot = m.bootstrap
-    method = (f'<p class="legend-line">95% CI: percentile bootstrap over {boot.get("tasks", 0)} tasks '
-              f'({boot["resamples"]} resamples, seed {boot["seed"]}).</p>' if boot else "")
+    method = (f'<p class="legend-line">{e(interval_caption(boot.get("tasks", 0), boot["resamples"], boot["seed"]))}.'
+              "</p>" if boot else "")
     return f'<div class="cards">{"".join(cards)}</div>{method}{notes}'

@@ -9,7 +9,7 @@ from ._html_text import STAGES, e, f3, pct, turns, with_ci
 from ._missions import mission_sections
 from ._plots import figure
 from ._svg import OKABE_ITO, WIDE, Series, line_chart
-from ._terminal import comparison_rows, metric_label
+from ._terminal import agents_caption, comparison_rows, interval_caption, metric_label, usage_text
 
 
 def _stage_cell(g: GSRTAggregate, stage: str) -> str:
@@ -65,7 +65,15 @@ def agents_overview(scores: Mapping[str, AgentScores]) -> str:
             + "".join(rows) + "</tbody></table></div>"
             '<p class="legend-line">Each agent scored on its own conversations; [low, high]: 95% bootstrap interval '
             "over tasks; ack / tool / outcome: median / p90 turns. Compare two runs with "
-            "<code>shiftbox compare RUN_A RUN_B</code> for paired differences.</p>")
+            "<code>shiftbox compare RUN_A RUN_B</code> for paired differences.</p>"
+            + "".join(f'<p class="legend-line">{e(line)}</p>' for line in _overview_notes(scores)))
+
+
+def _overview_notes(scores: Mapping[str, AgentScores]) -> list[str]:
+    """Below the agents table: the agents whose figures have no interval, and each agent's LLM tokens and cost."""
+    gaps = agents_caption([s.metrics for s in scores.values()])
+    return ([gaps] if gaps else []) + [f"LLM use \u00b7 {name}: {usage_text(s.metrics.usage)}"
+                                       for name, s in scores.items()]
 
 
 def comparison_section(c: Comparison) -> str:
@@ -87,10 +95,11 @@ def comparison_section(c: Comparison) -> str:
             "<th>B</th><th>B \u2212 A</th><th>95% CI</th><th>differs</th></tr></thead><tbody>" + "".join(rows)
             + "</tbody></table></div>"
             f'<p class="legend-line">{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks'
-            f"{e(unpaired)}; interval: paired percentile bootstrap over tasks ({c.bootstrap.get('resamples')} "
-            f"resamples, seed {c.bootstrap.get('seed')}); \u201cdiffers\u201d: the interval excludes 0"
+            f"{e(unpaired)}; {e(interval_caption(c.tasks, c.bootstrap.get('resamples'), c.bootstrap.get('seed'), True))}"
+            "; \u201cdiffers\u201d: the interval excludes 0"
             f"{'; pass^k at a few k here, at every k in the curve' if len(shown) < len(c.differences) else ''}."
-            f"</p>{_pass_k_curve(c, curve)}</section>\n")
+            f'</p><p class="legend-line">LLM use \u00b7 A: {e(usage_text(c.usage_a))} \u00b7 B: '
+            f"{e(usage_text(c.usage_b))}</p>{_pass_k_curve(c, curve)}</section>\n")
 
 
 def _pass_k_curve(c: Comparison, curve: list[tuple[int, float | None, float | None]]) -> str:

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..llm import Usage
 from ..metrics import (
     AgentScores,
     Breakdown,
@@ -20,6 +21,7 @@ from ..metrics import (
     Retention,
     RunMetrics,
     Turns,
+    interval_gap,
 )
 
 
@@ -36,6 +38,36 @@ def with_interval(value: float | None, interval: Interval | None, number: Callab
     if value is None or interval is None:
         return number(value)
     return f"{number(value)} [{number(interval.low)}, {number(interval.high)}]"
+
+
+def usage_text(usage: Mapping[str, Usage]) -> str:
+    """LLM use per role on one line: 'agent: 4 calls, 1200 prompt + 80 completion tokens, $0.0021; user: …'."""
+    if not usage:
+        return "no LLM calls"
+    return "; ".join(f"{role}: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
+                     f"${u.cost_usd:.4f}" for role, u in usage.items())
+
+
+def usage_table(usage: Mapping[str, Usage], title: str = "LLM tokens and cost by role") -> Table:
+    """One row per role (agent, user simulator, judge) with its calls, tokens and cost, and their total."""
+    table = Table("role", "calls", "prompt tokens", "completion tokens", "cost (USD)", title=title,
+                  title_justify="left")
+    for role, u in usage.items():
+        table.add_row(role, str(u.calls), str(u.prompt_tokens), str(u.completion_tokens), f"{u.cost_usd:.4f}")
+    if len(usage) > 1:
+        every = sum(usage.values(), Usage())
+        table.add_row("total", str(every.calls), str(every.prompt_tokens), str(every.completion_tokens),
+                      f"{every.cost_usd:.4f}")
+    return table
+
+
+def interval_caption(tasks: int, resamples: int | None, seed: int | None, paired: bool = False) -> str:
+    """How a table's 95% intervals were made, or why it has none (too few tasks)."""
+    gap = interval_gap(tasks)
+    if gap:
+        return f"no 95% CI: {gap}"
+    return (f"95% CI: {'paired ' if paired else ''}percentile bootstrap over {tasks} tasks, {resamples} resamples, "
+            f"seed {seed}")
 
 
 def stage(g: GSRTAggregate, name: str) -> str:
@@ -163,9 +195,46 @@ def headline_table(m: RunMetrics) -> Table:
     if m.rerun_agreement is not None:
         table.add_row("rerun agreement", fmt(m.rerun_agreement),
                       f"tasks whose trials all end the same way, of {m.rerun_agreement_n} with 2+ trials")
+    every = sum(m.usage.values(), Usage())
+    table.add_row("LLM cost", f"${every.cost_usd:.4f}",
+                  f"{every.prompt_tokens + every.completion_tokens} tokens in {every.calls} calls, every simulation "
+                  "(scored or not); by role below" if m.usage else "no LLM calls")
     if m.bootstrap:
-        table.caption = (f"95% CI: percentile bootstrap over {m.bootstrap.get('tasks', 0)} tasks, "
-                         f"{m.bootstrap['resamples']} resamples, seed {m.bootstrap['seed']}")
+        table.caption = interval_caption(m.bootstrap.get("tasks", 0), m.bootstrap["resamples"], m.bootstrap["seed"])
+    return table
+
+
+def headline_rows(ms: list[RunMetrics]) -> list[tuple[str, list[str]]]:
+    """The headline figures of agents side by side (one value each), with their intervals: what ends a run."""
+    largest = max((k for m in ms for k in m.pass_hat_k), default=None)
+    return [
+        ("simulations", [f"{m.scored_simulations} scored of {m.simulations}" for m in ms]),
+        ("TSR", [with_interval(m.tsr.mean, m.intervals.get("tsr")) for m in ms]),
+        ("TUE (pooled)", [with_interval(m.tue.tue, m.intervals.get("tue")) for m in ms]),
+        ("TCRR (pooled)", [with_interval(m.tcrr.pooled, m.intervals.get("tcrr")) for m in ms]),
+        ("recovery", [with_interval(m.gsrt.recovery_rate, m.intervals.get("recovery")) for m in ms]),
+        *([(f"pass^{largest}", [with_interval(m.pass_hat_k.get(largest), m.intervals.get(f"pass^{largest}"))
+                                for m in ms])] if largest is not None else []),
+    ]
+
+
+def agents_caption(ms: list[RunMetrics]) -> str | None:
+    """Which agents' figures have no interval, and why (too few tasks)."""
+    gaps = [(m.agent, gap) for m in ms if m.scored_simulations and (gap := interval_gap(m.bootstrap.get("tasks", 0)))]
+    if not gaps:
+        return None
+    if len(ms) == 1:
+        return f"no 95% CI: {gaps[0][1]}"
+    return "no 95% CI for " + "; ".join(f"{agent}: {gap}" for agent, gap in gaps)
+
+
+def run_headline_table(agents: Mapping[str, RunMetrics]) -> Table:
+    """The end of `shiftbox run`: each agent's headline figures with their 95% intervals, one column each."""
+    ms = list(agents.values())
+    table = Table("metric", *agents, title="headline (95% CI over tasks)", title_justify="left")
+    for name, values in headline_rows(ms):
+        table.add_row(name, *values)
+    table.caption = agents_caption(ms)
     return table
 
 
@@ -174,13 +243,11 @@ def agents_table(scores: Mapping[str, AgentScores]) -> Table:
     table = Table("metric", *scores, title="by agent: each on its own conversations (95% CI over tasks)",
                   title_justify="left")
     ms = [s.metrics for s in scores.values()]
+    head = headline_rows(ms)
     rows = [
-        ("simulations", [f"{m.scored_simulations} scored of {m.simulations}" for m in ms]),
-        ("TSR", [with_interval(m.tsr.mean, m.intervals.get("tsr")) for m in ms]),
+        *head[:2],
         ("unscored", [str(m.tsr.unscored) for m in ms]),
-        ("TUE (pooled)", [with_interval(m.tue.tue, m.intervals.get("tue")) for m in ms]),
-        ("TCRR (pooled)", [with_interval(m.tcrr.pooled, m.intervals.get("tcrr")) for m in ms]),
-        ("recovery", [with_interval(m.gsrt.recovery_rate, m.intervals.get("recovery")) for m in ms]),
+        *head[2:5],
         ("shifts", [str(m.gsrt.shifts) for m in ms]),
         *((f"median {st} turns", [stage(m.gsrt, st) for m in ms]) for st in ("ack", "tool", "outcome")),
         *((f"pass^{k}", [with_interval(m.pass_hat_k.get(k), m.intervals.get(f"pass^{k}")) for m in ms])
@@ -188,9 +255,12 @@ def agents_table(scores: Mapping[str, AgentScores]) -> Table:
         ("rerun agreement", [fmt(m.rerun_agreement) for m in ms]),
         ("path accuracy (MMTB)", [fmt(m.paths.success) if m.paths else "-" for m in ms]),
         ("optimal path (MMTB)", [fmt(m.paths.optimal) if m.paths else "-" for m in ms]),
+        ("LLM cost (USD)", [f"{sum(m.usage.values(), Usage()).cost_usd:.4f}" for m in ms]),
+        ("LLM tokens", [str(sum(u.prompt_tokens + u.completion_tokens for u in m.usage.values())) for m in ms]),
     ]
     for name, values in rows:
         table.add_row(name, *values)
+    table.caption = agents_caption(ms)
     return table
 
 
@@ -204,11 +274,11 @@ def summary(m: RunMetrics) -> Group:
     if m.by_domain_crossing:  # cross-domain conversations: shifts to another domain's goal, or within one
         parts.append(breakdown_table("by domain crossing" + suffix, "shift", m.by_domain_crossing))
     parts.extend(mission_tables(m.paths, suffix))
+    if m.usage:
+        parts.append(usage_table(m.usage, "LLM tokens and cost by role" + suffix))
     if m.judge:
-        usage = m.judge.get("usage", {})
-        parts.append(f"judge {m.judge['name']}: {usage.get('calls', 0):g} calls, "
-                     f"{usage.get('prompt_tokens', 0):g}+{usage.get('completion_tokens', 0):g} tokens, "
-                     f"${usage.get('cost_usd', 0.0):.4f} (not counted with the agent's or the user's)")
+        parts.append(f"judge {m.judge['name']}: its tokens and cost are the judge's row, apart from the agent's and "
+                     "the user's")
     parts.extend(f"note: {n}" for n in m.notes)
     return Group(*parts)
 
@@ -310,12 +380,12 @@ def comparison_table(c: Comparison) -> Group:
         diff = "-" if d.difference is None else f"{d.difference:+.3f}"
         table.add_row(metric_label(d.metric), fmt(d.a), fmt(d.b), diff, ci)
     unpaired = f"; unpaired: A {c.unpaired_a}, B {c.unpaired_b}" if c.unpaired_a or c.unpaired_b else ""
-    table.caption = (f"{c.paired_simulations} simulations paired by (task, trial) over {c.tasks} tasks{unpaired}; "
-                     f"paired percentile bootstrap over tasks, {c.bootstrap.get('resamples')} resamples, "
-                     f"seed {c.bootstrap.get('seed')}")
+    table.caption = (f"{c.paired_simulations} simulations paired by (task, trial){unpaired}; "
+                     + interval_caption(c.tasks, c.bootstrap.get("resamples"), c.bootstrap.get("seed"), paired=True))
+    usage = Text(f"LLM use · A: {usage_text(c.usage_a)}\nLLM use · B: {usage_text(c.usage_b)}")
     if not curve:
-        return Group(table)
+        return Group(table, usage)
     lines = [f"pass^k curve, k = 1…{curve[-1][0]} ({SPARK[0]} 0 … {SPARK[-1]} 1)"]
     for side, label, values in (("A", c.a, [a for _, a, _ in curve]), ("B", c.b, [b for _, _, b in curve])):
         lines.append(f"  {side} {sparkline(values)}  {label}")
-    return Group(table, Text("\n".join(lines)))
+    return Group(table, Text("\n".join(lines)), usage)

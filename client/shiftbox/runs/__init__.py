@@ -48,6 +48,7 @@ from ._score import (
     write_metrics_file,
 )
 from ._serve import TRANSPORTS, serve_gateway, session_task
+from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture",
@@ -57,5 +58,5 @@ __all__ = [
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
-    "SimulationJob", "open_simulations",
+    "SimulationJob", "open_simulations", "NotScored", "RunSummary", "summarize_run",
 ]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import RunDirError, RunFileError
+from ..errors import NoSimulationsError, RunDirError, RunFileError
 from ..tasks import Task, TaskFile, load_task_file
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata
@@ -49,8 +49,9 @@ def run_dirs(path: Path) -> list[Path]:
     return found
 
 
-def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
-    """Every trajectory and task of a run directory or of a folder of run directories."""
+def read_run(path: Path, *, allow_empty: bool = False) -> tuple[list[Trajectory], dict[str, Task]]:
+    """Every trajectory and task of a run directory or of a folder of run directories; none is a
+    NoSimulationsError (nothing to score) unless `allow_empty`."""
     trajectories: list[Trajectory] = []
     tasks: dict[str, Task] = {}
     for run_dir in run_dirs(path):
@@ -61,6 +62,9 @@ def read_run(path: Path) -> tuple[list[Trajectory], dict[str, Task]]:
                 raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
                                  "score them separately")
         trajectories += read_trajectories(run_dir)
+    if not trajectories and not allow_empty:
+        raise NoSimulationsError(f"no simulations in {path}: nothing to score (the run ended before its first "
+                                 "simulation did); finish it with `shiftbox run` and the same options plus --resume")
     return trajectories, tasks
 
 

@@ -12,17 +12,20 @@ from ._compare import ComparedRuns
 from ._files import RUN_FILE, read_run
 
 
-def read_report_inputs(run_dir: Path) -> tuple[dict[str, AgentScores], list[Trajectory], dict | None]:
-    """What `render_html` takes for a run directory (or a folder of them): scores per agent, trajectories, run.json."""
-    trajectories, tasks = read_run(run_dir)
+def read_report_inputs(run_dir: Path, allow_empty: bool = True) -> tuple[dict[str, AgentScores], list[Trajectory],
+                                                                        dict | None]:
+    """What `render_html` takes for a run directory (or a folder of them): scores per agent, trajectories, run.json.
+    A run without simulations renders as such; `allow_empty=False` makes it a NoSimulationsError."""
+    trajectories, tasks = read_run(run_dir, allow_empty=allow_empty)
     run_file = run_dir / RUN_FILE
     metadata = json.loads(run_file.read_text()) if run_file.exists() else None
     return score_by_agent(trajectories, tasks), trajectories, metadata
 
 
 def write_html_report(run_dir: Path, out: Path) -> Path:
-    """Score `run_dir` (a run directory or a folder of them) per agent and write its HTML report to `out`."""
-    return save_html(render_html(*read_report_inputs(run_dir)), out)
+    """Score `run_dir` (a run directory or a folder of them) per agent and write its HTML report to `out`; a run
+    without simulations is a NoSimulationsError (`shiftbox report` exits 1)."""
+    return save_html(render_html(*read_report_inputs(run_dir, allow_empty=False)), out)
 
 
 def write_comparison_report(compared: ComparedRuns, out: Path) -> Path:

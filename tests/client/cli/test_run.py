@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def test_run_writes_metadata_tasks_and_one_trajectory_per_simulation(tmp_path):
     assert (tmp_path / "r" / "tasks.json").exists()
     ids = [t.simulation_id for t in read_trajectories(tmp_path / "r")]
     assert sorted(ids) == sorted(f"hw_banking_00{i}#{k}" for i in range(1, 6) for k in range(2))
-    assert "hw_banking_001#0" in res.output
+    assert "hw_banking_001#0" not in res.output, "one row per simulation only with --verbose"
 
 
 def test_concurrency_does_not_change_results(tmp_path):
@@ -89,6 +90,35 @@ def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     ids = [t.simulation_id for t in after]
     assert len(ids) == len(set(ids)) == 300
     assert all(canonical_set(out)[k] == v for k, v in kept.items())
+
+
+def test_ctrl_c_mid_run_says_how_far_it_got_and_how_to_finish_then_resume_finishes(tmp_path):
+    """SIGINT to the process group, as Ctrl-C in a terminal sends it: a message naming the count and the exact
+    resume command, exit 130 (128 + SIGINT, as shells report it), and that command completes the run."""
+    out = tmp_path / "stopped"
+    args = ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out", str(out), "--trials", "60",
+            "--concurrency", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "shiftbox.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    results = out / "trajectories.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not results.exists() or results.read_bytes().count(b"\n") < 20):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-2000:]
+    done = len(read_trajectories(out))
+    assert 20 <= done < 300, "the run was not interrupted mid-way"
+    resume = shlex.join(["shiftbox", *args, "--resume"])
+    assert f"interrupted: {done} of 300 simulations done; finish with `{resume}`" in " ".join(stderr.split()), stderr
+    assert "Traceback" not in stderr and "headline" not in stdout
+    finished = subprocess.run([sys.executable, "-m", "shiftbox.cli", *shlex.split(resume)[1:]], capture_output=True,
+                              text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert f"resuming: {done} simulations already finished" in finished.stderr
+    ids = [t.simulation_id for t in read_trajectories(out)]
+    assert len(ids) == len(set(ids)) == 300
+    assert "300 scored of 300" in finished.stdout
 
 
 def test_existing_run_dir_needs_resume_and_same_configuration(tmp_path):
