@@ -182,7 +182,8 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
 def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False,
                       next_steps: bool = True) -> None:
     """The run's end (headline per agent, not scored and why, LLM use, what to run next unless `next_steps` is off);
-    with `verbose`, first one row per simulation. Exit 1 when none could be scored."""
+    with `verbose`, first one row per simulation. Exit 1 when an agent program failed, when none could be scored, or
+    when `--record`'s fixture was refused."""
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
     tasks = {t.id: t for t in plan.task_file.tasks}
@@ -193,10 +194,10 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
     out.print(run_end(summary))
     if next_steps and summary.next_commands:  # one line each, never wrapped: they are copied as they are
         out.print("next: " + "\n      ".join(escape(c) for c in summary.next_commands), soft_wrap=True)
+    if result.agent_program_failures:  # first: its detail carries the program's stderr tail
+        raise fail(agent_program_failed(result.agent_program_failures, len(result.trajectories)), code=1)
     if summary.simulations and not summary.scored:
         raise fail(nothing_scored(summary), code=1)
-    if result.agent_program_failures:
-        raise fail(agent_program_failed(result.agent_program_failures, len(result.trajectories)), code=1)
     if result.fixture_refused:
         raise fail(result.fixture_refused, code=1)
 

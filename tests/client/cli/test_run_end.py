@@ -223,7 +223,8 @@ def test_metrics_of_a_run_where_nothing_could_be_scored_exits_1_after_the_table(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "r"
     res = run_cli(out, "--agent", "litellm:openai/fake-model", "--agent-arg", "api_base=http://127.0.0.1:9",
-                  "--agent-arg", "max_retries=0", "--task-id", "hw_banking_001", "--task-id", "hw_banking_002")
+                  "--agent-arg", "max_retries=0", "--task-id", "hw_banking_001", "--task-id", "hw_banking_002",
+                  "--no-preflight")  # the preflight would refuse the run before it starts (exit 2)
     assert res.exit_code == 1, res.output
     assert "no headline: no simulation could be scored" in res.output and "│ TSR" not in res.output
     assert "2 × infrastructure: infrastructure_error (first: hw_banking_001#0: agent litellm:openai/fake-model" in \
