@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -44,9 +46,12 @@ def test_run_records_the_user_simulators_identity(tmp_path):
     assert res.exit_code == 0, res.output
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     trajectory = json.loads((tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()[0])
+    catalog = Path(__file__).resolve().parents[2] / "client" / "shiftbox" / "users" / "personas.json"
+    version = json.loads(catalog.read_text())["schema_version"]
+    digest = hashlib.sha256(catalog.read_bytes()).hexdigest()
     for sim in (run["user_simulator"], trajectory["user_simulator"]):
-        assert sim["kind"] == "scripted" and sim["personas_version"] == 1
-        assert len(sim["personas_sha256"]) == 64
+        assert sim["kind"] == "scripted" and sim["personas_version"] == version
+        assert sim["personas_sha256"] == digest
 
 
 def test_an_llm_user_names_its_model_and_prompt_digest():
