@@ -28,7 +28,7 @@ def _breakdown_table(title: str, key: str, rows: dict[str, Breakdown]) -> str:
                     f"<td>{pct(g.transfer_rate)}</td>" + "".join(_stage_cell(g, s) for s in STAGES) + "</tr>")
     head = ("<tr><th>" + e(key) + "</th><th>sims</th><th>TSR</th><th>TUE</th><th>TCRR</th><th>shifts</th>"
             "<th>recovery</th><th>transfer</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
-    return (f'<div><h3>{e(title)}</h3><div class="scroll"><table class="data"><thead>{head}</thead>'
+    return (f'<div><h3>{e(title)}</h3><div class="scroll"><table class="data wraps"><thead>{head}</thead>'
             f'<tbody>{"".join(body)}</tbody></table></div></div>')
 
 
