@@ -38,6 +38,9 @@ ENV_MCP_URL, ENV_DOMAIN, ENV_SEED = "SHIFTBOX_MCP_URL", "SHIFTBOX_DOMAIN", "SHIF
 _EOF = object()
 """Queued when the program closes its stdout."""
 
+STDERR_TAIL_BYTES = 800
+"""How much of an agent program's stderr a failure's detail keeps (its end)."""
+
 
 class ExternalAgent(GatewayAgent):
     """`cmd:"<command>"`: one process per simulation (see the module docstring for the protocol)."""
@@ -187,11 +190,19 @@ class ExternalAgent(GatewayAgent):
         return "still running" if code is None else f"exit code {code}"
 
     def _diagnostics(self) -> str:
-        """The tail of the program's stderr."""
+        """The program's last stderr line with words (a traceback's is the error itself), then its stderr's tail from a line
+        start on: the detail's first line says what went wrong, the lines after it show where."""
         if not self._stderr:
             return ""
         self._stderr.seek(0, os.SEEK_END)
         size = self._stderr.tell()
-        self._stderr.seek(max(0, size - 800))
-        tail = self._stderr.read().decode(errors="replace").strip()
-        return f"; stderr ends: {tail}" if tail else ""
+        self._stderr.seek(max(0, size - STDERR_TAIL_BYTES))
+        text = self._stderr.read().decode(errors="replace")
+        if size > STDERR_TAIL_BYTES and "\n" in text:  # started mid-line: keep whole lines only
+            text = text.split("\n", 1)[1]
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        if not lines:
+            return ""
+        said = [line.strip(" |+-") for line in lines if any(c.isalpha() for c in line)]  # not a box's border
+        last = said[-1] if said else lines[-1].strip()
+        return f"; stderr's last line: {last}\nstderr ends:\n" + "\n".join(lines)

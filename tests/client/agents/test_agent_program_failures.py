@@ -174,3 +174,20 @@ def test_a_changed_credential_in_the_agent_command_is_not_a_changed_configuratio
     assert "different configuration" not in again.output
     changed = run(out, cmd(BROKEN, "wrong_tool", "--api-key", "sk-second-key"), "--resume")
     assert changed.exit_code == 2 and "agent" in words(changed.output)  # a changed program still is one
+
+
+def test_the_first_line_of_the_detail_is_the_programs_error_even_after_a_long_stderr(tmp_path):
+    """A long stderr (a chained traceback printed in a box, as litellm's is) used to be shown from a cut mid-line and
+    its last line was the box's border: the detail's first line, the one every summary shows, now names the error."""
+    program = tmp_path / "noisy_agent.py"
+    program.write_text(
+        "import sys\n"
+        "sys.stderr.write(''.join(f'  | noise line {i} of a long traceback\\n' for i in range(100)))\n"
+        "sys.stderr.write('  | ValueError: the key is missing\\n  +------------------------------------\\n')\n"
+        "sys.exit(1)\n")
+    res = run(tmp_path / "noisy", "cmd:" + shlex.join([sys.executable, str(program)]))
+    assert res.exit_code == 1, res.output
+    [t] = read_trajectories(tmp_path / "noisy")
+    first, *rest = t.termination.detail.splitlines()
+    assert first.endswith("stderr's last line: ValueError: the key is missing"), first
+    assert rest[0] == "stderr ends:" and rest[1].lstrip().startswith("| noise line ") and rest[-1].strip().startswith("+--")
