@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from shiftbox.agents._sandbox import sandbox_command, sandbox_prefix
+from shiftbox.agents import sandbox_command, sandbox_prefix
 
 SECRET = "SIBLING_SECRET=http://127.0.0.1:1/episodes/stolen/mcp"
 PROBE = ("umount /proc 2>/dev/null; for f in /proc/[0-9]*/environ; do "
