@@ -11,8 +11,9 @@ from ._litellm import (
     tool_schema,
 )
 from ._protocol import Agent, AgentContext, AgentReply
+from ._sandbox import sandbox_command, sandbox_prefix, sandbox_status
 from ._scripted import SCRIPTED_AGENTS, OracleAgent, scripted_agent
 
 __all__ = ["SCRIPTED_AGENTS", "tool_schema", "INVALID_JSON_KEY", "Agent", "AgentContext", "AgentReply", "ExternalAgent", "ExternalAgentError",
            "LiteLLMAgent", "OracleAgent", "agent_system_prompt", "parse_arguments", "reply_from_message",
-           "scripted_agent", "to_openai_messages"]
+           "sandbox_command", "sandbox_prefix", "sandbox_status", "scripted_agent", "to_openai_messages"]

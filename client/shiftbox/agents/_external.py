@@ -1,7 +1,8 @@
 """External agents: any program, talking JSON lines on stdin/stdout and calling tools itself over MCP.
 
 The harness starts the program once per simulation with `SHIFTBOX_MCP_URL` pointing at the run's
-recording gateway (see `shiftbox.world.RunGateway`). User messages go to its stdin as
+recording gateway (see `shiftbox.world.RunGateway`), in its own PID namespace where the platform allows
+(`_sandbox`): the URL's token is then readable by that program and its children only. User messages go to its stdin as
 `{"role": "user", "content": ...}` lines; it answers with `{"role": "assistant", "content": ...}`
 lines on stdout. A line with `"final": false` is narration for the tool calls it is about to make.
 Its tool calls reach the gateway and are turned into agent turns by `GatewayAgent`. A program that
@@ -20,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import warnings
 from typing import Any
 
 import anyio
@@ -29,6 +31,7 @@ from shiftbox_servers.kit import die_with_parent
 from ..redact import redact_text
 from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent, _Event
 from ._protocol import AgentContext
+from ._sandbox import sandbox_prefix, sandbox_status
 
 __all__ = ["DEFAULT_TURN_TIMEOUT_S", "ExternalAgent", "ExternalAgentError"]
 
@@ -65,13 +68,15 @@ class ExternalAgent(GatewayAgent):
         if shutil.which(program) is None:
             where = "is not an executable file" if os.sep in program else "is not on PATH"
             raise ValueError(f"cmd: program {program!r} {where}; check the command of --agent cmd:\"…\"")
+        if sandbox_prefix() is None:
+            warnings.warn(sandbox_status(), stacklevel=2)
 
     async def _open(self, context: AgentContext) -> None:
         env = dict(os.environ, **{ENV_MCP_URL: context.gateway.url, ENV_DOMAIN: context.domain,
                                   ENV_SEED: str(context.seed)})
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in _shut()
         try:
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self._proc = subprocess.Popen([*(sandbox_prefix() or ()), *self.argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=self._stderr, env=env, start_new_session=True,
                                           preexec_fn=die_with_parent())  # dies with the run, even on kill -9
         except OSError as exc:

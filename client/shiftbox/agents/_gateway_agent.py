@@ -83,6 +83,10 @@ class GatewayAgent(Agent):
         """Appended to error messages (e.g. the tail of a program's stderr)."""
         return ""
 
+    def _from(self) -> str:
+        """Who did not reply, for the timeout's message (e.g. " from the A2A agent at URL"); empty when obvious."""
+        return ""
+
     async def _next_event(self) -> _Event:
         """The next event, waiting for one; a transport that must be polled overrides this."""
         while not self._events:
@@ -135,7 +139,7 @@ class GatewayAgent(Agent):
                     continue
                 return AgentReply(content="\n".join([*narration, event["content"]]))
         assert scope.cancelled_caught
-        raise ExternalAgentError(f"no reply within {self.turn_timeout_s:g} s (agent timeout; set it with "
+        raise ExternalAgentError(f"no reply{self._from()} within {self.turn_timeout_s:g} s (agent timeout; set it with "
                                  "--agent-arg timeout=SECONDS)" + self._diagnostics())
 
     async def tool_result(self, call: ToolCall, record: ToolCallRecord) -> None:

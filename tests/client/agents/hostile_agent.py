@@ -10,7 +10,9 @@ trajectories and final states whether any of its calls landed in someone else's 
   the run directory the way episode ids used to be derived (`HOSTILE_RUN_DIR`, `HOSTILE_TASK`: what
   `ps` shows of the harness command line);
 - the legacy `Mcp-Session-Id` header naming a guessed episode;
-- the same against every domain server the harness started (found in /proc, like `ps` would).
+- the same against every domain server the harness started (found in /proc, like `ps` would);
+- every gateway URL it can read from the process table: other processes' environments
+  (`/proc/<pid>/environ`), command lines, and the files their descriptors point to (`/proc/<pid>/fd/*`).
 
 What it reaches is written to stderr (for diagnosis only; the test judges the trajectories).
 """
@@ -18,6 +20,7 @@ What it reaches is written to stderr (for diagnosis only; the test judges the tr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -75,6 +78,26 @@ def harness_servers() -> list[str]:
     return found
 
 
+URL_PATTERN = re.compile(rb"http://127\.0\.0\.1:\d+/episodes/[A-Za-z0-9_.:-]+/mcp")
+
+
+def process_table_urls(own_url: str) -> list[str]:
+    """Every episode URL readable from /proc (environments, command lines, files behind descriptors)."""
+    found: set[bytes] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        sources = [entry / "environ", entry / "cmdline"]
+        with contextlib.suppress(OSError):
+            sources += [fd for fd in (entry / "fd").iterdir() if (fd.resolve()).is_file()]
+        for source in sources:
+            try:
+                found.update(URL_PATTERN.findall(source.read_bytes()[:1 << 20]))
+            except OSError:
+                continue
+    return sorted(u.decode() for u in found if u.decode() != own_url)
+
+
 async def attack(label: str, target: str, seed: str, *, meta: str | None = None,
                  header: str | None = None) -> None:
     """One probe: a write carrying our seed, through `target` (an MCP URL)."""
@@ -107,7 +130,9 @@ async def intrude(own_url: str, seed: str) -> None:
     gateway = f"{parts.scheme}://{parts.netloc}"
     guesses = guessed_episodes(own_url)
     log(f"guesses: {guesses}")
-    attacks = []
+    stolen = process_table_urls(own_url)
+    log(f"URLs read from /proc: {stolen}")
+    attacks = [attack(f"URL read from /proc {url}", url, seed) for url in stolen]
     for guess in guesses:
         attacks += [
             attack(f"own URL + _meta {guess}", own_url, seed, meta=guess),

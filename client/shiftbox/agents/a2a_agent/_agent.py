@@ -28,6 +28,7 @@ from ._install import require_a2a
 
 CARD_PATH = "/.well-known/agent-card.json"
 CONNECT_TIMEOUT_S = 10.0
+"""Longest wait to connect, send a request or get a connection from the pool, for every request to the agent."""
 CARD_TIMEOUT_S = 10.0
 """Longest wait for the agent card (its reading too: a message's answer may take long, the card must not)."""
 
@@ -71,7 +72,8 @@ class A2AAgent(GatewayAgent):
         from a2a.client.errors import AgentCardResolutionError
         from a2a.utils.constants import TransportProtocol
 
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=None))
+        # every request is bounded: an answer may take as long as a turn, and no silence between its events longer
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=self.turn_timeout_s))
         config = ClientConfig(httpx_client=self._http, supported_protocol_bindings=[
             TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON])
         try:
@@ -138,8 +140,14 @@ class A2AAgent(GatewayAgent):
 
         if isinstance(exc.__cause__, httpx.ConnectError):
             return ExternalAgentError(f"the A2A agent at {self.shown} cannot be reached ({redact_text(repr(exc.__cause__))})")
+        if isinstance(exc.__cause__, httpx.TimeoutException):
+            return ExternalAgentError(f"the A2A agent at {self.shown} did not answer within {self.turn_timeout_s:g} s "
+                                      f"({type(exc.__cause__).__name__}; set the limit with --agent-arg timeout=SECONDS)")
         return ExternalAgentError(f"the A2A agent at {self.shown} answered outside the protocol: "
                                   f"{type(exc).__name__}: {redact_text(str(exc))}")
+
+    def _from(self) -> str:
+        return f" from the A2A agent at {self.shown}"
 
     async def _shut(self) -> None:
         exchange, self._exchange = self._exchange, None
