@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -50,9 +51,10 @@ Outgoing = SessionMessage | bytes
 """What the writer writes: a message from the server, or an error reply already serialized."""
 
 
-async def serve_stdio(server: MCPServer) -> None:
-    """Serve `server` over this process's stdin and stdout until stdin ends."""
-    lowlevel = server._lowlevel_server
+async def serve_stdio(server: MCPServer | Server[Any]) -> None:
+    """Serve `server` (a kit domain server's `MCPServer`, or a low-level `Server` such as `shiftbox serve`'s
+    gateway) over this process's stdin and stdout until stdin ends."""
+    lowlevel = server._lowlevel_server if isinstance(server, MCPServer) else server
     with _claimed_stdio() as (wire_in, wire_out):
         to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         to_wire, outgoing = anyio.create_memory_object_stream[Outgoing](0)
