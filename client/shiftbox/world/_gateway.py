@@ -23,6 +23,8 @@ import anyio
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from shiftbox_servers.kit import (
     DEFAULT_EPISODE,
@@ -34,6 +36,7 @@ from shiftbox_servers.kit import (
     connection_episode_id,
     error_result,
     meta_episode_id,
+    serve_stdio,
 )
 
 from ..errors import unwrapped_errors
@@ -114,8 +117,8 @@ class Gateway:
             types.Prompt(name="policy", description=f"The {self.world.domain.name} agent policy")])
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        if params.name != "policy":
-            raise ValueError(f"unknown prompt {params.name!r}; this gateway has: policy")
+        if params.name != "policy":  # Invalid params, as MCP prescribes for an unknown prompt
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {params.name!r}; this gateway has: policy")
         text = types.TextContent(type="text", text=self.world.domain.policy)
         return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text)])
 
@@ -134,11 +137,9 @@ class Gateway:
         return EpisodePathRouter(self.server.streamable_http_app(json_response=True, host="127.0.0.1"))
 
     async def run_stdio(self) -> None:
-        """Serve one client over stdin/stdout (one process, one episode: the default one)."""
-        from mcp.server.stdio import stdio_server
-
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        """Serve one client over stdin/stdout (one process, one episode: the default one), every line answered
+        as a domain server's stdio answers it (`serve_stdio`: an invalid request is refused, never run)."""
+        await serve_stdio(self.server)
 
 
 async def _run_uvicorn(server: uvicorn.Server, sock: socket.socket) -> None:

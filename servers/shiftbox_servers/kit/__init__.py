@@ -106,6 +106,7 @@ from ._snapshot import (
     write_snapshot,
 )
 from ._spawn import die_with_parent, free_port, http_server_process
+from ._stdio import serve_stdio
 from ._tools import (
     ToolSet,
     ToolSpec,
@@ -131,5 +132,5 @@ __all__ = [
     "dependency_graph", "is_graph_refusal", "render_dependency_graph", "render_dependency_graphs",
     "with_dependency_graphs",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
-    "record_transfer", "reference_calculate", "reference_message", "reference_result",
+    "record_transfer", "reference_calculate", "reference_message", "reference_result", "serve_stdio",
 ]

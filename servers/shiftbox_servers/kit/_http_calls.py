@@ -13,7 +13,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import (
     CONTENT_TYPE_JSON,
@@ -31,6 +30,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ._episode import EPISODE_SCOPE_KEY
+from ._jsonrpc import is_request_id
 
 if TYPE_CHECKING:
     from ._server import DomainServer
@@ -80,42 +80,35 @@ class SessionCalls:
         idle = transport.idle_scope
         return None if idle is not None and idle.cancel_called else transport
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """None when this answered the request; else the `receive` the SDK is to serve it with."""
+    async def __call__(self, scope: Scope, message: Any, receive: Receive, send: Send) -> bool:
+        """Whether this answered the POST whose body the router has read and parsed (`message`)."""
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
             headers.setdefault(name, value)
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1")
         version = self.versions.get(session_id)
-        if (scope["method"] != "POST" or "user" in scope or version is None
-                or headers.get(VERSION_HEADER) != version.encode("latin-1")
-                or not content_length_within(headers, self.manager.max_request_body_size)):
-            return receive
+        if "user" in scope or version is None or headers.get(VERSION_HEADER) != version.encode("latin-1"):
+            return False
         transport = self._open_session(session_id)
         request = Request(scope, receive)
         if (transport is None or not check_accept_headers(request)[0] or not is_json_content(request)
                 or await self._security.validate_request(request, is_post=True) is not None):
-            return receive
-        body = await request.body()
-        answer = self._answer(body, version, scope.get(EPISODE_SCOPE_KEY) or session_id)
+            return False
+        answer = self._answer(message, version, scope.get(EPISODE_SCOPE_KEY) or session_id)
         if answer is None:
-            return replay(body, receive)
+            return False
         await Response(answer, status_code=200,
                        headers={"Content-Type": CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER: session_id})(
             scope, receive, send)
         timeout = self.manager.session_idle_timeout
         if transport.idle_scope is not None and timeout is not None and transport.idle_scope.deadline != math.inf:
             transport.idle_scope.deadline = anyio.current_time() + timeout
-        return None
+        return True
 
-    def _answer(self, body: bytes, version: str, episode_id: str) -> str | None:
+    def _answer(self, message: Any, version: str, episode_id: str) -> str | None:
         """The JSON-RPC answer to a plain tools/call, as the SDK's transport writes it; None: not one."""
-        try:
-            message = pydantic_core.from_json(body)
-        except ValueError:
-            return None
         if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
-                and message.get("method") == "tools/call" and type(message.get("id")) in (int, str)):
+                and message.get("method") == "tools/call" and is_request_id(message.get("id"))):
             return None
         params = message.get("params")
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
@@ -134,13 +127,6 @@ class SessionCalls:
                 by_alias=True, exclude_unset=True)
         return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result).model_dump_json(
             by_alias=True, exclude_unset=True)
-
-
-def content_length_within(headers: dict[bytes, bytes], limit: int) -> bool:
-    try:
-        return 0 <= int(headers[b"content-length"]) <= limit
-    except (KeyError, ValueError):
-        return False
 
 
 def is_json_content(request: Request) -> bool:

@@ -13,17 +13,23 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 import anyio
+import pydantic_core
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 from mcp_types import methods as protocol_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -38,7 +44,8 @@ from ._episode import (
     current_episode_id,
 )
 from ._errors import DomainError, ErrorKind, error_result
-from ._http_calls import SessionCalls
+from ._http_calls import SessionCalls, replay
+from ._jsonrpc import invalid_id_error
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -61,10 +68,16 @@ class EpisodeAccessError(Exception):
 
 
 def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """`_meta["shiftbox/episode"]` of the request, if it names one."""
+    """`_meta["shiftbox/episode"]` of the request, if it names one; a value that is no string is refused
+    (Invalid params), never ignored: the call would otherwise run in another episode than the one meant."""
     meta = (ctx.params or {}).get("_meta") or {}
-    value = meta.get(EPISODE_META_KEY) if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+    if not isinstance(meta, dict) or EPISODE_META_KEY not in meta:
+        return None
+    value = meta[EPISODE_META_KEY]
+    if not isinstance(value, str):
+        raise MCPError(INVALID_PARAMS, f"_meta[{EPISODE_META_KEY!r}] must be a string naming an episode, not "
+                                       f"{json.dumps(value)[:100]}")
+    return value
 
 
 def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -206,7 +219,12 @@ class DomainServer:
         return result
 
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        if ctx.request_id is None:  # a notification (no handler runs a tool for one): never a call
+            return await call_next(ctx)
+        if ctx.method == "prompts/get":
+            self._check_prompt_name(ctx.params or {})
         if ctx.method not in ("tools/call", "resources/read"):
+            meta_episode_id(ctx)  # a malformed episode key is refused on every request
             return await call_next(ctx)
         try:
             episode_id = request_episode_id(ctx)
@@ -230,6 +248,13 @@ class DomainServer:
         if ctx.method == "resources/read" and isinstance(meta, dict) and meta.get(CLOSE_META_KEY) is True:
             self.episodes.drop(episode_id, "ended by its final digest read")  # the harness's last read
         return result
+
+    def _check_prompt_name(self, params: dict[str, Any]) -> None:
+        """An unknown prompt is Invalid params (-32602), as MCP prescribes (the SDK answers code 0 or -32603)."""
+        name = params.get("name")
+        if not isinstance(name, str) or name not in self.prompt_names:
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; this server has: "
+                                           f"{', '.join(sorted(self.prompt_names))}")
 
     def reject_arguments(self, params: dict[str, Any]) -> Any:
         """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them."""
@@ -336,6 +361,9 @@ class DomainServer:
         def policy_prompt() -> str:
             return self.domain.policy
 
+        self.prompt_names = frozenset(prompt.name for prompt in mcp._prompt_manager.list_prompts())
+        """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
+
     # -- HTTP ----------------------------------------------------------------------------------
 
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
@@ -358,7 +386,8 @@ class DomainServer:
 
         inner = self.mcp.streamable_http_app(json_response=True, host=host)
         manager = self.mcp.session_manager
-        return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager))
+        return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager),
+                                 max_body_size=manager.max_request_body_size)
 
 
 def without_tracing(middleware: list[Any]) -> list[Any]:
@@ -392,7 +421,9 @@ class EpisodePathRouter:
 
     Every HTTP request, custom routes (`DELETE /episodes/<id>`, `/healthz`) included, first passes the
     Host/Origin checks the SDK applies to the MCP endpoint, so a web page reached through DNS
-    rebinding can neither call tools nor drop episodes.
+    rebinding can neither call tools nor drop episodes. Every POST to the MCP endpoint is read once (bounded
+    as the SDK bounds it, `max_body_size`) and a request whose id is no string or integer is answered
+    Invalid Request (400, -32600) here: the SDK's handshake-era transport took it for a notification.
 
     `mcp_endpoint`, when given, serves the MCP endpoint's requests directly (the SDK's session manager),
     past the Starlette app's middleware and routing, which its transport does not need (about 3% of a
@@ -401,12 +432,13 @@ class EpisodePathRouter:
     """
 
     def __init__(self, app: ASGIApp, host: str = "127.0.0.1", *, mcp_endpoint: ASGIApp | None = None,
-                 calls: SessionCalls | None = None):
+                 calls: SessionCalls | None = None, max_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE):
         self.app = app
         self.mcp_endpoint = mcp_endpoint
         self.calls = calls
         settings = transport_security(host)
         self._security = TransportSecurityMiddleware(settings) if settings is not None else None
+        self._post = RequestBodyLimitMiddleware(self._serve_post, max_body_size)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -419,11 +451,29 @@ class EpisodePathRouter:
             if match:
                 scope = dict(scope, path="/mcp", raw_path=b"/mcp")
                 scope[EPISODE_SCOPE_KEY] = match.group(1)
+            if scope["path"] == "/mcp" and scope["method"] == "POST":
+                await self._post(scope, receive, send)
+                return
             if self.mcp_endpoint is not None and scope["path"] == "/mcp":
-                if self.calls is not None:
-                    receive = await self.calls(scope, receive, send)
-                    if receive is None:  # answered
-                        return
                 await self.mcp_endpoint(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+    async def _serve_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST to the MCP endpoint, its body already bounded: refused, answered by `calls`, or passed on."""
+        try:
+            body = await Request(scope, receive).body()
+        except ClientDisconnect:
+            return
+        try:
+            message = pydantic_core.from_json(body)
+        except ValueError:
+            message = None  # the SDK answers its parse error
+        refusal = invalid_id_error(message)
+        if refusal is not None:
+            await JSONResponse(refusal, status_code=400)(scope, receive, send)
+            return
+        receive = replay(body, receive)
+        if self.calls is not None and await self.calls(scope, message, receive, send):
+            return
+        await (self.mcp_endpoint or self.app)(scope, receive, send)

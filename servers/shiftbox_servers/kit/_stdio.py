@@ -29,22 +29,32 @@ from typing import Any, BinaryIO
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-logger = logging.getLogger("shiftbox.server.stdio")
+from ._jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    invalid_id_error,
+    is_response,
+    usable_id,
+)
+from ._jsonrpc import error as _error
 
-PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+logger = logging.getLogger("shiftbox.server.stdio")
 
 Outgoing = SessionMessage | bytes
 """What the writer writes: a message from the server, or an error reply already serialized."""
 
 
-async def serve_stdio(server: MCPServer) -> None:
-    """Serve `server` over this process's stdin and stdout until stdin ends."""
-    lowlevel = server._lowlevel_server
+async def serve_stdio(server: MCPServer | Server[Any]) -> None:
+    """Serve `server` (a kit domain server's `MCPServer`, or a low-level `Server` such as `shiftbox serve`'s
+    gateway) over this process's stdin and stdout until stdin ends."""
+    lowlevel = server._lowlevel_server if isinstance(server, MCPServer) else server
     with _claimed_stdio() as (wire_in, wire_out):
         to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         to_wire, outgoing = anyio.create_memory_object_stream[Outgoing](0)
@@ -112,7 +122,7 @@ def _batch_reply(items: list[Any]) -> bytes | None:
     if not items:
         return _dump(_error(None, INVALID_REQUEST, "Invalid Request: empty batch"))
     message = "Invalid Request: batches are not supported; send one message per line"
-    errors = [_error(_usable_id(item), INVALID_REQUEST, message)
+    errors = [_error(usable_id(item), INVALID_REQUEST, message)
               for item in items if not isinstance(item, dict) or "id" in item]
     return _dump(errors) if errors else None
 
@@ -121,30 +131,19 @@ def _invalid(value: Any) -> dict[str, Any] | None:
     """The error reply for a JSON value that is not a valid message; None for a malformed response."""
     if not isinstance(value, dict):
         return _error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON object")
-    if "method" not in value and ("result" in value or "error" in value):
+    if is_response(value):
         return None  # a response: never answered, whatever is wrong with it
-    id = _usable_id(value)
+    id = usable_id(value)
     if value.get("jsonrpc") != "2.0":
         return _error(id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-    if "id" in value and id is None:
-        return _error(None, INVALID_REQUEST, "Invalid Request: the id must be a string or an integer")
-    if isinstance(id, float):
-        return _error(id, INVALID_REQUEST, "Invalid Request: the id must be a string or an integer")
+    invalid_id = invalid_id_error(value)
+    if invalid_id is not None:
+        return invalid_id
     if not isinstance(value.get("method"), str):
         return _error(id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
     if "params" in value and not isinstance(value["params"], dict | None):
         return _error(id, INVALID_PARAMS, "Invalid params: params must be a JSON object")
     return _error(id, INVALID_REQUEST, "Invalid Request")
-
-
-def _usable_id(value: Any) -> str | int | float | None:
-    """The id to echo: a string or number (a client waits on it), else None (JSON-RPC's `"id": null`)."""
-    id = value.get("id") if isinstance(value, dict) else None
-    return id if isinstance(id, str | int | float) and not isinstance(id, bool) else None
-
-
-def _error(id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
 
 
 def _dump(value: Any) -> bytes:

@@ -8,8 +8,7 @@ import json
 import httpx
 import pytest
 
-from shiftbox_servers.kit import DomainServer, SessionCalls, get_domain
-from tests.servers.banking.conftest import write_fixture_snapshot
+from shiftbox_servers.kit import SessionCalls
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +51,9 @@ class Session:
 
 
 @pytest.fixture
-async def http(tmp_path):
-    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
-    app = server.http_app()
-    async with server.mcp.session_manager.run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000") as c:
-            yield server, app.calls, c
+def http(banking_http):
+    server, app, client = banking_http
+    return server, app.calls, client
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
