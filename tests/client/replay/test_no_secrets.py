@@ -133,7 +133,8 @@ def test_http_cassettes_and_every_run_file_hold_no_credential_of_the_url_query_o
         assert {k: body[k] for k in BODY_SECRETS} == BODY_SECRETS and body["extra_query"] == QUERY_SECRETS
         assert base64.b64decode(server.headers[0]["authorization"].split()[1]).decode() == f"alice:{USERINFO}"
     assert CliRunner().invoke(app, ["metrics", str(tmp_path / "run")]).exit_code == 0
-    assert list((tmp_path / "fixture" / "cassettes").glob("*.yaml"))
+    assert CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--html", str(tmp_path / "report.html")]).exit_code == 0
+    assert list((tmp_path / "fixture" / "cassettes").glob("*.yaml")) and (tmp_path / "report.html").exists()
     assert leaks(tmp_path, SECRETS) == {}
     # the redacted fixture still replays over HTTP, offline: its api_base parses, requests match redacted
     monkeypatch.delenv("SHIFTBOX_TEST_KEY")
