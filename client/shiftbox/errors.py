@@ -59,6 +59,11 @@ class RunFileError(ShiftboxError, ValueError):
     """A file of a run directory does not parse; the message names the file and the line."""
 
 
+class CassetteFileError(ShiftboxError, ValueError):
+    """A cassette file refused before or while it is parsed (too large, nested too deep, a YAML tag that would
+    construct objects, a line that is not an interaction): the message names the file and the limit or line."""
+
+
 class ReplayDivergence(ShiftboxError):
     """A replay did something the recording does not have: never the agent's fault, always an error."""
 

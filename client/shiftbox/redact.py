@@ -7,7 +7,7 @@ replaced by `[redacted]`:
   `secret`, `password`, `cookie`, …; not `api_key_env`, which names a variable, not a key), and every
   value under a key naming headers (`extra.extra_headers`, `headers`): header values are connection
   details, never results;
-- in strings: the user:password of a URL (`https://alice:pw@host` → `https://[redacted]@host`), query
+- in strings: the user:password of a URL (`https://alice:pw@host` → `https://%5Bredacted%5D@host`), query
   parameters naming a credential (`?key=…`, `&api_key=…`, `&sig=…`), `Bearer …` tokens, and in a command
   line (`cmd:"…"`) the value of an option or an assignment naming one (`--api-key sk-…`, `--token=…`,
   `OPENAI_API_KEY=sk-…`);
@@ -26,6 +26,9 @@ import re
 from typing import Any
 
 REDACTED = "[redacted]"
+URL_REDACTED = "%5Bredacted%5D"
+"""`[redacted]` as a URL's user name: `https://[redacted]@host` would not parse (an invalid IPv6 host), so a replay
+over HTTP could not call the recorded api_base."""
 _CREDENTIAL_WORDS = frozenset({
     "authorization", "auth", "key", "apikey", "token", "secret", "password", "passwd", "pwd", "cookie",
     "credential", "credentials", "signature", "sig", "bearer", "session",
@@ -57,7 +60,7 @@ def _is_headers_key(key: str) -> bool:
 
 def redact_text(text: str) -> str:
     """Credentials inside one string: URL user:password, credential query parameters, bearer tokens."""
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{URL_REDACTED}@", text)
     text = _QUERY_PARAM.sub(lambda m: f"{m['sep']}{m['name']}={REDACTED}"
                             if is_credential_key(m["name"], _QUERY_WORDS) and m["value"] else m[0], text)
     text = _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)

@@ -305,3 +305,23 @@ def test_the_inspect_page_example_runs_as_written(tmp_path, monkeypatch, capsys)
     assert f"tsr mean {run.tsr.mean:.3f}" in printed
     assert f"success shiftbox/pass_hat {run.pass_hat_k[2]:.3f}" in printed
     assert f"shiftbox: 4 simulations, TSR {run.tsr.mean:.3f}, pass^2 {run.pass_hat_k[2]:.3f}" in printed
+
+
+@pytest.mark.parametrize("user_args", [
+    {"api_base": "http://alice:pw-9a8b7c6d5e4f3021@127.0.0.1:1/v1"},
+    {"api_base": "http://127.0.0.1:1/v1?token=tk-9a8b7c6d5e4f3021"},
+    {"extra.extra_headers": '{"Authorization": "Bearer hd-9a8b7c6d5e4f3021"}'},
+    {"extra.extra_body": '{"password": "pb-9a8b7c6d5e4f3021"}'},
+])
+def test_a_credential_in_task_options_is_refused_before_inspect_writes_it_to_its_log(user_args, tmp_path):
+    """Issue 30 item 5: Inspect records task options in its log as given (shiftbox cannot redact them there)."""
+    with pytest.raises(shiftbox.RunPlanError, match=r"holds a credential, .* api_key_env=VARIABLE"):
+        inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(tmp_path),
+                     task_args={"tasks": str(HANDWRITTEN), "user": "litellm:openai/fake", "user_args": user_args})
+    assert not any("9a8b7c6d5e4f3021" in p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_a_key_given_by_its_variable_is_not_refused():
+    task = shiftbox_task(HANDWRITTEN, domain="banking", user="litellm:openai/fake",
+                         user_args={"api_base": "http://127.0.0.1:1/v1", "api_key_env": "MY_KEY"})
+    assert task.metadata["shiftbox_run_config"]["user_args"]["api_key_env"] == "MY_KEY"

@@ -11,7 +11,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from shiftbox_servers.kit import get_domain
 
-from ..runs import RunPlan, plan_run
+from ..redact import redact
+from ..runs import RunPlan, RunPlanError, plan_run
 from ..tasks import Task as ShiftboxTask
 from ._scorer import pass_hat, shiftbox_scores
 from ._solver import TASK_KEY, simulation
@@ -32,6 +33,18 @@ def sample(task: ShiftboxTask) -> Sample:
                             TASK_KEY: task.model_dump(mode="json")})
 
 
+def refuse_credentials(user_args: dict[str, Any]) -> None:
+    """Inspect writes task options to its log as given, beyond shiftbox's redaction (`shiftbox.redact`): an option
+    holding a credential (a key, a header, a URL's user:password or `?token=`) is refused, naming the way in that
+    is never written (`api_key_env`, the variable holding the key)."""
+    given = {k: str(v) for k, v in user_args.items()}
+    holding = sorted(k for k, v in given.items() if redact({k: v}) != {k: v})
+    if holding:
+        raise RunPlanError(f"-T user_args: {', '.join(holding)} holds a credential, and Inspect writes task options "
+                           "to its log as given; pass the key as api_key_env=VARIABLE (the variable holding it) and "
+                           "keep user:password, tokens and headers out of the options")
+
+
 def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None, user: str = "scripted",
                   user_args: dict[str, Any] | None = None, task_ids: list[str] | str | None = None, seed: int = 0,
                   max_steps: int = 100, max_tool_errors: int = 5, one_tool_per_turn: bool = False,
@@ -40,6 +53,7 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
                   success_threshold: float = 1.0) -> Task:
     """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`
     (a bad one raises `RunPlanError` naming the fix). `tasks` defaults to the domain's committed task set."""
+    refuse_credentials(user_args or {})
     if tasks is None:
         if domain is None:
             raise ValueError("give tasks=FILE (a shiftbox task file) or a domain")

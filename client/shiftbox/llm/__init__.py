@@ -20,6 +20,7 @@ causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE optio
 `_credentials` (naming a missing or refused key), `_preflight` (one cheap request per endpoint before a live run).
 """
 
+from .._cassette_file import check_cassette_file
 from ._blocking import complete_blocking
 from ._boundary import complete
 from ._cassette import Cassette, Interaction, first_difference, use_cassette
@@ -33,7 +34,7 @@ from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoi
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "Endpoint", "LLMEndpoint", "check_endpoints", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
+__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "check_cassette_file", "Endpoint", "LLMEndpoint", "check_endpoints", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
            "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message", "http_cassette_file",
            "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",

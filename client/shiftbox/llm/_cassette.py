@@ -13,10 +13,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from .._cassette_file import check_cassette_file
 from .._jsonl import dump_json, load_json
-from ..errors import CassetteMiss
+from ..errors import CassetteFileError, CassetteMiss
 from ..redact import redact
 from ._model import LLMConnection, LLMRequest
 
@@ -51,6 +52,21 @@ def without_credentials(request: LLMRequest) -> LLMRequest:
     return request.model_copy(update={"params": redact(request.params)})
 
 
+def read_interactions(path: Path) -> list[Interaction]:
+    """A boundary cassette's interactions; CassetteFileError naming the file and the limit or line it breaks."""
+    check_cassette_file(path)
+    interactions = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                interactions.append(load_json(Interaction, line))
+            except (ValidationError, ValueError) as exc:
+                reason = " ".join(str(exc).splitlines()[:2])
+                raise CassetteFileError(f"cassette {path} line {number}: not an interaction ({reason}); it was "
+                                        "not written by shiftbox: record it again") from None
+    return interactions
+
+
 class Cassette:
     """One simulation's LLM interactions, in call order: recording, or replaying from a file."""
 
@@ -64,8 +80,7 @@ class Cassette:
         if mode == "replay":
             if not path.exists():
                 raise CassetteMiss(f"cassette missing for {simulation_id}: {path} does not exist")
-            self.interactions = [load_json(Interaction, line) for line in path.read_text().splitlines()
-                                 if line.strip()]
+            self.interactions = read_interactions(path)
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
         n = self.position

@@ -18,7 +18,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import CassetteMiss
+from .._cassette_file import check_cassette_file
+from ..errors import CassetteFileError, CassetteMiss
 from ._cassette import Cassette
 from ._model import LLMConnection, LLMRequest
 
@@ -78,8 +79,14 @@ class HttpCassette(Cassette):
         self.missed: Exception | None = None
         if mode == "replay" and not path.exists():
             raise CassetteMiss(f"cassette missing for {simulation_id}: {path} does not exist")
+        if path.exists():
+            check_cassette_file(path)
         config = make_vcr("none" if mode == "replay" else "all").get_merged_config(path=str(path))
-        self.vcr_cassette = VcrCassette.load(**{k: v for k, v in config.items() if k in VCR_CASSETTE_ARGUMENTS})
+        try:
+            self.vcr_cassette = VcrCassette.load(**{k: v for k, v in config.items() if k in VCR_CASSETTE_ARGUMENTS})
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # vcrpy's reading of a cassette's shape
+            raise CassetteFileError(f"cassette {path}: not a vcrpy cassette ({type(exc).__name__}: "
+                                    f"{' '.join(str(exc).split())[:300]}); record it again") from None
         _install_routing()
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Literal
 from shiftbox_servers.kit import Snapshot, get_domain, snapshots_root
 
 from ..agents import Agent
-from ..errors import ShiftboxError
+from ..errors import CassetteMiss, ShiftboxError
 from ..llm import Cassette, HttpCassette, first_difference, http_cassette_file
 from ..runs import (
     CASSETTES,
@@ -115,11 +115,15 @@ class ReplayHooks(RunHooks):
     """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
 
     def __init__(self, fixture_dir: Path, tools: ToolsMode):
-        """Raises ReplayMismatch when the transcripts differ from the recorded trajectories (each difference
-        named): tool results are then served from, or compared with, a recording checked whole."""
+        """Raises CassetteFileError for a cassette over a limit or that does not parse. Problems are where the
+        transcripts differ from the recorded trajectories (each difference named): tool results are then served
+        from, or compared with, a recording checked whole."""
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
         self.problems = check_transcripts(fixture_dir, self.recorded)
+        for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
+            with contextlib.suppress(CassetteMiss):  # a missing one is a miss when its simulation asks for it
+                self.cassette(simulation_id)
 
     def cassette(self, simulation_id: str) -> Cassette:
         """The simulation's boundary cassette, or its HTTP cassette when it was recorded so (`--llm-cassettes http`)."""

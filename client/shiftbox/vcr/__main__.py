@@ -9,6 +9,7 @@ import os
 import runpy
 import sys
 
+from ..errors import CassetteFileError
 from ._cassettes import CASSETTE_ENV, use_cassette
 
 
@@ -23,7 +24,12 @@ def main(argv: list[str]) -> None:
     if not cassette:
         runpy.run_path(program, run_name="__main__")
         return
-    with use_cassette(cassette):
+    try:
+        context = use_cassette(cassette)
+    except CassetteFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    with context:
         runpy.run_path(program, run_name="__main__")
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._cassette_file import check_cassette_file
 from .._extras import extra_installed, import_extra, install_command
-from ..redact import is_credential_key
+from ..redact import is_credential_key, redact, redact_text
 
 INSTALL_VCR = install_command("vcr")
 CASSETTE_ENV = "SHIFTBOX_VCR_CASSETTE"
@@ -25,7 +26,9 @@ CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-
                       "openai-organization", "openai-project", "anthropic-api-key", "cookie", "set-cookie")
 """Headers never written to a cassette (request and response), besides any whose name names a credential
 (`shiftbox.redact.is_credential_key`: `x-my-token`, …)."""
-CREDENTIAL_QUERY_PARAMETERS = ("key", "api_key", "api-key", "token", "access_token", "sig", "signature")
+CONVERSATION_FIELDS = ("messages", "tools", "system", "input", "contents")
+"""Fields of an LLM request body that hold the conversation, kept as sent; every other field (the request's
+parameters, `extra_body`, `extra_query`) is redacted (`shiftbox.redact`) before it is written or matched."""
 
 
 def vcr_installed() -> bool:
@@ -58,10 +61,27 @@ def is_credential_header(name: str) -> bool:
     return name.lower() in CREDENTIAL_HEADERS or is_credential_key(name)
 
 
+def body_without_credentials(body: bytes | str | None) -> bytes | str | None:
+    """A JSON request body with its parameters redacted (`api_key`, `password`, … in `extra_body`); the
+    conversation (`CONVERSATION_FIELDS`) and any other body as they are."""
+    try:
+        parsed = json.loads(body) if body else None
+    except (TypeError, ValueError):
+        return body
+    if not isinstance(parsed, dict):
+        return body
+    cleaned = {k: v if k in CONVERSATION_FIELDS else redact({k: v})[k] for k, v in parsed.items()}
+    return body if cleaned == parsed else json.dumps(cleaned, separators=(",", ":"))
+
+
 def request_without_credentials(request: Any) -> Any:
-    """A vcrpy request (already a copy) without credential headers."""
+    """A vcrpy request (already a copy) as it is written and matched: no credential headers, the URL's
+    user:password and credential query parameters redacted, the JSON body's parameters redacted."""
     for name in [n for n in request.headers if is_credential_header(n)]:
         del request.headers[name]
+    request.uri = redact_text(request.uri)
+    if not hasattr(request.body, "read") and not hasattr(request.body, "__next__"):  # file or iterator: left alone
+        request.body = body_without_credentials(request.body)
     return request
 
 
@@ -96,10 +116,10 @@ def llm_body(new: Any, recorded: Any) -> None:
 
 def make_vcr(record_mode: str | None = None) -> Any:
     """A `vcr.VCR` recording LLM traffic safely: `record_mode` (default `default_record_mode()`), `MATCH_ON`,
-    credential headers and query parameters filtered, compressed responses stored decoded (readable YAML)."""
+    credentials redacted (`request_without_credentials`), compressed responses stored decoded (readable YAML)."""
     vcr = import_vcr()
     configured = vcr.VCR(record_mode=checked_record_mode(record_mode or default_record_mode()), match_on=MATCH_ON,
-                         filter_headers=CREDENTIAL_HEADERS, filter_query_parameters=CREDENTIAL_QUERY_PARAMETERS,
+                         filter_headers=CREDENTIAL_HEADERS,
                          before_record_request=request_without_credentials,
                          before_record_response=response_without_credentials, decode_compressed_response=True)
     configured.register_matcher("llm_body", llm_body)
@@ -108,5 +128,8 @@ def make_vcr(record_mode: str | None = None) -> Any:
 
 def use_cassette(path: str | Path, record_mode: str | None = None, **options: Any) -> Any:
     """vcrpy's `use_cassette` (a context manager and decorator) for the cassette at `path`, configured by
-    `make_vcr`; `options` are vcrpy's own (`allow_playback_repeats`, …)."""
+    `make_vcr`; `options` are vcrpy's own (`allow_playback_repeats`, …). An existing cassette over a limit (size,
+    nesting, YAML tags) is refused first: CassetteFileError."""
+    if Path(path).exists():
+        check_cassette_file(Path(path))
     return make_vcr(record_mode).use_cassette(os.fspath(path), **options)

@@ -214,7 +214,7 @@ def test_credentials_in_the_agent_url_reach_the_agent_but_no_file_and_the_record
     leaked = [str(p.relative_to(tmp_path)) for p in files if PASSWORD in p.read_text(errors="replace")]
     assert not leaked, f"the password was written to: {leaked}"
     config = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
-    assert config["agent"] == "a2a:" + with_password.replace(f"alice:{PASSWORD}", "[redacted]")
+    assert config["agent"] == "a2a:" + with_password.replace(f"alice:{PASSWORD}", "%5Bredacted%5D")  # as a URL user name
     assert PASSWORD not in res.output
     replayed = runner.invoke(app, ["replay", str(tmp_path / "fx"), "--out", str(tmp_path / "replayed")])
     assert replayed.exit_code == 0, replayed.output
@@ -278,7 +278,7 @@ def test_an_agent_gone_mid_run_is_an_agent_program_failure():
 
     async def first_turn() -> None:
         agent = A2AAgent(dead.replace("//", "//user:s3cret@") + "/?token=s3cret")
-        assert agent.name == f"a2a:{dead.replace('//', '//[redacted]@')}/?token=[redacted]"  # recorded without them
+        assert agent.name == f"a2a:{dead.replace('//', '//%5Bredacted%5D@')}/?token=[redacted]"  # recorded without them
         link = GatewayLink(url="http://127.0.0.1:1/episodes/x/mcp", attach=lambda route: None)
         await agent.start(AgentContext(domain="banking", policy="", tools=[], seed=1, gateway=link))
         try:

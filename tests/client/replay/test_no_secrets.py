@@ -96,3 +96,99 @@ def test_redaction_removes_credentials_and_keeps_the_rest(value):
     assert redact(cleaned) == cleaned  # idempotent: a redacted configuration compares equal to itself
     request = {"params": {"extra_headers": {"Authorization": f"Bearer {HEADER_SECRET}"}, "temperature": 0}}
     assert HEADER_SECRET not in json.dumps(redact(request)) and redact(request)["params"]["temperature"] == 0
+
+
+# -- issue 30 item 5: every writer redacts, HTTP cassettes and `cmd:` command lines included -----------------
+
+USERINFO, QUERY_SECRETS, BODY_SECRETS = ("ui-5e4d3c2b1a09f8e7", {"apikey": "qa-1b2c3d4e5f607182", "auth":
+                                         "qb-2c3d4e5f60718293", "client_secret": "qc-3d4e5f607182930a"},
+                                         {"api_key": "ba-4e5f607182930a1b", "password": "bb-5f607182930a1b2c"})
+SECRETS = [USERINFO, *QUERY_SECRETS.values(), *BODY_SECRETS.values()]
+
+
+def leaks(root, secrets) -> dict[str, list[str]]:
+    """Each secret found, with the files (under `root`) holding it."""
+    files = [p for p in root.rglob("*") if p.is_file()]
+    found = {s: [str(p.relative_to(root)) for p in files if s in p.read_text(errors="replace")] for s in secrets}
+    return {s: where for s, where in found.items() if where}
+
+
+def test_http_cassettes_and_every_run_file_hold_no_credential_of_the_url_query_or_body(tmp_path, monkeypatch):
+    import base64
+
+    monkeypatch.setenv("SHIFTBOX_TEST_KEY", "sk-dummy")
+    tasks = load_task_file(HANDWRITTEN).tasks
+    with fake_openai(ScriptedLLM(tasks)) as server:
+        llm = {"api_base": server.base_url.replace("http://", f"http://alice:{USERINFO}@"),
+               "api_key_env": "SHIFTBOX_TEST_KEY", "extra.extra_query": json.dumps(QUERY_SECRETS),
+               "extra.extra_body": json.dumps(BODY_SECRETS)}
+        args = [a for role in ("agent", "user") for k, v in llm.items() for a in (f"--{role}-arg", f"{k}={v}")]
+        res = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent",
+                                       "litellm:openai/fake-model", "--user", "litellm:openai/fake-model", *args,
+                                       "--task-id", "hw_banking_001", "--out", str(tmp_path / "run"),
+                                       "--record", str(tmp_path / "fixture"), "--llm-cassettes", "http"])
+        assert res.exit_code == 0, res.output
+        # every secret did reach the provider, so the grep below is meaningful
+        body = server.requests[0]
+        assert {k: body[k] for k in BODY_SECRETS} == BODY_SECRETS and body["extra_query"] == QUERY_SECRETS
+        assert base64.b64decode(server.headers[0]["authorization"].split()[1]).decode() == f"alice:{USERINFO}"
+    assert CliRunner().invoke(app, ["metrics", str(tmp_path / "run")]).exit_code == 0
+    assert CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--html", str(tmp_path / "report.html")]).exit_code == 0
+    assert list((tmp_path / "fixture" / "cassettes").glob("*.yaml")) and (tmp_path / "report.html").exists()
+    assert leaks(tmp_path, SECRETS) == {}
+    # the redacted fixture still replays over HTTP, offline: its api_base parses, requests match redacted
+    monkeypatch.delenv("SHIFTBOX_TEST_KEY")
+    res = CliRunner().invoke(app, ["replay", str(tmp_path / "fixture"), "--out", str(tmp_path / "replayed")])
+    assert res.exit_code == 0, res.output
+    assert leaks(tmp_path, SECRETS) == {}
+
+
+AGENT_PROGRAM = HANDWRITTEN.parents[3] / "tests" / "client" / "agents" / "external_agent.py"
+
+
+def test_cmd_agent_command_lines_are_written_without_their_credentials(tmp_path):
+    import shlex
+    import sys
+
+    option, assigned = "ko-6a7b8c9d0e1f2a3b", "ke-7b8c9d0e1f2a3b4c"
+    spec = "cmd:" + shlex.join(["env", f"MY_SERVICE_TOKEN={assigned}", sys.executable, str(AGENT_PROGRAM), "lookup",
+                                "cust_0004", "--api-key", option])
+    res = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent", spec,
+                                   "--user", "scripted", "--task-id", "hw_banking_003", "--max-steps", "12",
+                                   "--out", str(tmp_path / "run"), "--record", str(tmp_path / "fixture")])
+    assert res.exit_code == 0, res.output
+    assert CliRunner().invoke(app, ["metrics", str(tmp_path / "run")]).exit_code == 0
+    written = {p.name for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"run.json", "fixture.json", "trajectories.jsonl", "metrics.json"} <= written
+    assert leaks(tmp_path, [option, assigned]) == {}
+    run = (tmp_path / "run" / "trajectories.jsonl").read_text()
+    assert "MY_SERVICE_TOKEN=[redacted]" in run and "--api-key [redacted]" in run  # the rest of the line is kept
+
+
+PROGRAM = """
+import json, sys
+import httpx
+base, secrets = sys.argv[1], json.loads(sys.argv[2])
+url = base + "/chat/completions?" + "&".join(f"{k}={v}" for k, v in secrets["query"].items())
+body = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], **secrets["body"]}
+print(httpx.post(url, json=body, headers={"Authorization": "Bearer sk-dummy"}).status_code)
+"""
+
+
+def test_an_agent_program_under_python_m_shiftbox_vcr_records_no_credential(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    program, cassette = tmp_path / "agent.py", tmp_path / "cassettes" / "agent.yaml"
+    program.write_text(PROGRAM)
+    secrets = json.dumps({"query": QUERY_SECRETS, "body": BODY_SECRETS})
+    with fake_openai(["hello"]) as server:
+        base = server.base_url.replace("http://", f"http://alice:{USERINFO}@")
+        env = {**os.environ, "SHIFTBOX_VCR_CASSETTE": str(cassette), "SHIFTBOX_RECORD_MODE": "once"}
+        done = subprocess.run([sys.executable, "-m", "shiftbox.vcr", str(program), base, secrets], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == "200", done.stderr
+        assert {k: server.requests[0][k] for k in BODY_SECRETS} == BODY_SECRETS  # they did reach the server
+    assert cassette.exists() and "chat/completions" in cassette.read_text()
+    assert leaks(tmp_path / "cassettes", SECRETS) == {}

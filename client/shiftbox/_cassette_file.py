@@ -1,0 +1,76 @@
+"""The limits a cassette file must keep before it is parsed: a tampered cassette is refused by name, never crashes.
+
+YAML's C loader builds nested collections recursively (a cassette nested 50,000 deep overflowed the C stack), and
+vcrpy loads with a loader that constructs Python objects from `!!python/...` tags; JSON nested 100,000 deep exceeds
+Python's recursion limit. So every cassette is checked first: its size, then its nesting depth (JSON: a scan of the
+brackets outside strings; YAML: libyaml's event stream, which keeps its own stack and never recurses) and its YAML
+tags (only the plain data types vcrpy writes).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import CassetteFileError
+
+MAX_CASSETTE_BYTES = 64 * 2**20
+"""A recorded cassette holds one simulation's LLM exchanges: the committed ones are under 200 KB."""
+MAX_CASSETTE_DEPTH = 100
+"""Collections nested in a cassette: the committed ones nest fewer than 12 deep."""
+YAML_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "binary", "map",
+                                                         "seq", "timestamp"))
+"""The YAML tags a cassette may carry: data, never `!!python/...` (which vcrpy's loader would execute)."""
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(path: Path) -> CassetteFileError:
+    return CassetteFileError(f"cassette {path}: nested deeper than {MAX_CASSETTE_DEPTH} collections (the limit); "
+                             "it was not written by shiftbox: record it again")
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of JSON arrays and objects in `text` (one or more JSON lines), strings skipped."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket[0] in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _check_yaml(path: Path, text: str) -> None:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in YAML_TAGS:
+                raise CassetteFileError(f"cassette {path}: YAML tag {tag} refused (a cassette holds only the plain "
+                                        f"data types {', '.join(sorted(t.rsplit(':', 1)[1] for t in YAML_TAGS))})")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_CASSETTE_DEPTH:
+                    raise _too_deep(path)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        raise CassetteFileError(f"cassette {path}: not YAML ({' '.join(str(exc).split())})") from None
+
+
+def check_cassette_file(path: Path) -> None:
+    """Raise CassetteFileError when the cassette at `path` is over a limit (size, nesting depth, YAML tags)."""
+    size = path.stat().st_size
+    if size > MAX_CASSETTE_BYTES:
+        raise CassetteFileError(f"cassette {path} is {size} bytes, over the limit of {MAX_CASSETTE_BYTES} bytes; "
+                                "it was not written by shiftbox: record it again")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CassetteFileError(f"cassette {path}: not UTF-8 text (byte {exc.start})") from None
+    if path.suffix in (".yaml", ".yml"):
+        _check_yaml(path, text)
+    elif json_depth(text) > MAX_CASSETTE_DEPTH:
+        raise _too_deep(path)
