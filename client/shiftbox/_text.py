@@ -14,3 +14,8 @@ def clip(text: str, limit: int) -> str:
     cut = head.rstrip().rfind(" ") if not head[limit].isspace() else limit
     kept = (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,;:-")
     return kept + ELLIPSIS
+
+
+def first_line(text: str, limit: int) -> str:
+    """The first non-empty line of `text`, stripped and shortened past `limit` (`clip`): a detail shown on one line."""
+    return clip(next((line.strip() for line in text.splitlines() if line.strip()), ""), limit)

@@ -39,6 +39,9 @@ from shiftbox.conformance import (
     haystack,
     load_deliberate_differences,
 )
+from shiftbox.tasks import (
+    REFERENCE_TOOLSETS,  # the first one a domain has gives the answers others are held against
+)
 from shiftbox_servers.kit import (
     DomainServer,
     Snapshot,
@@ -50,9 +53,6 @@ from tests.conftest import REPO
 from tests.servers.helpers import call
 
 PROBES = Path(__file__).with_name("probes")
-REFERENCE_TOOLSETS = ("agentchangebench", "tau2")
-"""Tool sets that serve a reference's tools as they were, preferred first (the task importer's order): the
-first one a domain has gives the answers the other tool sets are held against."""
 UPDATE = bool(os.environ.get("SHIFTBOX_UPDATE_PROBES"))
 RECORD = "SHIFTBOX_UPDATE_PROBES=1 uv run pytest tests/servers/test_tool_probes.py"
 COVER = ("a difference from the reference needs a row of docs/servers.md's 'Deliberate differences from the "

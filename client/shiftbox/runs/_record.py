@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from shiftbox_servers.kit import snapshots_root
 
-from .._text import clip
+from .._text import first_line
 from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
 from ..world import World
@@ -129,7 +129,7 @@ def refuse_fixture(fixture_dir: Path, failed: list[Trajectory], total: int) -> s
     (fixture_dir / FIXTURE_FILE).unlink(missing_ok=True)
     named = []
     for t in sorted(failed, key=lambda t: t.simulation_id)[:5]:
-        detail = clip((t.termination.detail.strip().splitlines() or [""])[0], 200)
+        detail = first_line(t.termination.detail, 200)
         named.append(f"{t.simulation_id} ({t.termination.blame}: {t.termination.reason}"
                      + (f": {detail}" if detail else "") + ")")
     more = f" and {len(failed) - len(named)} more" if len(failed) > len(named) else ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .._text import clip
+from .._text import first_line
 from ..llm import Usage
 from ..metrics import RunMetrics, score_by_agent, usage_by_role
 from ..tasks import Task
@@ -45,11 +45,6 @@ DETAIL_CHARS = 1000
 """A detail's first line is shortened at a word boundary past this (an authentication failure fits whole)."""
 
 
-def first_line(text: str, limit: int = DETAIL_CHARS) -> str:
-    """A termination detail's first non-empty line, shortened at a word boundary past `limit` (`clip`)."""
-    return clip(next((s.strip() for s in text.splitlines() if s.strip()), ""), limit)
-
-
 def not_scored_groups(trajectories: Sequence[Trajectory], scored_ids: set[str]) -> list[NotScored]:
     """The simulations not in `scored_ids`, grouped by (blame, termination reason): any blame, any reason."""
     groups: dict[tuple[str, str], list[Trajectory]] = {}
@@ -57,7 +52,7 @@ def not_scored_groups(trajectories: Sequence[Trajectory], scored_ids: set[str]) 
         if t.simulation_id not in scored_ids:
             groups.setdefault((t.termination.blame, t.termination.reason), []).append(t)
     rows = [NotScored(blame=blame, reason=reason, simulations=len(ts), first=ts[0].simulation_id,
-                      detail=first_line(ts[0].termination.detail)) for (blame, reason), ts in groups.items()]
+                      detail=first_line(ts[0].termination.detail, DETAIL_CHARS)) for (blame, reason), ts in groups.items()]
     return sorted(rows, key=lambda r: (-r.simulations, r.blame, r.reason))
 
 

@@ -27,6 +27,7 @@ from ._model import (
 )
 from ._reference import (
     REFERENCE_SNAPSHOTS,
+    REFERENCE_TOOLSETS,
     assign_goals,
     domain_reference_toolset,
     is_reference_file,
@@ -41,7 +42,7 @@ from ._validate import Finding, is_reference_snapshot, record_gold_outcomes, val
 __all__ = [
     "TASK_FILE_SCHEMA_VERSION", "ActionSet", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
-    "REFERENCE_SNAPSHOTS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
+    "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
     "describe_errors", "is_reference_snapshot", "load_task_file", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
     "spec_matches", "task_stats", "validate_tasks",

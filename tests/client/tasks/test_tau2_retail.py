@@ -216,7 +216,6 @@ def _touched(diff: dict, tables: tuple[str, ...]) -> set[str]:
 
 async def _compare_all(snapshot_dir: Path, tau2_db: dict, tau2_tasks: list[dict]) -> dict[str, Any]:
     server = DomainServer(DOMAIN, Snapshot.load(snapshot_dir))
-    owner = {pm: uid for uid, u in tau2_db["users"].items() for pm in u["payment_methods"]}
     report: dict[str, Any] = {"actions": 0, "outcomes": Counter(), "orders_compared": 0, "users_compared": 0,
                               "zero_amount_payment": set(), "per_line_prices": set(), "transfers": set(),
                               "empty_name_lookups": set(),
@@ -262,10 +261,7 @@ async def _compare_all(snapshot_dir: Path, tau2_db: dict, tau2_tasks: list[dict]
             # the final state: every order and user that tau2's tools or shiftbox's changed, as shiftbox serves it
             diff = server.episodes.get(meta[EPISODE_META_KEY]).diff()
             assert set(diff) <= {"orders", "order_items", "order_payments", "users", "payment_methods", "transfers"}
-            orders = model.db["orders"].changed() | _touched(diff, ("orders", "order_items", "order_payments"))
-            users = (model.db["users"].changed() | _touched(diff, ("users",))
-                     | {owner[pm] for pm in _touched(diff, ("payment_methods",))}
-                     | {tau2_db["orders"][o]["user_id"] for o in orders if o in tau2_db["orders"]})
+            orders, users = _changed_records(model, diff, tau2_db)
             for order_id in sorted(orders):
                 ours = (await client.call_tool("get_order_details", {"order_id": order_id}, meta=meta)).structured_content
                 report["orders_compared"] += 1
