@@ -325,3 +325,24 @@ def test_a_key_given_by_its_variable_is_not_refused():
     task = shiftbox_task(HANDWRITTEN, domain="banking", user="litellm:openai/fake",
                          user_args={"api_base": "http://127.0.0.1:1/v1", "api_key_env": "MY_KEY"})
     assert task.metadata["shiftbox_run_config"]["user_args"]["api_key_env"] == "MY_KEY"
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"max_steps": -5}, r"--max-steps \(max_steps\) -5: .*at least 2"),
+    ({"max_steps": 1}, r"--max-steps \(max_steps\) 1: .*at least 2"),
+    ({"max_steps": "many"}, r"--max-steps \(max_steps\) 'many': give a whole number"),
+    ({"max_tool_errors": 0}, r"--max-tool-errors \(max_tool_errors\) 0: .*at least 1"),
+    ({"retry_infra": -1}, r"--retry-infra \(retry_infra\) -1: .*at least 0"),
+    ({"seed": 1.5}, r"--seed \(seed\) 1.5: give a whole number"),
+    ({"one_tool_per_turn": "maybe"}, r"--one-tool-per-turn \(one_tool_per_turn\) 'maybe': give true or false"),
+    ({"success_threshold": "high"}, r"success_threshold 'high': give a number"),
+    ({"user_args": "notamapping"}, r"user_args 'notamapping': give a mapping of option names to values"),
+    ({"user_args": [1, 2]}, r"user_args \[1, 2\]: give a mapping"),
+    ({"task_ids": {"a": 1}}, r"task_ids \{'a': 1\}: give a task id or a list of them"),
+])
+def test_a_bad_task_option_fails_the_task_before_any_sample_naming_the_option(options, named, tmp_path):
+    """Issue 30 (Low): `-T max_steps=-5` scored every sample 0 with status success; `-T user_args=notamapping` was a
+    raw AttributeError. The options are checked as `shiftbox run` checks them, before any sample runs."""
+    with pytest.raises(shiftbox.RunPlanError, match=named):
+        inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(tmp_path),
+                     task_args={"tasks": str(HANDWRITTEN), **options})

@@ -70,19 +70,19 @@ def run(
     user: Annotated[str, typer.Option(help="user simulator SPEC: scripted, litellm:<model>, or a plug-in's kind")] = "scripted",
     agent_arg: Annotated[list[str] | None, typer.Option(help="agent option KEY=VALUE (repeatable)")] = None,
     user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
-    trials: Annotated[int, typer.Option(min=1, help="trials per task")] = 1,
-    concurrency: Annotated[int, typer.Option(min=1, help="simulations at once (in all worker processes together)")] = 4,
+    trials: Annotated[int, typer.Option(help="trials per task")] = 1,
+    concurrency: Annotated[int, typer.Option(help="simulations at once (in all worker processes together)")] = 4,
     executor: Annotated[ExecutorChoice | None, typer.Option(
         help="where the simulations run: local (this process), processes (--workers processes of this machine) or "
              "ray (--workers Ray actors; needs shiftbox[ray]); this process writes every result [default: local, "
              "or processes when --workers > 1]")] = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="worker processes or Ray actors, each with its own "
+    workers: Annotated[int | None, typer.Option(help="worker processes or Ray actors, each with its own "
                                                             "servers (default: the number of cores; at most "
                                                             "--concurrency)")] = None,
     ray_address: Annotated[str | None, typer.Option(help="the Ray cluster for --executor ray: auto (this node's), "
                                                          "HOST:PORT or ray://HOST:10001 (default: a local cluster "
                                                          "started for the run)")] = None,
-    max_llm_concurrency: Annotated[int | None, typer.Option(min=1, help="live LLM calls in flight at most, across "
+    max_llm_concurrency: Annotated[int | None, typer.Option(help="live LLM calls in flight at most, across "
                                                                        "all workers (a provider's rate limit; "
                                                                        "default: no cap)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's seed is derived from it")] = 0,
@@ -93,11 +93,11 @@ def run(
     limit: Annotated[int | None, typer.Option(help="run only the first N tasks (of those named by --task-id), in "
                                                    "file order; recorded, so --resume and replay take the same")]
         = None,
-    max_steps: Annotated[int, typer.Option(min=2, help="messages before a simulation is cut off")] = 100,
-    max_tool_errors: Annotated[int, typer.Option(min=1, help="consecutive failed tool calls that end it")] = 5,
+    max_steps: Annotated[int, typer.Option(help="messages before a simulation is cut off")] = 100,
+    max_tool_errors: Annotated[int, typer.Option(help="consecutive failed tool calls that end it")] = 5,
     one_tool_per_turn: Annotated[bool, typer.Option(help="execute at most one tool call per agent turn")] = False,
     resume: Annotated[bool, typer.Option(help="finish an interrupted run in --out (skips finished simulations)")] = False,
-    max_retries: Annotated[int | None, typer.Option(min=0, help="retries of transient LLM errors (rate limit, "
+    max_retries: Annotated[int | None, typer.Option(help="retries of transient LLM errors (rate limit, "
                                                             "timeout, 5xx) for LLM agents and users")] = None,
     record: Annotated[Path | None, typer.Option(help="also write a replayable fixture (LLM cassettes and MCP "
                                                      "transcripts per simulation) to this directory")] = None,
@@ -105,7 +105,7 @@ def run(
         help="how --record records LLM calls: boundary (shiftbox's cassettes: the default, faster to replay) or "
              "http (vcrpy HTTP cassettes, needs shiftbox[vcr]: a replay runs litellm's request building and "
              "response parsing again)")] = "boundary",
-    retry_infra: Annotated[int, typer.Option(min=0, help="run a simulation again (fresh episode, server restarted "
+    retry_infra: Annotated[int, typer.Option(help="run a simulation again (fresh episode, server restarted "
                                                          "if it died) when it ends in an infrastructure error, up "
                                                          "to N times")] = 0,
     toolset: Annotated[str | None, typer.Option(

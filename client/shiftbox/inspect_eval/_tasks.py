@@ -3,6 +3,7 @@ when Inspect loads the `inspect_ai` entry point of the shiftbox package."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +53,20 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
                   servers: str = "inproc", snapshot: str | None = None, retry_infra: int = 0,
                   success_threshold: float = 1.0) -> Task:
     """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`
-    (a bad one raises `RunPlanError` naming the fix). `tasks` defaults to the domain's committed task set."""
-    refuse_credentials(user_args or {})
+    (a bad one raises `RunPlanError` naming the fix) when the task is made, before any sample. `tasks` defaults to the domain's committed task set."""
+    options: Any = user_args if user_args is not None else {}
+    if isinstance(options, Mapping):  # YAML values of `-T`; anything else is refused by `plan_run`, naming it
+        options = {k: str(v) for k, v in options.items()}
+        refuse_credentials(options)
+    if isinstance(success_threshold, bool) or not isinstance(success_threshold, int | float):
+        raise RunPlanError(f"success_threshold {success_threshold!r}: give a number (TSR at or above it is a success)")
     if tasks is None:
         if domain is None:
             raise ValueError("give tasks=FILE (a shiftbox task file) or a domain")
         tasks = default_task_file(domain)
     ids = [task_ids] if isinstance(task_ids, str) else task_ids
     plan: RunPlan = plan_run(tasks, ".", domain=domain, agent="scripted:oracle", user=user,
-                             user_args={k: str(v) for k, v in (user_args or {}).items()}, task_ids=ids, seed=seed,
+                             user_args=options, task_ids=ids, seed=seed,
                              servers=servers, snapshot=snapshot, max_steps=max_steps, max_tool_errors=max_tool_errors,
                              one_tool_per_turn=one_tool_per_turn, retry_infra=retry_infra, toolset=toolset,
                              dependency_graph=dependency_graph, policy=policy)

@@ -114,17 +114,17 @@ def plan_run(
     (VitaBench's tool dependency graphs); `toolset` (default: the task file's, `TaskFile.toolset_for`: a reference
     import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `llm_cassettes`
     "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
+    check_option_values(
+        {"trials": trials, "concurrency": concurrency, "seed": seed, "limit": limit, "max_steps": max_steps,
+         "max_tool_errors": max_tool_errors, "max_retries": max_retries, "retry_infra": retry_infra,
+         "workers": workers, "max_llm_concurrency": max_llm_concurrency, "one_tool_per_turn": one_tool_per_turn,
+         "resume": resume, "dependency_graph": dependency_graph, "agent_args": agent_args, "user_args": user_args,
+         "task_ids": task_ids})
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
     toolset = task_file.toolset_for(toolset)
     check_server_mode(servers)
     executor, workers = resolve_executor(executor, workers, ray_address)
-    if workers < 1 or concurrency < 1:
-        raise RunPlanError(f"--workers ({workers}) and --concurrency ({concurrency}) must be at least 1")
-    if max_llm_concurrency is not None and max_llm_concurrency < 1:
-        raise RunPlanError(f"--max-llm-concurrency ({max_llm_concurrency}) must be at least 1 (leave it out for no cap)")
-    if limit is not None and limit < 1:
-        raise RunPlanError(f"--limit {limit}: give at least 1 (the first N tasks of the file), or leave it out for all")
     if policy not in AGENT_POLICIES:
         raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
@@ -155,6 +155,44 @@ def plan_run(
                    retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
                    max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options,
                    agent_spec=agent, user_spec=user)
+
+
+WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
+    "trials": (1, ""), "concurrency": (1, ""), "seed": (None, ""), "max_steps": (2, ""), "max_tool_errors": (1, ""),
+    "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),
+    "workers": (1, ", or leave it out for the default"), "max_llm_concurrency": (1, ", or leave it out for no cap"),
+    "limit": (1, " (the first N tasks of the file), or leave it out for all"),
+}
+"""`plan_run`'s whole-number options: the least each takes (None: any) and what else to do; the options that may be
+left out (None) are those with a hint."""
+SWITCHES = ("one_tool_per_turn", "resume", "dependency_graph")
+MAPPINGS = {"agent_args": "--agent-arg", "user_args": "--user-arg"}
+
+
+def check_option_values(given: Mapping[str, object]) -> None:
+    """Each option's value has its kind and range (whole numbers, true/false, mappings of options, task ids), so a
+    bad one is refused before anything runs, named as `shiftbox run` (`--max-steps`) and Inspect (`-T max_steps`)
+    name it. The CLI's parsing gives the kinds; a caller from Python or Inspect's `-T` (YAML values) may not."""
+    for name, value in given.items():
+        said = f"--{name.replace('_', '-')} ({name}) {value!r}"
+        if name in WHOLE_NUMBERS:
+            least, hint = WHOLE_NUMBERS[name]
+            if value is None and hint:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RunPlanError(f"{said}: give a whole number" + (f", at least {least}" if least is not None else ""))
+            if least is not None and value < least:
+                raise RunPlanError(f"{said}: give a whole number, at least {least}{hint}")
+        elif name in SWITCHES and not isinstance(value, bool):
+            raise RunPlanError(f"{said}: give true or false")
+        elif name in MAPPINGS and value is not None and not (
+                isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+            raise RunPlanError(f"{name} {value!r}: give a mapping of option names to values "
+                               f"(`{MAPPINGS[name]} KEY=VALUE`, Inspect `-T {name}={{KEY: VALUE}}`)")
+        elif name == "task_ids" and value is not None and not (
+                isinstance(value, list) and all(isinstance(i, str) for i in value)):
+            raise RunPlanError(f"task_ids {value!r}: give a task id or a list of them (`--task-id ID`, repeatable; "
+                               "Inspect `-T task_ids=[a,b]`)")
 
 
 def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str) -> None:

@@ -76,3 +76,18 @@ def test_a_limit_below_one_is_refused(tmp_path, limit):
     assert res.exit_code == 2 and "--limit" in res.output
     with pytest.raises(RunPlanError, match="--limit"):
         plan_run(HANDWRITTEN, tmp_path / "p", limit=limit)
+
+
+@pytest.mark.parametrize(("option", "value", "minimum"), [
+    ("--max-steps", "1", 2), ("--max-tool-errors", "0", 1), ("--trials", "0", 1), ("--retry-infra", "-1", 0),
+    ("--concurrency", "0", 1),
+])
+def test_a_number_below_its_minimum_is_refused_by_the_plan_naming_the_option(tmp_path, option, value, minimum):
+    """`shiftbox run` and the Inspect tasks check numbers with one rule (`plan_run`); the message names the option."""
+    res = run(tmp_path / "r", option, value)
+    assert res.exit_code == 2
+    assert f"{option} ({option[2:].replace('-', '_')}) {value}: give a whole number, at least {minimum}" in \
+        " ".join(res.output.split())
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(RunPlanError, match=f"at least {minimum}"):
+        plan_run(HANDWRITTEN, tmp_path / "p", **{option[2:].replace("-", "_"): int(value)})
