@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from ..agents import (
     to_openai_messages,
     tool_schema,
 )
+from ..errors import ShiftboxError
 from ..metrics import simulation_metrics
 from ..orchestrator import SimulationLimits, run_simulation
 from ..tasks import Task, TaskFile, load_task_file
@@ -39,6 +40,15 @@ from ._rewards import Reward, reward_function
 
 AssistantMessage = str | dict[str, Any] | AgentReply
 """What `step` takes: text, an OpenAI-style assistant message (`content`, `tool_calls`), or an AgentReply."""
+
+
+class EnvironmentInUse(ShiftboxError, RuntimeError):
+    """A call on an environment while another of its calls is still running (two `reset`s, two `step`s, ... at once):
+    one environment plays one episode, one call at a time."""
+
+
+class EnvironmentClosed(ShiftboxError, RuntimeError):
+    """A call on an environment after `close()`: its server is stopped for good."""
 
 
 class Observation(BaseModel):
@@ -74,7 +84,9 @@ class ShiftboxEnv:
     `dependency_graph`: the domain server, as for a run; or pass an open `world` (`shiftbox.open_world`) to share
     one server between environments (each episode is still its own). `seed` is the run seed the simulation's
     seed derives from (with the task id and trial), as in a run. `reward`: a name in `REWARDS` or a callable on
-    the `SimulationMetrics`. Use it in one asyncio event loop; `close()` (or `async with`) ends everything.
+    the `SimulationMetrics`. Use it in one asyncio event loop, one call at a time (a call while another runs is
+    refused, `EnvironmentInUse`; concurrent episodes take an environment each); `close()` (or `async with`) ends
+    everything, and a closed environment refuses every call (`EnvironmentClosed`).
     """
 
     def __init__(self, tasks: Path | str | TaskFile | Sequence[Task] | None = None, *, user: str = "scripted",
@@ -97,6 +109,8 @@ class ShiftboxEnv:
         self._shared_world = world
         self._held: _HeldWorld | None = None
         self._episode: _Episode | None = None
+        self._running: str | None = None  # the call in progress
+        self._closed = False
 
     async def __aenter__(self) -> ShiftboxEnv:
         return self
@@ -113,7 +127,11 @@ class ShiftboxEnv:
 
     async def reset(self, task: Task | str, *, trial: int = 0) -> Observation:
         """Start a simulation of `task` (or a task id of `tasks`) in a fresh episode; ends the previous one."""
-        await self.truncate()
+        with self._one_call("reset"):
+            return await self._reset(task, trial)
+
+    async def _reset(self, task: Task | str, trial: int) -> Observation:
+        await self._truncate()
         task = self._task(task)
         world = await self._world(task.domain)
         user = user_from_spec(self.user, self.user_args)
@@ -135,15 +153,21 @@ class ShiftboxEnv:
         """Hand the policy's assistant message to the simulation; `(observation, reward, done, info)`.
 
         Reward is 0 until done; then `info` holds `trajectory` and `metrics` (`SimulationMetrics`)."""
-        episode = self._episode
-        if episode is None or episode.end is not None:
-            raise RuntimeError("step() needs a running episode: call reset(task) first (done episodes take no steps)")
-        episode.agent.replies.send_nowait(self._reply(episode, message))
-        return await self._advance(episode)
+        with self._one_call("step"):
+            episode = self._episode
+            if episode is None or episode.end is not None:
+                raise RuntimeError("step() needs a running episode: call reset(task) first (done episodes take no "
+                                   "steps)")
+            episode.agent.replies.send_nowait(self._reply(episode, message))
+            return await self._advance(episode)
 
     async def truncate(self) -> tuple[float, dict[str, Any]] | None:
         """End the running episode now (a trainer's turn budget ran out): the trajectory ends as an agent error
         and is scored; `(reward, info)` of the episode (None before the first reset)."""
+        with self._one_call("truncate"):
+            return await self._truncate()
+
+    async def _truncate(self) -> tuple[float, dict[str, Any]] | None:
         episode = self._episode
         if episode is None:
             return None
@@ -153,9 +177,17 @@ class ShiftboxEnv:
         return episode.end
 
     async def close(self) -> None:
-        """End the running episode and stop the server this environment started; nothing is left running."""
+        """End the running episode and stop the server this environment started; nothing is left running. Closing
+        again does nothing; closing while another call runs is refused (`EnvironmentInUse`: cancel that call)."""
+        if self._closed:
+            return
+        with self._one_call("close"):
+            self._closed = True
+            await self._close()
+
+    async def _close(self) -> None:
         try:
-            await self.truncate()
+            await self._truncate()
         finally:
             if self._episode is not None and not self._episode.runner.done():
                 self._episode.runner.cancel()
@@ -166,6 +198,23 @@ class ShiftboxEnv:
                 await held.close()
 
     # -- inside ---------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _one_call(self, call: str) -> Iterator[None]:
+        """Refuse a call on a closed environment, or while another call runs (checked and taken with no await
+        between, so two tasks of the loop cannot both pass)."""
+        if self._closed:
+            raise EnvironmentClosed(f"{call}() on a closed environment: its server is stopped; make a new "
+                                    "ShiftboxEnv for more episodes")
+        if self._running is not None:
+            raise EnvironmentInUse(f"{call}() while {self._running}() is still running on this environment: await "
+                                   "each call before the next (episodes at once need an environment each, e.g. "
+                                   "sharing a `world`)")
+        self._running = call
+        try:
+            yield
+        finally:
+            self._running = None
 
     def _task(self, task: Task | str) -> Task:
         if isinstance(task, Task):

@@ -16,7 +16,15 @@ import pytest
 
 import shiftbox
 from shiftbox.agents import AgentReply, to_openai_messages
-from shiftbox.rl import REWARDS, EpisodeTruncated, ShiftboxEnv, SyncShiftboxEnv
+from shiftbox.rl import (
+    REWARDS,
+    EnvironmentClosed,
+    EnvironmentInUse,
+    EpisodeTruncated,
+    Observation,
+    ShiftboxEnv,
+    SyncShiftboxEnv,
+)
 from shiftbox.runs import score_trajectories
 from tests.client.harness import HANDWRITTEN, REPO, alive, descendants
 from tests.client.rl.conftest import TASK_ID
@@ -143,12 +151,55 @@ async def test_reset_twice_truncates_the_first_episode_and_close_leaves_nothing_
     assert EpisodeTruncated.__name__ in info["trajectory"].termination.detail
     await env.close()
     assert asyncio.all_tasks() == before  # no simulation, no server task left behind
-    with pytest.raises(RuntimeError, match="call reset"):
+    with pytest.raises(EnvironmentClosed, match="closed.*make a new ShiftboxEnv"):
         await env.step(TALKER)
-    await env.reset(TASK_ID)  # a closed environment opens its server again
-    await env.step(AgentReply(content="Hello"))
-    await env.close()
-    assert asyncio.all_tasks() == before
+    with pytest.raises(EnvironmentClosed, match=r"reset\(\) on a closed environment"):
+        await env.reset(TASK_ID)  # issue 30 (Low): a closed environment opened its server again
+    with pytest.raises(EnvironmentClosed):
+        await env.truncate()
+    await env.close()  # twice is fine
+    assert asyncio.all_tasks() == before  # nothing reopened
+
+
+async def test_a_step_before_reset_names_reset():
+    async with ShiftboxEnv(TASKS) as env:
+        with pytest.raises(RuntimeError, match="call reset"):
+            await env.step(AgentReply(content="Hello"))
+
+
+async def within(seconds: float, *calls):
+    """The calls run concurrently; each one's result or exception (a hang fails the test, not the run)."""
+    async with asyncio.timeout(seconds):
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+
+async def test_two_concurrent_resets_are_refused_not_hung(oracle_run):
+    """Issue 30 (Low): two concurrent `reset()` on an environment with a running episode never returned."""
+    trajectory, _ = oracle_run
+    async with ShiftboxEnv(TASKS) as env:
+        await env.reset(TASK_ID)
+        await env.step(oracle_replies(trajectory)[0])
+        first, second = await within(30, env.reset(TASK_ID), env.reset(TASK_ID))
+        assert isinstance(first, Observation) and first.messages[0]["role"] == "user"
+        assert isinstance(second, EnvironmentInUse)
+        assert re.search(r"reset\(\) while reset\(\) is still running.*await each call", str(second))
+        reward, info = await play(env, oracle_replies(trajectory))  # the episode the first reset started
+    assert reward == 1.0 and info["trajectory"].termination.reason != "agent_error"
+
+
+async def test_concurrent_steps_are_refused_not_interleaved_into_one_conversation(oracle_run):
+    """Issue 30 (Low): two concurrent `step()` calls both went into the one conversation."""
+    trajectory, _ = oracle_run
+    replies = oracle_replies(trajectory)
+    async with ShiftboxEnv(TASKS) as env:
+        await env.reset(TASK_ID)
+        first, second = await within(30, env.step(replies[0]), env.step(TALKER))
+        assert isinstance(first, tuple) and isinstance(second, EnvironmentInUse)
+        assert "step() while step() is still running" in str(second)
+        reward, info = await play(env, replies[1:])
+    assert reward == 1.0
+    sent = [m.content for m in info["trajectory"].messages if m.role == "assistant"]
+    assert TALKER["content"] not in sent  # the refused step never reached the conversation
 
 
 async def test_a_server_process_of_its_own_is_stopped_by_close():
