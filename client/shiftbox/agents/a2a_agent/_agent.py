@@ -25,8 +25,8 @@ from .._protocol import AgentContext
 from ._exchange import Exchange
 from ._handover import handover, user_message
 from ._install import require_a2a
+from ._limits import CARD_PATH, capped_client
 
-CARD_PATH = "/.well-known/agent-card.json"
 CONNECT_TIMEOUT_S = 10.0
 """Longest wait to connect, send a request or get a connection from the pool, for every request to the agent."""
 CARD_TIMEOUT_S = 10.0
@@ -73,7 +73,8 @@ class A2AAgent(GatewayAgent):
         from a2a.utils.constants import TransportProtocol
 
         # every request is bounded: an answer may take as long as a turn, and no silence between its events longer
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=self.turn_timeout_s))
+        # and no answer is read past the limits of `capped_client` (its size, a JSON body's nesting)
+        self._http = capped_client(self.shown, timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=self.turn_timeout_s))
         config = ClientConfig(httpx_client=self._http, supported_protocol_bindings=[
             TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON])
         try:
@@ -83,6 +84,9 @@ class A2AAgent(GatewayAgent):
             raise ExternalAgentError(f"the A2A agent at {self.shown} did not serve its agent card within "
                                       f"{CARD_TIMEOUT_S:g} s: start it there, or give --agent a2a: the URL it "
                                       "serves") from None
+        except ExternalAgentError:  # the card over a limit (`capped_client`)
+            await self._disconnect()
+            raise
         except AgentCardResolutionError as exc:
             await self._disconnect()
             if exc.status_code in (401, 403):
@@ -138,6 +142,8 @@ class A2AAgent(GatewayAgent):
     def _failure(self, exc: Exception) -> Exception:
         import httpx
 
+        if isinstance(exc, ExternalAgentError):  # an answer over a limit (`capped_client`)
+            return exc
         if isinstance(exc.__cause__, httpx.ConnectError):
             return ExternalAgentError(f"the A2A agent at {self.shown} cannot be reached ({redact_text(repr(exc.__cause__))})")
         if isinstance(exc.__cause__, httpx.TimeoutException):
