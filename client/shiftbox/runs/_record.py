@@ -12,6 +12,7 @@ filtered), and a replay runs them through litellm again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -38,8 +39,24 @@ LlmCassettes = Literal["boundary", "http"]
 LLM_CASSETTES: tuple[str, ...] = get_args(LlmCassettes)
 
 
+_READABLE = re.compile(r"([A-Za-z0-9_.-]{1,120})#(\d{1,9})")
+"""A simulation id named as it reads: `<task>#<trial>`, the task id of file-name characters and not too long."""
+NAME_PREFIX = 64
+"""Characters of the id kept (file-name characters only) before the hash in the other simulations' file names."""
+
+
 def fixture_file_name(simulation_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", simulation_id) + ".jsonl"
+    """The file of a simulation in a fixture's folders (cassettes, transcripts, judge cassettes), for every writer
+    and reader. `<task>#<trial>` of file-name characters is `<task>_<trial>.jsonl` (the names fixtures have always
+    had; one name, one id: the trial is what follows the last `_`). Any other id is its first `NAME_PREFIX`
+    file-name characters, `~` (never in the first kind) and a hash of the whole id: ids that differ only in
+    characters a file name cannot hold (`a/b`, `a_b`) or beyond the prefix get different files, and every name
+    fits a file system's 255 bytes."""
+    readable = _READABLE.fullmatch(simulation_id)
+    if readable:
+        return f"{readable[1]}_{readable[2]}.jsonl"
+    prefix = re.sub(r"[^A-Za-z0-9_.-]", "_", simulation_id)[:NAME_PREFIX]
+    return f"{prefix}~{hashlib.sha256(simulation_id.encode()).hexdigest()[:16]}.jsonl"
 
 
 def git_commit() -> str | None:
