@@ -9,8 +9,9 @@ tags (only the plain data types vcrpy writes).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from shiftbox_servers.kit import json_depth
 
 from .errors import CassetteFileError
 
@@ -21,22 +22,10 @@ MAX_CASSETTE_DEPTH = 100
 YAML_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "binary", "map",
                                                          "seq", "timestamp"))
 """The YAML tags a cassette may carry: data, never `!!python/...` (which vcrpy's loader would execute)."""
-_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
-
 
 def _too_deep(path: Path) -> CassetteFileError:
     return CassetteFileError(f"cassette {path}: nested deeper than {MAX_CASSETTE_DEPTH} collections (the limit); "
                              "it was not written by shiftbox: record it again")
-
-
-def json_depth(text: str) -> int:
-    """The deepest nesting of JSON arrays and objects in `text` (one or more JSON lines), strings skipped."""
-    depth = deepest = 0
-    for bracket in _BRACKETS.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if bracket[0] in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _check_yaml(path: Path, text: str) -> None:
@@ -60,8 +49,9 @@ def _check_yaml(path: Path, text: str) -> None:
         raise CassetteFileError(f"cassette {path}: not YAML ({' '.join(str(exc).split())})") from None
 
 
-def check_cassette_file(path: Path) -> None:
-    """Raise CassetteFileError when the cassette at `path` is over a limit (size, nesting depth, YAML tags)."""
+def check_cassette_file(path: Path, *, yaml: bool | None = None) -> None:
+    """Raise CassetteFileError when the cassette at `path` is over a limit (size, nesting depth, YAML tags). It is
+    checked as YAML when `yaml` says so (vcrpy reads YAML whatever the file is named), else by its suffix."""
     size = path.stat().st_size
     if size > MAX_CASSETTE_BYTES:
         raise CassetteFileError(f"cassette {path} is {size} bytes, over the limit of {MAX_CASSETTE_BYTES} bytes; "
@@ -70,7 +60,7 @@ def check_cassette_file(path: Path) -> None:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CassetteFileError(f"cassette {path}: not UTF-8 text (byte {exc.start})") from None
-    if path.suffix in (".yaml", ".yml"):
+    if path.suffix in (".yaml", ".yml") if yaml is None else yaml:
         _check_yaml(path, text)
     elif json_depth(text) > MAX_CASSETTE_DEPTH:
         raise _too_deep(path)

@@ -14,6 +14,8 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from shiftbox_servers.kit import loads_json
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -31,7 +33,7 @@ def load_json(cls: type[M], line: str | bytes) -> M:
         return cls.model_validate_json(line)
     except ValidationError as exc:
         try:
-            data = json.loads(line)
+            data = loads_json(line, "a line", finite=False)  # bounded: a line nested 100,000 deep is refused
         except ValueError:
             raise exc from None
         return cls.model_validate(data)

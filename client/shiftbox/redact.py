@@ -25,6 +25,8 @@ import json
 import re
 from typing import Any
 
+from shiftbox_servers.kit import loads_json
+
 REDACTED = "[redacted]"
 URL_REDACTED = "%5Bredacted%5D"
 """`[redacted]` as a URL's user name: `https://[redacted]@host` would not parse (an invalid IPv6 host), so a replay
@@ -75,7 +77,7 @@ def _json_container(text: str) -> dict | list | None:
     if stripped[:1] not in ("{", "[") or stripped[-1:] not in ("}", "]"):
         return None
     try:
-        parsed = json.loads(stripped)
+        parsed = loads_json(stripped, "a text", finite=False)
     except ValueError:
         return None
     return parsed if isinstance(parsed, (dict, list)) else None

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbox_servers.kit import loads_json
+
 from ..tasks import Task, read_json, reference_task_file
 from ..trajectory import (
     SHIFT_REPORT_TOOL,
@@ -209,7 +211,7 @@ def _reference_server(domain: str, toolset: str) -> ServerInfo:
 def _arguments(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = loads_json(value, "tool call arguments", finite=False)
+        except ValueError:
             return {"_raw": value}
     return value if isinstance(value, dict) else {"_value": value}

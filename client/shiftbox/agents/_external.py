@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from shiftbox_servers.kit import die_with_parent
+from shiftbox_servers.kit import die_with_parent, loads_json
 
 from ..redact import redact_text
 from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent, _Event
@@ -172,7 +172,7 @@ class ExternalAgent(GatewayAgent):
     def _parse(line: bytes) -> dict[str, Any] | ExternalAgentError:
         shown = line[:200].decode(errors="replace")
         try:
-            event = json.loads(line)
+            event = loads_json(line, "an agent line", finite=False)
         except ValueError:
             return ExternalAgentError(f"the agent wrote a line that is not JSON: {shown!r} (stdout is for "
                                       "protocol lines only; log to stderr)")

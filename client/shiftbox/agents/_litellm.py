@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shiftbox_servers.kit import escape_lone_surrogates
+from shiftbox_servers.kit import escape_lone_surrogates, loads_json
 
 from ..llm import Endpoint, LLMRequest, LLMSettings, Usage, first_message, parse_llm_options
 from ..trajectory import Message, ToolCall
@@ -85,7 +85,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
     try:
-        value = json.loads(raw)
+        value = loads_json(raw, "tool call arguments", finite=False)
     except (TypeError, ValueError):
         value = None
     return value if isinstance(value, dict) else {INVALID_JSON_KEY: str(raw)}

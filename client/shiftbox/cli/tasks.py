@@ -19,6 +19,7 @@ from ..tasks import (
     Finding,
     TaskFile,
     load_task_file,
+    read_json,
     render_stats,
     task_stats,
     validate_tasks,
@@ -97,7 +98,7 @@ def validate(
 
 def _is_reference_list(path: Path) -> bool:
     try:
-        return isinstance(json.loads(path.read_text(encoding="utf-8")), list)
+        return isinstance(read_json(path), list)
     except (OSError, ValueError):
         return False
 

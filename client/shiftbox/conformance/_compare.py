@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from shiftbox_servers.kit import loads_json
+
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _MISSING = object()
@@ -54,8 +56,8 @@ def parse_reference(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+        return loads_json(text, "a reference tool message", finite=False)
+    except (ValueError, TypeError):
         return text
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._cassette_file import check_cassette_file
-from ..errors import CassetteFileError, CassetteMiss
+from ..errors import CassetteMiss
 from ._cassette import Cassette
 from ._model import LLMConnection, LLMRequest
 
@@ -70,9 +70,7 @@ class HttpCassette(Cassette):
     over_http = True
 
     def __init__(self, simulation_id: str, path: Path, mode: Literal["record", "replay"]):
-        from vcr.cassette import Cassette as VcrCassette
-
-        from ..vcr import make_vcr
+        from ..vcr import load_vcr_cassette, make_vcr
 
         self.simulation_id, self.path, self.mode = simulation_id, path, mode
         self.interactions, self.position, self.calls = [], 0, 0
@@ -81,12 +79,8 @@ class HttpCassette(Cassette):
             raise CassetteMiss(f"cassette missing for {simulation_id}: {path} does not exist")
         if path.exists():
             check_cassette_file(path)
-        config = make_vcr("none" if mode == "replay" else "all").get_merged_config(path=str(path))
-        try:
-            self.vcr_cassette = VcrCassette.load(**{k: v for k, v in config.items() if k in VCR_CASSETTE_ARGUMENTS})
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # vcrpy's reading of a cassette's shape
-            raise CassetteFileError(f"cassette {path}: not a vcrpy cassette ({type(exc).__name__}: "
-                                    f"{' '.join(str(exc).split())[:300]}); record it again") from None
+        self.vcr_cassette = load_vcr_cassette(make_vcr("none" if mode == "replay" else "all")
+                                              .get_merged_config(path=str(path)))
         _install_routing()
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
@@ -119,9 +113,3 @@ class HttpCassette(Cassette):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.vcr_cassette._save(force=True)  # vcrpy's own writer (its format, its filters)
 
-
-VCR_CASSETTE_ARGUMENTS = frozenset({"path", "serializer", "persister", "record_mode", "match_on",
-                                    "before_record_request", "before_record_response", "custom_patches", "inject",
-                                    "allow_playback_repeats", "drop_unused_requests", "filter_sensitive_data",
-                                    "before_save_interaction", "after_load_interaction", "skip_patchers"})
-"""What of `VCR.get_merged_config` a vcrpy `Cassette` takes (the rest configures its context manager)."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from shiftbox_servers.kit import loads_json
 
 from ._model import LLMConnection, LLMRequest, Role
 from ._preflight import LLMEndpoint
@@ -51,7 +52,7 @@ def _convert(what: str, key: str, raw: str, kind: type) -> Any:
 def _extra_value(raw: str) -> Any:
     """An `extra.<k>` value: JSON when it parses (numbers, booleans, objects), else the string."""
     try:
-        return json.loads(raw)
+        return loads_json(raw, "an option value", finite=False)
     except ValueError:
         return raw
 

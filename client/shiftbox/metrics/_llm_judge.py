@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from shiftbox_servers.kit import escape_lone_surrogates
+from shiftbox_servers.kit import MAX_INPUT_DEPTH, escape_lone_surrogates, json_depth
 
 from ..errors import ReplayDivergence
 from ..llm import (
@@ -156,6 +156,8 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 def extract_json_object(text: str, key: str) -> dict[str, Any] | None:
     """The first JSON object in `text` that has `key`: bare, in a code fence, or amid other prose."""
+    if json_depth(text) > MAX_INPUT_DEPTH:  # `json` recurses per level: a reply nested this deep is no verdict
+        return None
     candidates = [text.strip(), *(m.strip() for m in _FENCE.findall(text))]
     decoder = json.JSONDecoder()
     for candidate in candidates:

@@ -9,19 +9,18 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Literal
 
-from shiftbox_servers.kit import Snapshot, get_domain, snapshots_root
+from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
 from ..llm import Cassette, HttpCassette, first_difference, http_cassette_file
 from ..runs import (
     CASSETTES,
-    FIXTURE_FILE,
     TRANSCRIPTS,
-    FixtureInfo,
     RunConfig,
     RunHooks,
     fixture_file_name,
+    read_fixture_info,
     recorded_snapshot_dirs,
     transcript_calls,
 )
@@ -45,9 +44,9 @@ def read_transcript(path: Path) -> tuple[list[dict], list[dict]]:
         if not text.strip():
             continue
         try:
-            line = json.loads(text)
+            line = loads_json(text, f"{rel} line {number}", finite=False)
         except ValueError as exc:
-            raise TranscriptError(f"{rel} line {number}: not JSON ({exc.msg} at column {exc.colno})") from None
+            raise TranscriptError(str(exc)) from None
         if not isinstance(line, dict) or line.get("method") not in ("tools/list", "tools/call"):
             raise TranscriptError(f"{rel} line {number}: not a tools/list or tools/call line")
         lines.append(line)
@@ -179,7 +178,7 @@ class ReplayHooks(RunHooks):
 
 def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:
     """The snapshot the fixture was recorded on, checked by sha256 (a different one is drift)."""
-    info = FixtureInfo.model_validate_json((fixture_dir / FIXTURE_FILE).read_text())
+    info = read_fixture_info(fixture_dir)
     server = info.servers.get(config.domain)
     candidates = recorded_snapshot_dirs(config.snapshot)
     if server is not None:

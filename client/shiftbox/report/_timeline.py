@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shiftbox_servers.kit import loads_json
+
 from ..metrics import BATCH, ShiftRecovery, SimulationMetrics, redundancy_labels, shift_windows
 from ..trajectory import Message, ToolCallRecord, Trajectory
 from ._html_text import STAGE_NAMES, STAGES, e
@@ -14,7 +16,7 @@ def _pretty(value: Any) -> str:
     """JSON for arguments/results; a string holding JSON is pretty-printed too."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_json(value, "a value", finite=False)
         except ValueError:
             return value
         if not isinstance(value, dict | list):
@@ -27,7 +29,7 @@ def json_block(value: Any) -> str:
     compact = value
     if isinstance(value, str):
         try:
-            compact = json.loads(value)
+            compact = loads_json(value, "a value", finite=False)
         except ValueError:
             return f"<pre>{e(value)}</pre>"
     one_line = json.dumps(compact, ensure_ascii=False, sort_keys=True, default=str)

@@ -8,8 +8,9 @@ missing): a kill -9 mid-run loses nothing already written and duplicates nothing
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import NoSimulationsError, RunDirError, RunFileError
 from ..tasks import Task, TaskFile, load_task_file
@@ -17,16 +18,21 @@ from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata
 
 RUN_FILE, TASKS_FILE = "run.json", "tasks.json"
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_model_file(path: Path, model: type[M], fix: str) -> M:
+    """The file at `path` as `model`, or a RunFileError naming it and saying `fix` (a tampered file, never a
+    traceback: pydantic bounds the nesting it parses)."""
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise RunFileError(f"{path}: does not parse as a shiftbox {path.name} ({describe_invalid(exc)}); {fix}") from None
 
 
 def read_run_metadata(run_dir: Path) -> RunMetadata:
     """run.json, or a RunFileError naming it."""
-    run_file = run_dir / RUN_FILE
-    try:
-        return RunMetadata.model_validate_json(run_file.read_bytes())
-    except ValidationError as exc:
-        raise RunFileError(f"{run_file}: does not parse as a shiftbox run.json ({describe_invalid(exc)}); restore it or "
-                           "start a new run with another --out") from None
+    return read_model_file(run_dir / RUN_FILE, RunMetadata, "restore it or start a new run with another --out")
 
 
 def write_run_metadata(run_dir: Path, metadata: RunMetadata) -> None:

@@ -27,11 +27,16 @@ from shiftbox_servers.kit import snapshots_root
 
 from .._text import first_line
 from ..llm import Cassette, HttpCassette, http_cassette_file
-from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
+from ..trajectory import (
+    TRAJECTORIES_FILE,
+    ServerInfo,
+    Trajectory,
+    read_trajectories,
+)
 from ..world import World
 from ._config import RunMetadata
 from ._execute import RunHooks
-from ._files import RUN_FILE, TASKS_FILE, write_run_metadata
+from ._files import RUN_FILE, TASKS_FILE, read_model_file, write_run_metadata
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
@@ -138,6 +143,11 @@ def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
     info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
     (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")
     return info
+
+
+def read_fixture_info(fixture_dir: Path) -> FixtureInfo:
+    """fixture.json, or a RunFileError naming it (a tampered file is refused, never a traceback)."""
+    return read_model_file(fixture_dir / FIXTURE_FILE, FixtureInfo, "restore it or record the fixture again")
 
 
 def refuse_fixture(fixture_dir: Path, failed: list[Trajectory], total: int) -> str:

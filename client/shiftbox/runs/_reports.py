@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from shiftbox_servers.kit import load_json_file
 
 from ..metrics import AgentScores, score_by_agent
 from ..report import comparison_section, render_html, save_html
@@ -18,7 +19,7 @@ def read_report_inputs(run_dir: Path, allow_empty: bool = True) -> tuple[dict[st
     A run without simulations renders as such; `allow_empty=False` makes it a NoSimulationsError."""
     trajectories, tasks = read_run(run_dir, allow_empty=allow_empty)
     run_file = run_dir / RUN_FILE
-    metadata = json.loads(run_file.read_text()) if run_file.exists() else None
+    metadata = load_json_file(run_file) if run_file.exists() else None
     return score_by_agent(trajectories, tasks), trajectories, metadata
 
 

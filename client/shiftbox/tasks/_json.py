@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from shiftbox_servers.kit import load_json_file
+
 
 def read_json(path: Path) -> Any:
-    """The file's JSON, or ValueError naming the file and where the JSON breaks."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    """The file's JSON, or ValueError naming the file and where the JSON breaks, or the bound it is over (size,
+    nesting, a number that is not finite: `shiftbox_servers.kit.load_json_file`)."""
+    return load_json_file(path)
 
 
 def describe_errors(exc: ValidationError, limit: int = 5) -> str:

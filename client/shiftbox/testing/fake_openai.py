@@ -39,6 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shiftbox_servers.kit import loads_json
+
 DEFAULT_MODEL = "fake-model"
 DEFAULT_CREATED = 1_700_000_000
 HOST = "127.0.0.1"
@@ -431,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return
         try:
-            body = json.loads(raw or b"{}")
+            body = loads_json(raw or b"{}", "the request body", finite=False)
             if not isinstance(body, dict):
                 raise ValueError("request body is not a JSON object")
         except ValueError as exc:

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from shiftbox_servers.kit import load_json_file
+
 POLICY_FILE = "user_policy.md"
 PERSONAS_FILE = "user_personas.json"
 LAYOUTS = ("data/tau2/domains/{domain}", "{domain}")
@@ -60,10 +62,7 @@ def load_reference_texts(folder: Path, domain: str) -> ReferenceTexts:
     for place in tried:
         policy, personas = place / POLICY_FILE, place / PERSONAS_FILE
         if policy.is_file() and personas.is_file():
-            try:
-                described = json.loads(personas.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{personas} is not valid JSON: {exc}") from exc
+            described = load_json_file(personas)
             if not isinstance(described, dict) or not all(isinstance(v, str) for v in described.values()):
                 raise ValueError(f"{personas} must map persona keys to description texts")
             return ReferenceTexts(policy=policy.read_text(encoding="utf-8"), personas=described, folder=place)

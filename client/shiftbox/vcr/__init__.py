@@ -22,6 +22,7 @@ from ._cassettes import (
     RECORD_MODES,
     default_record_mode,
     import_vcr,
+    load_vcr_cassette,
     make_vcr,
     use_cassette,
     vcr_installed,
@@ -29,4 +30,4 @@ from ._cassettes import (
 from ._pytest import AgentCassette
 
 __all__ = ["AgentCassette", "CASSETTE_ENV", "CREDENTIAL_HEADERS", "INSTALL_VCR", "MATCH_ON", "RECORD_MODES", "RECORD_MODE_ENV",
-           "default_record_mode", "import_vcr", "make_vcr", "use_cassette", "vcr_installed"]
+           "default_record_mode", "import_vcr", "load_vcr_cassette", "make_vcr", "use_cassette", "vcr_installed"]

@@ -9,8 +9,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from shiftbox_servers.kit import loads_json
+
 from .._cassette_file import check_cassette_file
 from .._extras import extra_installed, import_extra, install_command
+from ..errors import CassetteFileError
 from ..redact import is_credential_key, redact, redact_text
 
 INSTALL_VCR = install_command("vcr")
@@ -65,7 +68,7 @@ def body_without_credentials(body: bytes | str | None) -> bytes | str | None:
     """A JSON request body with its parameters redacted (`api_key`, `password`, … in `extra_body`); the
     conversation (`CONVERSATION_FIELDS`) and any other body as they are."""
     try:
-        parsed = json.loads(body) if body else None
+        parsed = loads_json(body, "a request body", finite=False) if body else None
     except (TypeError, ValueError):
         return body
     if not isinstance(parsed, dict):
@@ -94,7 +97,7 @@ def response_without_credentials(response: dict[str, Any]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1024)
 def _json_of(body: bytes) -> Any:
-    return json.loads(body)
+    return loads_json(body, "a request body", finite=False)
 
 
 def llm_body(new: Any, recorded: Any) -> None:
@@ -130,6 +133,27 @@ def use_cassette(path: str | Path, record_mode: str | None = None, **options: An
     """vcrpy's `use_cassette` (a context manager and decorator) for the cassette at `path`, configured by
     `make_vcr`; `options` are vcrpy's own (`allow_playback_repeats`, …). An existing cassette over a limit (size,
     nesting, YAML tags) is refused first: CassetteFileError."""
+    vcr = make_vcr(record_mode)
     if Path(path).exists():
-        check_cassette_file(Path(path))
-    return make_vcr(record_mode).use_cassette(os.fspath(path), **options)
+        check_cassette_file(Path(path), yaml=options.get("serializer", vcr.serializer) == "yaml")
+        load_vcr_cassette(vcr.get_merged_config(path=os.fspath(path), **options))  # its shape, before the program runs
+    return vcr.use_cassette(os.fspath(path), **options)
+
+
+def load_vcr_cassette(config: dict[str, Any]) -> Any:
+    """vcrpy's `Cassette` loaded with `config` (`VCR.get_merged_config`), or CassetteFileError naming the file when
+    vcrpy cannot read its shape (a torn or hand-edited cassette)."""
+    from vcr.cassette import Cassette
+
+    try:
+        return Cassette.load(**{k: v for k, v in config.items() if k in VCR_CASSETTE_ARGUMENTS})
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # vcrpy's reading of a cassette's shape
+        raise CassetteFileError(f"cassette {config['path']}: not a vcrpy cassette ({type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}); record it again") from None
+
+
+VCR_CASSETTE_ARGUMENTS = frozenset({"path", "serializer", "persister", "record_mode", "match_on",
+                                    "before_record_request", "before_record_response", "custom_patches", "inject",
+                                    "allow_playback_repeats", "drop_unused_requests", "filter_sensitive_data",
+                                    "before_save_interaction", "after_load_interaction", "skip_patchers"})
+"""What of `VCR.get_merged_config` a vcrpy `Cassette` takes (the rest configures its context manager)."""

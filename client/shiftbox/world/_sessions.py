@@ -30,7 +30,7 @@ from typing import IO, Any
 import anyio
 from mcp_types import CallToolResult
 
-from shiftbox_servers.kit import ErrorKind, error_result
+from shiftbox_servers.kit import ErrorKind, error_result, loads_json
 
 from ..tasks import Task
 from ..trajectory import (
@@ -158,7 +158,7 @@ class SessionLog:
             if not text.strip():
                 continue
             try:
-                entry = json.loads(text)
+                entry = loads_json(text, self.out / CALLS_FILE, finite=False)
                 number = int(entry["session"])
             except (ValueError, KeyError, TypeError):
                 raise RunFileError(f"{self.out / CALLS_FILE} line {self._lines}: not a session log line "

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import tomllib
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shiftbox_servers.kit import SnapshotManifest
+from shiftbox_servers.kit import SnapshotManifest, check_not_empty, load_toml_file
 
 from ._builder import TX_TYPES, check_one_awaiting_payment
 from ._phone import normalize_phone
@@ -54,7 +53,8 @@ class Column:
 
 def import_agentchangebench(db_toml: Path, directory: Path) -> SnapshotManifest:
     """Read AgentChangeBench's banking db.toml, validate every row and write it as snapshot acb-v1."""
-    data = tomllib.loads(Path(db_toml).read_text(encoding="utf-8"))
+    data = load_toml_file(db_toml)
+    check_not_empty(db_toml, data)
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
         raise ValueError(f"{db_toml}: unknown tables {unknown}; expected some of {list(TABLES)}")

@@ -63,6 +63,15 @@ from ._graph import (
     with_dependency_graphs,
 )
 from ._http_calls import SessionCalls
+from ._input_files import (
+    MAX_INPUT_DEPTH,
+    InputFileError,
+    check_not_empty,
+    json_depth,
+    load_json_file,
+    load_toml_file,
+    loads_json,
+)
 from ._missions import (
     ACTION_TYPES,
     Mission,
@@ -118,6 +127,8 @@ from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transf
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
+    "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
+    "loads_json",
     "EPISODE_SCOPE_KEY",
     "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "without_tracing", "Conflict", "Domain", "DomainError", "DomainServer",

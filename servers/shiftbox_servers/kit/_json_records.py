@@ -3,11 +3,12 @@ record: every failure names the table, the record and the field, so an importer'
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ._input_files import check_not_empty, load_json_file
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -57,7 +58,8 @@ def check_same_id(table: str, record: str, field: str, value: Any, key: str | No
 def load_db_json(db_json: Path, convert: Callable[[Any], dict[str, list[dict]]],
                  new_database: Callable[[], Database], tables: Iterable[str]) -> Database:
     """A new database holding a db.json's records as `convert` turns them into rows (errors name the file)."""
-    data = json.loads(Path(db_json).read_text(encoding="utf-8"))
+    data = load_json_file(db_json)
+    check_not_empty(db_json, data)
     try:
         rows = convert(data)
     except RecordError as exc:

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._contract import ToolContract
 from ._shared_pages import SharedPages
@@ -189,7 +189,12 @@ class Snapshot:
                 f"{directory} is not a snapshot: it needs {MANIFEST_FILENAME} and {DB_FILENAME}. "
                 "Build one with `shiftbox snapshots build DOMAIN` (or `make snapshots`)."
             )
-        manifest = SnapshotManifest.model_validate_json(manifest_path.read_text())
+        try:
+            manifest = SnapshotManifest.model_validate_json(manifest_path.read_bytes())
+        except ValidationError as exc:
+            problem = " ".join(str(exc).split("\n")[1:3])
+            raise SnapshotError(f"{manifest_path} does not parse as a snapshot manifest ({problem}); rebuild the "
+                                "snapshot (`shiftbox snapshots build` or `shiftbox snapshots import …`)") from None
         data = db_path.read_bytes()
         if CHANGE_LOG.encode() not in data:
             raise SnapshotError(f"{db_path} was built without shiftbox's change log; rebuild it "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime, timedelta
 from typing import Annotated
 
@@ -63,15 +64,31 @@ def _iso_date_or_datetime(value: str) -> str:
     return parsed.isoformat()
 
 
+BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+"""Unicode categories that show nothing: spaces and separators, control and format characters (U+200B, U+FEFF,
+U+180E, U+2060, bidi controls, tags)."""
+BLANK_LOOKING = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0))))
+"""Characters of visible categories that render blank: the combining grapheme joiner, the Hangul and Khmer fillers,
+Mongolian and other variation selectors (Unicode's default-ignorable characters outside Cf) and the Braille blank."""
+
+
+def is_blank(value: str) -> bool:
+    """True when nothing in `value` is visible: whitespace, invisible and blank-looking characters only."""
+    return all(c in BLANK_LOOKING or unicodedata.category(c) in BLANK_CATEGORIES for c in value)
+
+
 def _not_blank(value: str) -> str:
-    if value and not value.strip():
-        raise ValueError("must not be blank (whitespace only)")
+    if value and is_blank(value):
+        raise ValueError("must not be blank (whitespace or invisible characters only)")
     return value
 
 
 NOT_BLANK = AfterValidator(_not_blank)
-"""Rejects a string of whitespace only (`minLength` counts spaces; tools would store it as ''). The empty
-string is left to `min_length`, so a field where '' means "none" can take it as well."""
+"""Rejects a string with nothing visible in it: whitespace only, or zero-width, format and blank-looking characters
+(`minLength` counts them; tools would store a value nobody can read). The empty string is left to `min_length`, so
+a field where '' means "none" can take it as well."""
 
 
 def money(description: str, *, maximum: float = 1_000_000) -> object:
