@@ -6,15 +6,26 @@ driver's "uv environment" to its workers: it packs the working directory and sta
 inside an unpacked copy, where no environment is installed, so the workers never start and the run waits
 forever. `import_ray` turns that off (`RAY_ENABLE_UV_RUN_RUNTIME_ENV=0`, read when ray is first imported)
 unless it is set, and turns off Ray's usage report (an offline evaluation sends nothing).
+
+A local cluster started by shiftbox (`local_ray_cluster`) is this machine's alone and ends with the process that
+started it. Ray takes 127.0.0.1 as "this machine" and puts the machine's routable address in its place, its servers
+listening on every interface; told that it runs no cluster of several machines (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`,
+as on macOS) it keeps 127.0.0.1 and every server listens on the loopback only. Ray kills its GCS and raylet when
+the driver dies, but their agents would wait a minute before they go: a watchdog (`_reaper`) kills every process of
+the cluster the moment the driver is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
+from . import _reaper
 from ._extras import extra_installed, import_extra, install_command
 
 __all__ = ["INSTALL_RAY", "LOCAL_CLUSTER_OPTIONS", "import_ray", "local_ray_cluster", "ray_installed"]
@@ -38,10 +49,64 @@ def import_ray() -> ModuleType:
 
 @contextlib.contextmanager
 def local_ray_cluster(num_cpus: int) -> Iterator[ModuleType]:
-    """A local Ray cluster with `num_cpus` CPUs for the block (this process's `ray.init`), shut down after."""
+    """A local Ray cluster with `num_cpus` CPUs for the block (this process's `ray.init`), on the loopback only,
+    shut down after; none of its processes outlives this one, even killed."""
     ray = import_ray()
-    ray.init(num_cpus=num_cpus, **LOCAL_CLUSTER_OPTIONS)
+    before = set(_descendants(os.getpid()))
+    with _single_machine(ray):
+        ray.init(num_cpus=num_cpus, **LOCAL_CLUSTER_OPTIONS)
+    reaper = _start_reaper([pid for pid in _descendants(os.getpid()) if pid not in before])
     try:
         yield ray
     finally:
         ray.shutdown()
+        if reaper is not None:  # it kills what the shutdown left (an agent still on its way out)
+            reaper.communicate(timeout=30)
+
+
+_SINGLE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def _single_machine(ray: ModuleType) -> Iterator[None]:
+    """Ray told it runs no cluster of several machines while it starts one: in the environment its processes
+    inherit, and in its constant, which this process read when it imported Ray."""
+    constants = sys.modules["ray._private.ray_constants"]
+    saved = os.environ.get(_SINGLE_MACHINE), constants.ENABLE_RAY_CLUSTER
+    os.environ[_SINGLE_MACHINE], constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = saved[1]
+        if saved[0] is None:
+            os.environ.pop(_SINGLE_MACHINE, None)
+        else:
+            os.environ[_SINGLE_MACHINE] = saved[0]
+
+
+def _start_reaper(pids: list[int]) -> subprocess.Popen | None:
+    """A watchdog that kills `pids` when this process closes its stdin or dies (None without /proc to read)."""
+    if not Path("/proc/self/stat").exists():
+        return None
+    lines = [line for pid in pids if (line := _reaper.watched_line(pid)) is not None]
+    # its own session: a Ctrl-C at the terminal reaches this process, not the watchdog
+    reaper = subprocess.Popen([sys.executable, "-I", _reaper.__file__], stdin=subprocess.PIPE, text=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    assert reaper.stdin is not None
+    reaper.stdin.write("".join(lines))
+    reaper.stdin.flush()
+    return reaper
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (Linux: read from /proc; none elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            parents.setdefault(int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(
+                int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        found += (children := parents.get(todo.pop(), []))
+        todo += children
+    return sorted(found)

@@ -7,12 +7,15 @@ stopped after it; they skip, saying so, when Ray (the optional extra shiftbox[ra
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +120,40 @@ def test_a_killed_actor_fails_only_its_simulations_in_flight_retried_under_retry
 
 
 
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the actor's process through /proc")
+def test_an_actor_killed_during_an_empty_resume_is_a_named_error(tmp_path, ray_cluster):
+    """Regression (issue 30): a resume with nothing left still has an actor open its servers (for run.json); killed
+    then (here once its stdio server has started), the run ended in a raw RayActorError traceback. Now exit 2 with
+    an error naming the lost actor and saying to run the command again."""
+    out = tmp_path / "run"
+    command = ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out", str(out), "--servers", "stdio",
+               "--task-id", "hw_banking_001"]
+    assert runner.invoke(app, command).exit_code == 0
+    earlier, killed = set(actor_pids()), []
+
+    def kill_the_actor_once_its_server_starts() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            for pid in actor_pids():
+                if pid not in earlier and children(pid):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_the_actor_once_its_server_starts)
+    killer.start()
+    try:
+        resumed = runner.invoke(app, command + ["--resume", "--executor", "ray", "--workers", "1"])
+    finally:
+        killed.append(0)  # stops the killer if it never found the actor
+        killer.join()
+    assert killed[0], "the actor never started its server"
+    assert resumed.exit_code == 2, (resumed.output, resumed.exception)
+    output = " ".join(resumed.output.split())
+    assert "error: the Ray actor ended unexpectedly while opening its servers" in output, output
+    assert "--resume" in output and "Traceback" not in output
+
+
 @pytest.mark.skipif(not Path("/proc").exists(), reason="follows the driver's processes through /proc")
 def test_resume_after_killing_the_driver_loses_and_duplicates_nothing(tmp_path, ray_cluster):
     """The driver, with a local Ray cluster of its own, killed (-9) once 20 simulations are written; the run
@@ -144,6 +181,71 @@ def test_resume_after_killing_the_driver_loses_and_duplicates_nothing(tmp_path, 
     while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in cluster):
         time.sleep(0.2)
     assert not [pid for pid in cluster if Path(f"/proc/{pid}").exists()], "the killed driver's Ray cluster lives on"
+
+
+def listening(pids: list[int]) -> set[tuple[str, int]]:
+    """The (address, port) each of `pids` listens on over TCP (Linux: /proc/net/tcp{,6} matched to their fds)."""
+    inodes: set[str] = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if (target := os.readlink(fd)).startswith("socket:["):
+                        inodes.add(target[8:-1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                raw, port = fields[1].split(":")
+                if table == "tcp":
+                    address = str(ipaddress.IPv4Address(int(raw, 16).to_bytes(4, "little")))
+                else:
+                    address = str(ipaddress.IPv6Address(b"".join(int(raw[i:i + 8], 16).to_bytes(4, "little")
+                                                                 for i in range(0, 32, 8))))
+                found.add((address, int(port, 16)))
+    return found
+
+
+def loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None
+                              and ip.ipv4_mapped.is_loopback)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="follows the driver's processes and sockets through /proc")
+def test_a_killed_ray_run_leaves_no_process_behind_and_its_cluster_listened_on_loopback_only(tmp_path):
+    """Regression (issue 30, item 7): a run that started its own local cluster, killed (-9) once its actors
+    run, left two of the cluster's agents alive for 60 s (they report the raylet's death to the GCS, which
+    died with it, and wait); the cluster's servers listened on every interface, one agent on the machine's
+    address. Now every process of the run is gone within 10 s, and all listened on the loopback only."""
+    pytest.importorskip("ray", reason="Ray is the optional extra shiftbox[ray]; `make env` installs it")
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
+               "--out", str(out), "--concurrency", "2", "--executor", "ray", "--workers", "1"]
+    with (tmp_path / "stderr").open("w") as stderr:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+    path, deadline = out / "trajectories.jsonl", time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 5):
+            assert proc.poll() is None, (tmp_path / "stderr").read_text()
+            time.sleep(0.05)
+        processes = descendants(proc.pid)
+        addresses = listening([proc.pid, *processes])
+    finally:
+        proc.kill()
+        proc.wait()
+    assert len(processes) >= 4 and addresses  # the GCS, the raylet, their agents, the actor
+    exposed = {(a, port) for a, port in addresses if not loopback(a)}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(pid) for pid in processes):
+        time.sleep(0.2)
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:60].rstrip(b"\0") for pid in processes if alive(pid)}
+    for pid in left:  # not to leave them to the next tests
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert not exposed and not left, f"listening beyond the loopback: {sorted(exposed)}; alive 10 s after: {left}"
 
 
 @pytest.mark.timeout(300)

@@ -17,7 +17,7 @@ from shiftbox import RunPlanError, plan_run, replay_fixture, run_evaluation
 from shiftbox.cli import app
 from shiftbox.runs import default_workers, metrics_document, score_run
 from shiftbox_servers.kit import SnapshotError
-from tests.client.harness import HANDWRITTEN, REPO, alive, written_once
+from tests.client.harness import HANDWRITTEN, REPO, alive, descendants, written_once
 
 GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
 runner = CliRunner()
@@ -205,6 +205,71 @@ def test_a_worker_killed_while_sending_a_result_stalls_neither_the_others_nor_th
         proc.kill()
     assert proc.returncode == 0, stderr
     assert written_once(out) == one_process_run(tmp_path, command)
+
+
+def blocked_writing_to(writer: int, reader: int) -> bool:
+    """Whether a thread of `writer` is blocked in write(2) on a pipe that `reader` holds an end of."""
+    try:
+        pipes = {os.readlink(fd) for fd in Path(f"/proc/{reader}/fd").iterdir()}
+    except OSError:
+        return False
+    for task in Path(f"/proc/{writer}/task").iterdir():
+        try:
+            number, fd, *_ = (task / "syscall").read_text().split()
+            if number == str(_WRITE_SYSCALL) and os.readlink(f"/proc/{writer}/fd/{int(fd, 16)}") in pipes:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").exists() or _WRITE_SYSCALL is None, reason="reads /proc/<pid>/task/*/syscall")
+def test_a_worker_killed_as_it_starts_is_a_lost_worker_not_a_silent_exit(tmp_path):
+    """Regression (issue 30, item 7): a worker killed while the run was handing it its job (60 tasks: more than a
+    pipe holds, so the run blocks writing it; the worker is stopped there to make it certain) broke that pipe; the
+    BrokenPipeError reached the CLI framework, which exits 1 saying nothing. The worker is lost like any other:
+    the simulations handed to it are infrastructure errors naming it, the run finishes, its end says so, and no
+    worker outlives it."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
+               "--limit", "60", "--out", str(out), "--workers", "2", "--concurrency", "4", "--servers", "stdio"]
+    with (tmp_path / "stdout").open("w") as stdout, (tmp_path / "stderr").open("w") as stderr:
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr)  # files: the run never blocks on them
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (workers := worker_pids(proc.pid)):
+            time.sleep(0.001)
+        assert workers, "no worker started within 60 s"
+        os.kill(workers[0], signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not blocked_writing_to(proc.pid, workers[0]):
+            time.sleep(0.01)
+        assert blocked_writing_to(proc.pid, workers[0]), "the run did not block handing the first worker its job"
+        os.kill(workers[0], signal.SIGKILL)
+        while proc.poll() is None and time.monotonic() < deadline + 120:
+            seen |= {pid for pid in descendants(proc.pid) if pid != workers[0]}
+            time.sleep(0.1)
+        proc.wait(timeout=1)
+    finally:
+        proc.kill()
+        proc.wait()
+    stdout, stderr = (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+    assert proc.returncode == 0, (stdout, stderr)
+    got = {sim: json.loads(line) for sim, line in written_once(out).items()}
+    assert len(got) == 60
+    lost = sorted(sim for sim, trajectory in got.items() if trajectory["termination"]["blame"] == "infrastructure")
+    assert 1 <= len(lost) <= 2, lost  # what was handed to the first worker: --concurrency 4 / 2 workers at most
+    for sim in lost:
+        detail = got[sim]["termination"]["detail"]
+        assert detail.startswith("worker process 0 was killed as it started (") and detail.endswith(
+            f" before it ran {sim}"), detail
+    assert f"{len(lost)} × infrastructure: infrastructure_error (first: {lost[0]}: worker process 0 was killed as " \
+        "it started" in " ".join(stdout.split())
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(alive(pid) for pid in seen):
+        time.sleep(0.05)
+    assert seen and not [pid for pid in seen if alive(pid)], "a process of the run outlived it"
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")

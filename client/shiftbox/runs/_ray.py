@@ -20,7 +20,8 @@ from typing import Any
 
 import anyio
 
-from ..cluster import LOCAL_CLUSTER_OPTIONS, import_ray
+from .._text import first_line
+from ..cluster import import_ray, local_ray_cluster
 from ..errors import RunWorkerError
 from ..llm import RayLlmGate
 from ..orchestrator import simulation_id
@@ -103,6 +104,9 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrenc
                 servers = await members[0].handle.server.remote()
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
+            except ray.exceptions.RayActorError as exc:  # before any simulation: nothing to fail but the run
+                raise RunWorkerError(f"the Ray actor ended unexpectedly while opening its servers ({_why(exc)}); "
+                                     "nothing was lost: run the same command again with --resume") from None
             record_server_info(run_dir, servers, job.make_user)
             slots = [_slot(ray, job, member) for member, share in zip(members, shares, strict=True)
                      for _ in range(share)]
@@ -140,10 +144,15 @@ def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
                 await job.llm_gate.release_slots_of(handle._actor_id.hex())
             task, trial = job.work[index]
             raise WorkerLost(f"Ray actor ended unexpectedly while running {simulation_id(task.id, trial)}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+                             f"{_why(exc)}") from None
         except ray.exceptions.RayTaskError as exc:
             raise _cause(exc) from None
     return run
+
+
+def _why(exc: BaseException) -> str:
+    """What Ray says of a dead actor, on one line."""
+    return first_line(str(exc), 300) or type(exc).__name__
 
 
 def _cause(exc: Any) -> BaseException:
@@ -166,18 +175,15 @@ async def _close(ray: Any, actors: list[Any]) -> None:
 def connected(ray: Any, address: str | None, workers: int) -> Iterator[None]:
     """Connected to the cluster at `address`, or to a local one started now (and stopped after) with a CPU for
     every worker; a Ray already initialized in this process is used as it is and left running."""
-    started = not ray.is_initialized()
-    if started:
-        if address is None:
-            ray.init(num_cpus=max(workers, default_workers()), **LOCAL_CLUSTER_OPTIONS)
-        else:
-            ray.init(address=address, log_to_driver=False)
-    try:
+    with contextlib.ExitStack() as stack:
+        if not ray.is_initialized():
+            if address is None:
+                stack.enter_context(local_ray_cluster(max(workers, default_workers())))
+            else:
+                ray.init(address=address, log_to_driver=False)
+                stack.callback(ray.shutdown)
         cpus = ray.cluster_resources().get("CPU", 0)
         if cpus < workers:
             raise RunWorkerError(f"the Ray cluster has {cpus:g} CPUs, fewer than --workers {workers} (each worker is "
                                  "an actor taking one CPU): lower --workers or add nodes")
         yield
-    finally:
-        if started:
-            ray.shutdown()

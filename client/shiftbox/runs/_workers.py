@@ -53,13 +53,25 @@ def preloaded_modules(job: SimulationJob) -> list[str]:
 
 class _Seat:
     """One worker place: its process (a replacement after a death), its requests queue, the reading end of its
-    results pipe (None once the worker closed it) and what it has in flight."""
+    results pipe (None once the worker closed it) and what it has in flight. `never_started` says why its process
+    never ran (killed while this process was handing it its job), else None."""
 
-    def __init__(self, number: int, process: Any, requests: Any, results: Connection):
+    def __init__(self, number: int, process: Any, requests: Any, results: Connection, never_started: str | None):
         self.number, self.process, self.requests = number, process, requests
         self.results: Connection | None = results
         self.in_flight: dict[int, _Pending] = {}
         self.said_goodbye = False
+        self.never_started = never_started
+
+    def alive(self) -> bool:
+        return self.never_started is None and self.process.is_alive()
+
+    def lost(self, simulation: str) -> str:
+        """Why `simulation`, handed to this worker, never came back."""
+        if self.never_started is not None:
+            return f"worker process {self.number} was killed as it started ({self.never_started}) before it ran {simulation}"
+        return (f"worker process {self.number} ended unexpectedly (exit code {self.process.exitcode}) while running "
+                f"{simulation}")
 
 
 @dataclass
@@ -89,9 +101,13 @@ class _ProcessPool:
             target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
             args=(self.job, number, self.run_dir if number == 0 else None, requests, sending_end,
                   self.surroundings, self.run_alive))
-        process.start()
+        never_started = None
+        try:
+            process.start()
+        except OSError as exc:  # the worker was killed before it had read its job (larger than a pipe holds)
+            never_started = f"its job could not be handed to it: {exc}"
         sending_end.close()  # the worker has its own copy: its death then reads as the end of the pipe
-        return _Seat(number, process, requests, results)
+        return _Seat(number, process, requests, results, never_started)
 
     def slot(self, seat: int) -> Slot:
         async def run(index: int, attempt: int) -> Trajectory:
@@ -112,7 +128,7 @@ class _ProcessPool:
             for pipe, message in received:
                 self._deliver(open_pipes[pipe], message)
             for seat, place in enumerate(self.seats):
-                if not place.process.is_alive() and not place.said_goodbye:
+                if not place.alive() and not place.said_goodbye:
                     while place.results is not None and (left := _receive([place.results], 0)):
                         self._deliver(place, left[0][1])  # what it sent before it went, up to its pipe's end
                     self._lose(seat, place)
@@ -133,10 +149,8 @@ class _ProcessPool:
             pending.done.set()
 
     def _lose(self, seat: int, place: _Seat) -> None:
-        code = place.process.exitcode
         for index, pending in sorted(place.in_flight.items()):
-            pending.lost = (f"worker process {place.number} ended unexpectedly (exit code {code}) while "
-                            f"running {simulation_id(self.job.work[index][0].id, self.job.work[index][1])}")
+            pending.lost = place.lost(simulation_id(self.job.work[index][0].id, self.job.work[index][1]))
             pending.done.set()
         place.requests.cancel_join_thread()  # nobody reads what is still queued for the dead worker
         if place.results is not None:
@@ -146,9 +160,11 @@ class _ProcessPool:
     def close(self, finished: bool) -> None:
         """Tell the workers to stop (or stop them at once when the run did not finish) and wait for them."""
         for place in self.seats:
-            if finished and place.process.is_alive():
+            if finished and place.alive():
                 place.requests.put(None)
         for place in self.seats:
+            if place.never_started is not None:
+                continue
             if not finished and place.process.is_alive():
                 place.process.terminate()
             place.process.join(timeout=10)
