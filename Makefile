@@ -10,13 +10,14 @@ SNAPSHOTS := $(foreach d,banking retail airline echo,snapshots/$(d)/v1/db.sqlite
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
-.PHONY: help demo test lint bench snapshots tasks images env uv clean
+.PHONY: help demo test lint bench attacks snapshots tasks images env uv clean
 
 help:
 	@echo "make demo       run the offline demo evaluation"
 	@echo "make test       run the test suite (what CI runs)"
 	@echo "make lint       ruff"
 	@echo "make bench      benchmarks (prints figures, writes bench/out/ and docs/benchmarks.md)"
+	@echo "make attacks    re-run the hostile rounds (fuzz, load, kill -9, tampers, hostile agent, bad ids, secrets; docs/security.md)"
 	@echo "make snapshots  rebuild the native snapshots"
 	@echo "make tasks      regenerate the committed task sets (snapshots/<domain>/v1/tasks.json, n=150, seed 7)"
 	@echo "make images     build the domain server images offline (needs a Docker engine; docs/containers.md)"
@@ -62,6 +63,11 @@ images: env $(SNAPSHOTS)
 
 bench: env $(SNAPSHOTS)
 	$(RUN) python bench/run.py --publish
+
+# Issue 30's attacks re-run against the real CLI and servers, offline on 127.0.0.1: one line of figures a round,
+# exit 1 when any round finds a failure; stops itself after --budget seconds (default 600).
+attacks: env $(SNAPSHOTS)
+	$(RUN) python bench/attacks.py
 
 demo: env $(SNAPSHOTS)
 	$(RUN) shiftbox demo

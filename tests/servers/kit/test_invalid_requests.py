@@ -53,15 +53,17 @@ async def open_legacy(client: httpx.AsyncClient, path: str) -> dict[str, str]:
     return headers
 
 
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,  # what every 2026-07-28 request carries
+               "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
 async def modern_post(client: httpx.AsyncClient, path: str, body: bytes) -> httpx.Response:
     """POST `body` as a 2026-07-28 request: with the per-request `_meta` (protocol version, client identity)
     and the routing headers (method, name) it carries; the id is kept as written."""
     message = json.loads(body)
     params = message.setdefault("params", {})
-    params["_meta"] = params.get("_meta", {}) | {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+    params["_meta"] = params.get("_meta", {}) | MODERN_META
     headers = ACCEPT | {"mcp-protocol-version": MODERN, "mcp-method": message["method"]}
     name = params.get("uri" if message["method"] == "resources/read" else "name")
     if name is not None:
@@ -197,9 +199,10 @@ def stdio_answer(raw: RawStdio, line: bytes, id: str | int) -> dict:
     return others[0] if others else None
 
 
-def stdio_digest(raw: RawStdio, n: int) -> str:
+def stdio_digest(raw: RawStdio, n: int, meta: dict | None = None) -> str:
+    """The episode's digest, read with `meta` as the request's `_meta` (MODERN_META: as a 2026-07-28 client)."""
     read = {"jsonrpc": "2.0", "id": f"digest-{n}", "method": "resources/read",
-            "params": {"uri": "shiftbox://episode/digest"}}
+            "params": {"uri": "shiftbox://episode/digest", **({"_meta": meta} if meta else {})}}
     raw.send(json.dumps(read).encode())
     got = raw.until(lambda got: any(m.get("id") == f"digest-{n}" for m in got), "digest read")
     return json.loads(got[-1]["result"]["contents"][0]["text"])["digest"]
