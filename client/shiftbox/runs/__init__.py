@@ -4,16 +4,7 @@ from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
-from ._execute import (
-    EXECUTORS,
-    Executor,
-    RunHooks,
-    SimulationJob,
-    execute_run,
-    is_retryable,
-    open_simulations,
-    record_server,
-)
+from ._execute import execute_run
 from ._files import (
     RUN_FILE,
     TASKS_FILE,
@@ -50,6 +41,15 @@ from ._score import (
     write_metrics_file,
 )
 from ._serve import TRANSPORTS, serve_gateway, session_task
+from ._simulations import (
+    EXECUTORS,
+    Executor,
+    RunHooks,
+    SimulationJob,
+    is_retryable,
+    open_simulations,
+    record_server,
+)
 from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [

@@ -29,8 +29,8 @@ from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import TRAJECTORIES_FILE, ServerInfo, Trajectory, read_trajectories
 from ..world import World
 from ._config import RunMetadata
-from ._execute import RunHooks
 from ._files import RUN_FILE, TASKS_FILE, write_run_metadata
+from ._simulations import RunHooks
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"
