@@ -1,9 +1,11 @@
 """The package layout's rules, read from the source (AST), not from what happens to be imported at run time.
 
 - The library never imports the command line (`shiftbox.cli`); the servers never import the client.
-- No import circle: between the top-level packages of `shiftbox` and of `shiftbox_servers`, counting imports
-  inside functions too (a lazy import is still a dependency), and between modules at import time.
+- No import circle, between the top-level packages of `shiftbox` and of `shiftbox_servers` or between modules,
+  counting imports inside functions too (a lazy import is still a dependency); only `TYPE_CHECKING` is exempt.
 - No shipped code drives the CLI through typer's test runner: library functions do what commands do.
+- The CLI stays thin: a command module imports no private module or name of another package, and a command's body
+  (its docstring aside) is at most `COMMAND_LINES` lines: parse, call one library function, print.
 - Tests, benchmarks and examples import no private module (`shiftbox.runs._plan`): what they need is exported.
 """
 
@@ -126,16 +128,23 @@ def test_no_import_circle_between_top_level_packages(package):
     assert not found, "import circles between packages:\n" + describe(found, edges)
 
 
-@pytest.mark.parametrize("package", sorted(PACKAGES))
-def test_no_import_circle_between_modules_at_import_time(package):
-    modules = module_names(PACKAGES[package])
+def module_circles(root: Path) -> tuple[list[list[str]], dict[str, set[str]]]:
+    """Circles between the modules under `root`, counting imports inside functions (only `TYPE_CHECKING` is exempt)."""
+    modules = module_names(root)
     edges: dict[str, set[str]] = {}
-    for i in every_import(package):
-        target = owner(i.target, modules)
-        if not i.in_function and target in modules and target != i.source:
-            edges.setdefault(i.source, set()).add(target)
-    found = cycles(edges)
-    assert not found, "import circles between modules:\n" + describe(found, edges)
+    for module, path in sorted(modules.items()):
+        for i in imports_of(module, path):
+            target = owner(i.target, modules)
+            if target in modules and target != i.source:
+                edges.setdefault(i.source, set()).add(target)
+    return cycles(edges), edges
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_circle_between_modules(package):
+    """A module imported lazily (inside a function) is still a dependency: no two modules may need each other."""
+    found, edges = module_circles(PACKAGES[package])
+    assert not found, "import circles between modules (lazy imports count):\n" + describe(found, edges)
 
 
 def test_the_library_never_imports_the_command_line():
@@ -149,6 +158,56 @@ def test_the_servers_never_import_the_client():
     offending = [f"{i.source}:{i.line} imports {i.target}" for i in every_import("shiftbox_servers")
                  if i.target.split(".")[0] == "shiftbox"]
     assert not offending, "\n".join(offending)
+
+
+COMMAND_LINES = 30
+"""A command's budget: enough to parse options, call the library, map its errors to exit codes and print."""
+
+
+def command_bodies(folder: Path) -> dict[str, int]:
+    """Every command function of the CLI package (a public function taking typer-annotated options) -> its body's
+    length in lines, docstring excluded."""
+    found = {}
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("_"):
+                continue
+            if not any(a.annotation is not None and "typer." in ast.unparse(a.annotation) for a in node.args.args):
+                continue
+            body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+                else node.body
+            found[f"{path.name}:{node.name}"] = body[-1].end_lineno - body[0].lineno + 1 if body else 0
+    return found
+
+
+def test_every_command_is_thin():
+    bodies = command_bodies(PACKAGES["shiftbox"] / "cli")
+    assert len(bodies) >= 15, f"the scan found too few commands to be looking at the CLI: {sorted(bodies)}"
+    fat = {name: n for name, n in bodies.items() if n > COMMAND_LINES}
+    assert not fat, f"commands over {COMMAND_LINES} lines (move the logic into the library, keep parsing and " \
+                    f"printing): {fat}"
+
+
+def test_the_cli_imports_no_private_name_of_another_package():
+    """`shiftbox.tasks.finding_order`, never `shiftbox.tasks._validate`; the root's own modules
+    (`shiftbox._registry`) are the ground floor every package shares."""
+    offending = []
+    for i in every_import("shiftbox"):
+        parts = i.target.split(".")
+        if not i.source.startswith("shiftbox.cli"):
+            continue
+        if len(parts) >= 3 and parts[1] != "cli" and any(p.startswith("_") and not p.startswith("__")
+                                                          for p in parts[2:]):
+            offending.append(f"{i.source}:{i.line} imports {i.target}")
+    assert not offending, "the CLI reaches into another package's private names:\n" + "\n".join(offending)
+
+
+def test_the_thin_cli_rules_catch_a_fat_command(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(COMMAND_LINES + 1))
+    (tmp_path / "fat.py").write_text(f"import typer\nfrom typing import Annotated\n\n\n"
+                                     f"def fat(n: Annotated[int, typer.Option()] = 1) -> None:\n    \"\"\"Doc.\"\"\"\n{body}\n")
+    assert command_bodies(tmp_path) == {"fat.py:fat": COMMAND_LINES + 1}
 
 
 def test_no_shipped_code_drives_the_cli_through_the_test_runner():
@@ -185,3 +244,15 @@ def test_the_rules_catch_a_circle_and_a_cli_import(tmp_path):
     source.write_text("def f():\n    from ..cli import app\n    from . import _y\n")
     found = imports_of("pkg.runs._x", source)
     assert [(i.target, i.in_function) for i in found] == [("pkg.cli.app", True), ("pkg.runs._y", True)]
+
+
+def test_the_module_rule_catches_a_lazy_circle(tmp_path):
+    """`a` imports `b` at the top and `b` imports `a` inside a function: a circle; under TYPE_CHECKING it is not."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("def f():\n    from .a import g\n    return g\n")
+    assert module_circles(package)[0] == [["pkg.a", "pkg.b"]]
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import g\n")
+    assert module_circles(package)[0] == []

@@ -59,6 +59,14 @@ class RunFileError(ShiftboxError, ValueError):
     """A file of a run directory does not parse; the message names the file and the line."""
 
 
+class CleanRunError(ShiftboxError):
+    """The clean run given to compare against (`shiftbox metrics --clean`) could not be scored; `cause` says why."""
+
+    def __init__(self, cause: Exception):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class CassetteFileError(ShiftboxError, ValueError):
     """A cassette file refused before or while it is parsed (too large, nested too deep, a YAML tag that would
     construct objects, a line that is not an interaction): the message names the file and the limit or line."""

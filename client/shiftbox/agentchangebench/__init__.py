@@ -28,21 +28,21 @@ from ..tasks import (
 from ._clone import TASK_SETS, reference_db_file, reference_task_list
 from ._gsrt import compat_gsrt
 from ._gsrt_judge import GSRT_SYSTEM_PROMPT, gsrt_prompt, judge_gsrt, parse_gsrt_answer
-from ._import_tasks import import_agentchangebench
+from ._import_tasks import TaskFileCheck, check_task_file, import_agentchangebench
 from ._results import (
     AgentChangeBenchResults,
     load_agentchangebench_results,
     load_agentchangebench_simulations,
 )
-from ._run_metrics import compat_run_metrics, compat_simulation_metrics
+from ._run_metrics import compat_run_metrics, compat_simulation_metrics, rescore_results
 from ._tcrr import compat_tcrr
 from ._tsr import compat_tsr
 from ._tue import compat_tue
 
 __all__ = [
     "GSRT_SYSTEM_PROMPT", "gsrt_prompt", "judge_gsrt", "parse_gsrt_answer",
-    "REFERENCE_SNAPSHOTS", "TASK_SETS", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
+    "REFERENCE_SNAPSHOTS", "TASK_SETS", "TaskFileCheck", "check_task_file", "AgentChangeBenchResults", "assign_goals", "compat_gsrt", "compat_run_metrics",
     "compat_simulation_metrics", "compat_tcrr", "compat_tsr", "compat_tue", "import_agentchangebench",
     "load_agentchangebench_results", "load_agentchangebench_simulations", "reference_db_file",
-    "reference_task_file", "reference_task_list", "single_goal", "tau2_format_ids",
+    "reference_task_file", "reference_task_list", "rescore_results", "single_goal", "tau2_format_ids",
 ]

@@ -5,17 +5,22 @@ and the final state digest."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from shiftbox_servers.kit import Snapshot
+from shiftbox_servers.kit import Snapshot, SnapshotError
 
 from ..tasks import (
+    Finding,
     TaskFile,
+    finding_order,
     is_reference_snapshot,
+    load_task_file,
     read_json,
     record_gold_outcomes,
     reference_task_file,
     tau2_format_ids,
+    validate_tasks,
 )
 
 
@@ -38,3 +43,64 @@ def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Pat
     if snapshot is not None and tau2_ids:
         record_gold_outcomes(task_file, Path(snapshot), tau2_ids)
     return task_file
+
+
+@dataclass(frozen=True)
+class TaskFileCheck:
+    """What `shiftbox tasks validate` found: the file as checked, its findings in order, the tool set used."""
+
+    task_file: TaskFile
+    findings: list[Finding]
+    toolset: str
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == "error" for f in self.findings)
+
+    @property
+    def own_errors(self) -> int:
+        """Errors that are shiftbox's or the task author's, not the reference benchmark's own data."""
+        return sum(f.severity == "error" and not f.reference_data for f in self.findings)
+
+    @property
+    def reference_findings(self) -> int:
+        return sum(f.reference_data for f in self.findings)
+
+
+def check_task_file(path: Path, snapshot: Path | None = None, toolset: str | None = None) -> TaskFileCheck:
+    """Validate a native task file or a reference task list (`validate_tasks`). A reference list checked on a
+    snapshot is first imported on it, as `tasks import --snapshot` reads it: the gold calls that fail there are
+    recorded as expected to fail and listed as warnings. ValueError naming the fix for input that cannot be used."""
+    try:
+        task_file = load_task_file(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
+    findings: list[Finding] = []
+    try:
+        if snapshot is not None and isinstance(read_json(Path(path)), list):
+            task_file = import_agentchangebench(path, task_file.domain, snapshot)
+            findings = recorded_failures(task_file)
+        findings = sorted(findings + validate_tasks(task_file, snapshot, toolset), key=finding_order)
+    except (SnapshotError, ValueError) as exc:
+        raise ValueError(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
+                         f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None
+    except KeyError as exc:
+        raise ValueError(f"{exc.args[0]}\n  fix: pass one of the domain's tool sets with --toolset") from None
+    return TaskFileCheck(task_file, findings, task_file.toolset_for(toolset))
+
+
+def recorded_failures(task_file: TaskFile) -> list[Finding]:
+    """One warning per gold call recorded as expected to fail (visible, since no task author stated it)."""
+    found = []
+    for task in task_file.tasks:
+        for i, action in enumerate(task.evaluation_criteria.action_sets):
+            spec = action.allowed_tools[0] if action.allowed_tools else None
+            if spec is not None and spec.expected_error:
+                found.append(Finding(
+                    task_id=task.id, field=f"evaluation_criteria.action_sets[{i}].allowed_tools[0]", severity="warning",
+                    problem=f"the gold call {spec.function_name} fails with {spec.expected_error} on the snapshot; "
+                            f"tau2 replays a failing gold action as part of the expected outcome, so it is taken as "
+                            f"expected_error {spec.expected_error!r}",
+                    fix="nothing, if the scenario means it to fail (e.g. a wrong id the user gives first); else "
+                        "correct the call"))
+    return found

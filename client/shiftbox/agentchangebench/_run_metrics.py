@@ -23,6 +23,7 @@ A or B has both). NL verdicts and GSRT are only as good as the judge outputs.
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from ..metrics import (
     Breakdown,
@@ -32,6 +33,7 @@ from ..metrics import (
     TCRRAggregate,
     TSRAggregate,
     TUEAggregate,
+    compute_run_metrics,
     judge_report,
     mean_of_present,
     pass_hat_k,
@@ -40,6 +42,7 @@ from ..tasks import Task
 from ..trajectory import Trajectory
 from ._gsrt import gsrt_aggregate, shift_recoveries_of
 from ._gsrt_judge import judge_gsrt
+from ._results import load_agentchangebench_results
 from ._stored import has_judge_output, judge_shifts, stored_reward, stores_tsr_details
 from ._tcrr import compat_tcrr, pooled_tcrr
 from ._tsr import compat_success, compat_tsr
@@ -217,3 +220,19 @@ def compat_run_metrics(trajectories: list[Trajectory], tasks: dict[str, Task], *
     if judge is not None:
         run.judge = judge_report(judge)
     return run, sims
+
+
+def rescore_results(path: Path, compat: str | None = None) -> RunMetrics:
+    """A recorded results file scored with shiftbox's metrics, or (`compat="agentchangebench"`) as the reference's
+    code scores it (`shiftbox rescore`). ValueError naming the fix for a file that cannot be read."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
+                         "../shared/external/agentchangebench/simulations/banking_test_run.json")
+    try:
+        results = load_agentchangebench_results(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
+                         "({timestamp, info, tasks[], simulations[]}) with --format agentchangebench") from None
+    if compat == "agentchangebench":
+        return compat_run_metrics(results.trajectories, results.tasks, num_trials=results.num_trials)[0]
+    return compute_run_metrics(results.trajectories, results.tasks)[0]

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from shiftbox_servers.kit import DEFAULT_TOOLSET, SnapshotError, get_domain, snapshots_root
+from shiftbox_servers.kit import SnapshotError
 
 from ._common import RecordedFormatChoice, fail
 
@@ -53,48 +53,11 @@ def replay(
 
     Example: shiftbox conformance replay ../shared/external/agentchangebench/simulations/banking_test_run.json --format agentchangebench
     """
-    from ..agentchangebench import REFERENCE_SNAPSHOTS
-    from ..conformance import default_table, load_deliberate_differences, replay_agentchangebench
-
-    if not file.is_file():
-        raise fail(f"{file} does not exist or is not a file")
-    table_path = differences or default_table()
-    if table_path is None:
-        raise fail("no deliberate-differences table: pass --differences docs/servers.md (of a shiftbox checkout)")
-    try:
-        table = load_deliberate_differences(table_path)
-    except (OSError, ValueError) as exc:
-        raise fail(str(exc)) from None
-    from ..agentchangebench import load_agentchangebench_results
-    from ..tasks import domain_reference_toolset
+    from ..conformance import replay_agentchangebench
 
     try:
-        results = load_agentchangebench_results(file)
-    except ValueError as exc:
-        raise fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file with --format agentchangebench") \
-            from None
-    domains = {t.domain for t in results.trajectories} or {t.domain for t in results.tasks.values()}
-    if len(domains) != 1:
-        raise fail(f"{file}: expected the simulations of one domain, found {sorted(domains) or 'none'}")
-    (domain_name,) = domains
-    try:
-        domain = get_domain(domain_name)
-    except KeyError as exc:
-        raise fail(str(exc.args[0])) from None
-    if toolset is None:  # the reference's tool set (tau2's first for tau2's own results: no task has goals)
-        tau2_file = not any(t.goals for t in results.tasks.values())
-        toolset = domain_reference_toolset(domain_name, tau2_file) or DEFAULT_TOOLSET
-    try:
-        domain.toolset(toolset)
-    except KeyError as exc:
-        raise fail(str(exc.args[0])) from None
-    snapshot_dir = snapshot or snapshots_root() / REFERENCE_SNAPSHOTS.get(domain_name, f"{domain_name}/acb-v1")
-    if not (snapshot_dir / "manifest.json").is_file():
-        raise fail(f"no snapshot at {snapshot_dir}\n  fix: import the reference data with `shiftbox snapshots "
-                    f"import agentchangebench {domain_name} <db file> --out {snapshot_dir}`, or pass --snapshot DIR")
-    try:
-        report = anyio.run(lambda: replay_agentchangebench(file, snapshot_dir=snapshot_dir, toolset=toolset,
-                                                           table=table, table_path=table_path))
+        report = anyio.run(lambda: replay_agentchangebench(file, snapshot_dir=snapshot, toolset=toolset,
+                                                           differences=differences))
     except (SnapshotError, ValueError) as exc:
         raise fail(str(exc)) from None
     if json_out:

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from .._registry import parse_options
-from ..errors import NoSimulationsError, ReplayDivergence
-from ..metrics import AgentScores, RunMetrics, retention, score_by_agent
-from ..runs import make_judge, read_run, score_run, score_trajectories, write_metrics_file
+from ..errors import CleanRunError, NoSimulationsError, ReplayDivergence
+from ..metrics import AgentScores, RunMetrics
+from ..runs import make_judge, measure_run
 from ._common import CompatChoice, fail, out_console, reason
 
 
@@ -41,48 +41,34 @@ def metrics(
 
     Example: shiftbox metrics runs/demo/oracle --json
     """
-    mode = compat.value if compat is not None else None
     try:
         the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay,
                                preflight=preflight)
-        trajectories, tasks = read_run(run_dir)
-        if mode is None and len({t.agent for t in trajectories}) > 1:
-            if clean is not None or judge_record or judge_replay:
-                raise ValueError("--clean, --judge-record and --judge-replay take one agent's runs; give a run "
-                                 "directory of one agent")
-            scores = score_by_agent(trajectories, tasks, judge=the_judge, success_threshold=threshold)
-            _print_agents(scores, json_out)
-            _require_scored([s.metrics for s in scores.values()])
-            return
-        run_metrics, sims = score_trajectories(trajectories, tasks, mode, the_judge, threshold)
+        scores = measure_run(run_dir, compat=compat.value if compat is not None else None, judge=the_judge,
+                             threshold=threshold, clean=clean)
     except NoSimulationsError as exc:
         raise fail(reason(exc), code=1) from None
+    except CleanRunError as exc:
+        raise fail(f"--clean: {reason(exc.cause)}") from None
     except (FileNotFoundError, KeyError, ValueError) as exc:
         raise fail(reason(exc)) from None
     except ReplayDivergence as exc:
         raise fail(f"--judge-replay: {reason(exc)}", code=1) from None
-    rows = None
-    if clean is not None:
-        try:
-            clean_metrics, _ = score_run(clean, mode, None, threshold)
-        except (FileNotFoundError, KeyError, ValueError) as exc:
-            raise fail(f"--clean: {reason(exc)}") from None
-        rows = retention(run_metrics, clean_metrics)
-    if mode is None:
-        write_metrics_file(run_dir, run_metrics, sims)
-    if json_out:
-        doc = run_metrics.model_dump(mode="json")
-        if rows is not None:
-            doc["retention"] = [r.model_dump(mode="json") for r in rows]
+    if scores.agents is not None:
+        _print_agents(scores.agents, json_out)
+    elif json_out:
+        doc = scores.metrics.model_dump(mode="json")
+        if scores.retention is not None:
+            doc["retention"] = [r.model_dump(mode="json") for r in scores.retention]
         typer.echo(json.dumps(doc, indent=2))
     else:
         from ..report import retention_table, summary
 
         console = out_console()
-        console.print(summary(run_metrics))
-        if rows is not None:
-            console.print(retention_table(rows))
-    _require_scored([run_metrics])
+        console.print(summary(scores.metrics))
+        if scores.retention is not None:
+            console.print(retention_table(scores.retention))
+    _require_scored(scores.scored_runs())
 
 
 def _require_scored(runs: list[RunMetrics]) -> None:

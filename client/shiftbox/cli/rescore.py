@@ -57,22 +57,12 @@ def rescore(
 
     Example: shiftbox rescore ../shared/external/agentchangebench/simulations/banking_gpt-4.1_2025-08-23.json --compat agentchangebench
     """
-    if not file.is_file():
-        raise fail(f"{file} does not exist or is not a file\n  fix: pass a recorded results file, e.g. "
-                    "../shared/external/agentchangebench/simulations/banking_test_run.json")
-    from ..agentchangebench import compat_run_metrics, load_agentchangebench_results
+    from ..agentchangebench import rescore_results
 
     try:
-        results = load_agentchangebench_results(file)
+        run = rescore_results(file, compat.value if compat is not None else None)
     except ValueError as exc:
-        raise fail(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file "
-                    "({timestamp, info, tasks[], simulations[]}) with --format agentchangebench") from None
-    if compat is not None and compat.value == "agentchangebench":
-        run, _ = compat_run_metrics(results.trajectories, results.tasks, num_trials=results.num_trials)
-    else:
-        from ..metrics import compute_run_metrics
-
-        run, _ = compute_run_metrics(results.trajectories, results.tasks)
+        raise fail(str(exc)) from None
     if json_out:
         typer.echo(run.model_dump_json(indent=2))
         return

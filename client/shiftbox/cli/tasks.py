@@ -13,18 +13,21 @@ from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..agentchangebench import TASK_SETS, import_agentchangebench, reference_task_list
+from ..agentchangebench import (
+    TASK_SETS,
+    TaskFileCheck,
+    check_task_file,
+    import_agentchangebench,
+    reference_task_list,
+)
 from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
-    Finding,
     TaskFile,
     load_task_file,
-    read_json,
     render_stats,
     task_stats,
-    validate_tasks,
+    write_task_file,
 )
-from ..tasks._validate import finding_order
 from ._common import choices, fail
 
 TaskSetChoice = choices("TaskSetChoice", tuple(TASK_SETS))
@@ -60,64 +63,34 @@ def validate(
 
     Example: shiftbox tasks validate ../shared/external/agentchangebench/banking/tasks.json --snapshot snapshots/banking/acb-v1
     """
-    task_file = _load_or_exit(file)
-    findings: list[Finding] = []
     try:
-        if snapshot is not None and _is_reference_list(file):
-            task_file = import_agentchangebench(file, task_file.domain, snapshot)
-            findings = _recorded_failures(task_file)
-        findings = sorted(findings + validate_tasks(task_file, snapshot, toolset), key=finding_order)
-    except (SnapshotError, ValueError) as exc:
-        raise fail(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
-                    f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None
-    except KeyError as exc:
-        raise fail(f"{exc.args[0]}\n  fix: pass one of the domain's tool sets with --toolset") from None
-    errors = sum(f.severity == "error" for f in findings)
-    own = sum(f.severity == "error" and not f.reference_data for f in findings)
+        check = check_task_file(file, snapshot, toolset)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     if as_json:
-        typer.echo(json.dumps([f.model_dump() for f in findings], indent=2))
+        typer.echo(json.dumps([f.model_dump() for f in check.findings], indent=2))
     else:
-        table = Table("severity")
-        for column in ("task", "field", "problem", "fix"):
-            table.add_column(column, overflow="fold")
-        for f in findings:
-            color = "red" if f.severity == "error" and not f.reference_data else "yellow"
-            label = f"{f.severity}{' (reference data)' if f.reference_data else ''}"
-            table.add_row(f"[{color}]{label}[/]", f.task_id, f.field, f.problem, f.fix)
-        out = Console()
-        if findings:
-            out.print(table)
-        reference = sum(f.reference_data for f in findings)
-        out.print(f"{task_file.source}: {len(task_file.tasks)} tasks on tool set {task_file.toolset_for(toolset)}; "
-                  f"errors: {errors}, warnings: {len(findings) - errors}"
-                  + (f"; of these, {reference} ({errors - own} errors) are the reference's own data errors, "
-                     f"not shiftbox's" if reference else ""), highlight=False)
-    if own:
+        _print_findings(check)
+    if check.own_errors:
         raise typer.Exit(1)
 
 
-def _is_reference_list(path: Path) -> bool:
-    try:
-        return isinstance(read_json(path), list)
-    except (OSError, ValueError):
-        return False
-
-
-def _recorded_failures(task_file: TaskFile) -> list[Finding]:
-    """One warning per gold call recorded as expected to fail (visible, since no task author stated it)."""
-    found = []
-    for task in task_file.tasks:
-        for i, action in enumerate(task.evaluation_criteria.action_sets):
-            spec = action.allowed_tools[0] if action.allowed_tools else None
-            if spec is not None and spec.expected_error:
-                found.append(Finding(
-                    task_id=task.id, field=f"evaluation_criteria.action_sets[{i}].allowed_tools[0]", severity="warning",
-                    problem=f"the gold call {spec.function_name} fails with {spec.expected_error} on the snapshot; "
-                            f"tau2 replays a failing gold action as part of the expected outcome, so it is taken as "
-                            f"expected_error {spec.expected_error!r}",
-                    fix="nothing, if the scenario means it to fail (e.g. a wrong id the user gives first); else "
-                        "correct the call"))
-    return found
+def _print_findings(check: TaskFileCheck) -> None:
+    table = Table("severity")
+    for column in ("task", "field", "problem", "fix"):
+        table.add_column(column, overflow="fold")
+    for f in check.findings:
+        color = "red" if f.severity == "error" and not f.reference_data else "yellow"
+        label = f"{f.severity}{' (reference data)' if f.reference_data else ''}"
+        table.add_row(f"[{color}]{label}[/]", f.task_id, f.field, f.problem, f.fix)
+    out = Console()
+    if check.findings:
+        out.print(table)
+    errors, reference = check.errors, check.reference_findings
+    out.print(f"{check.task_file.source}: {len(check.task_file.tasks)} tasks on tool set {check.toolset}; "
+              f"errors: {errors}, warnings: {len(check.findings) - errors}"
+              + (f"; of these, {reference} ({errors - check.own_errors} errors) are the reference's own data "
+                 f"errors, not shiftbox's" if reference else ""), highlight=False)
 
 
 import_app = typer.Typer(help="Convert other benchmarks' task files into native task files.", no_args_is_help=True)
@@ -154,8 +127,7 @@ def import_acb(
     except ValueError as exc:
         raise fail(f"{exc}\n  fix: pass an AgentChangeBench or tau2 task list (e.g. banking/tasks.json), and "
                     "with --snapshot the snapshot the tasks are written for") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_task_file(task_file, out)
     sets = [a for t in task_file.tasks for a in t.evaluation_criteria.action_sets]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {task_file.domain} tasks, {len(sets)} action "
                f"sets, snapshot {task_file.snapshot or 'none'}, tool set {task_file.toolset_for()}")
@@ -213,8 +185,7 @@ def generate(
                     "domain (see `shiftbox snapshots build`)") from None
     except (GenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_task_file(task_file, out)
     cover = task_stats(task_file)["goal_pair_coverage"]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {domain} tasks on {task_file.snapshot}; "
                f"ordered goal pairs covered: {cover['covered']}/{cover['possible']}")
@@ -241,8 +212,7 @@ def generate_cross(
         raise fail(f"{exc.args[0]}\n  fix: pass installed domain names") from None
     except (GenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_task_file(task_file, out)
     pairs = sorted({t.domain for t in task_file.tasks})
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} cross-domain tasks over {len(pairs)} ordered "
                f"domain pairs ({', '.join(pairs)}) on {task_file.snapshot}")

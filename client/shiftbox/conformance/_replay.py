@@ -22,7 +22,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agentchangebench import load_agentchangebench_results
+from shiftbox_servers.kit import DEFAULT_TOOLSET, get_domain, snapshots_root
+
+from ..agentchangebench import REFERENCE_SNAPSHOTS, load_agentchangebench_results
+from ..tasks import domain_reference_toolset
 from ..trajectory import ToolCallRecord
 from ..world import EpisodeClient, apply_initial_state, open_world
 from ._compare import compare_outcomes, parse_reference, strings_in
@@ -30,9 +33,11 @@ from ._differences import (
     CLASSES,
     UNEXPLAINED_CLASSES,
     DeliberateDifference,
+    default_table,
     difference_class,
     find_reason,
     haystack,
+    load_deliberate_differences,
 )
 
 
@@ -123,18 +128,44 @@ def _translate(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-async def replay_agentchangebench(path: Path, *, snapshot_dir: Path, toolset: str,
-                                  table: list[DeliberateDifference], table_path: Path | None) -> ConformanceReport:
-    """Replay every agent tool call of an AgentChangeBench/tau2 results file (ValueError: not such a file)."""
-    results = load_agentchangebench_results(path)
+async def replay_agentchangebench(path: Path, *, snapshot_dir: Path | None = None, toolset: str | None = None,
+                                  differences: Path | None = None) -> ConformanceReport:
+    """Replay every agent tool call of an AgentChangeBench/tau2 results file. Defaults: the domain's reference
+    snapshot, the domain's copy of the reference's tool set, docs/servers.md's deliberate-differences table.
+    ValueError (naming the fix) for a file, snapshot, tool set or table that cannot be used."""
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist or is not a file")
+    table_path = differences or default_table()
+    if table_path is None:
+        raise ValueError("no deliberate-differences table: pass --differences docs/servers.md (of a shiftbox checkout)")
+    try:
+        table = load_deliberate_differences(table_path)
+    except OSError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        results = load_agentchangebench_results(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n  fix: pass an AgentChangeBench/tau2 results file with --format agentchangebench") \
+            from None
     trajectories = results.trajectories
     domains = {t.domain for t in trajectories} or {t.domain for t in results.tasks.values()}
     if len(domains) != 1:
         raise ValueError(f"{path}: expected the simulations of one domain, found {sorted(domains) or 'none'}")
     (domain,) = domains
+    if toolset is None:  # the reference's tool set (tau2's first for tau2's own results: no task has goals)
+        tau2_file = not any(t.goals for t in results.tasks.values())
+        toolset = domain_reference_toolset(domain, tau2_file) or DEFAULT_TOOLSET
+    try:
+        get_domain(domain).toolset(toolset)
+    except KeyError as exc:
+        raise ValueError(str(exc.args[0])) from None
+    snapshot_dir = snapshot_dir or snapshots_root() / REFERENCE_SNAPSHOTS.get(domain, f"{domain}/acb-v1")
+    if not (snapshot_dir / "manifest.json").is_file():
+        raise ValueError(f"no snapshot at {snapshot_dir}\n  fix: import the reference data with `shiftbox snapshots "
+                         f"import agentchangebench {domain} <db file> --out {snapshot_dir}`, or pass --snapshot DIR")
     report = ConformanceReport(file=str(path), format="agentchangebench", domain=domain,
                                snapshot=str(snapshot_dir), toolset=toolset,
-                               table=str(table_path) if table_path else None, simulations=len(trajectories))
+                               table=str(table_path), simulations=len(trajectories))
     async with open_world(domain, servers="inproc", snapshot_dir=snapshot_dir, toolset=toolset) as world:
         read_only = {t["name"] for t in world.tools if (t.get("annotations") or {}).get("readOnlyHint")}
         for n, trajectory in enumerate(trajectories):

@@ -7,8 +7,8 @@ from inspect_ai.model import ChatMessageSystem, GenerateConfig, Model, get_model
 from inspect_ai.tool import ToolInfo
 from inspect_ai.util import LimitExceededError
 
+from .._usage import Usage
 from ..agents import Agent, AgentContext, AgentReply, agent_system_prompt
-from ..llm import Usage
 from ..trajectory import Message
 from ._convert import agent_reply, chat_messages, tool_info, usage_of
 

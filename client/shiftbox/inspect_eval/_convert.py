@@ -15,8 +15,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolCallError, ToolInfo, ToolParams
 
+from .._usage import Usage
 from ..agents import INVALID_JSON_KEY, AgentReply
-from ..llm import Usage
 from ..trajectory import Message, ToolCall
 
 REF_PREFIX = "#/$defs/"

@@ -13,7 +13,7 @@ response carries its price (`COST_FIELD`), so `Usage.of_response` counts a repla
 Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api_base) take a fast path
 (`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
 
-Modules: `_model` (request, connection, Usage), `_litellm` (the import and the one call), `_openai_http`
+Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_litellm` (the import and the one call), `_openai_http`
 (the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
 causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator),
@@ -21,13 +21,14 @@ causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE optio
 """
 
 from .._cassette_file import check_cassette_file
+from .._usage import COST_FIELD, Usage
 from ._blocking import complete_blocking
 from ._boundary import complete
 from ._cassette import Cassette, Interaction, first_difference, use_cassette
 from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
 from ._http_cassette import HttpCassette, http_cassette_file
 from ._litellm import import_litellm, price_usd
-from ._model import COST_FIELD, LLMConnection, LLMRequest, Role, Usage, first_message
+from ._model import LLMConnection, LLMRequest, Role, first_message
 from ._openai_body import cached_body, dumps, plain_messages
 from ._openai_http import encoded_body, request_body
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints

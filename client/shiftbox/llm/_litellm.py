@@ -20,7 +20,8 @@ from types import ModuleType
 from typing import Any
 
 from .._jsonl import dump_json
-from ._model import COST_FIELD, LLMConnection, LLMRequest
+from .._usage import COST_FIELD
+from ._model import LLMConnection, LLMRequest
 from ._openai_http import call_openai_http, fast_route
 
 LITELLM_ENV = {

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from shiftbox_servers.kit import get_domain
 
-from ..llm import Usage
+from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._goal_paths import goal_paths

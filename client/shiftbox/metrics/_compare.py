@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 
 from pydantic import BaseModel, Field
 
-from ..llm import Usage
+from .._usage import Usage
 from ._aggregate import stage_statistics, usage_by_role
 from ._model import Interval, SimulationMetrics
 from ._uncertainty import (

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..llm import Usage
+from .._usage import Usage
 from ..trajectory import Message, Trajectory
 
 

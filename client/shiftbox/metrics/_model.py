@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..llm import Usage
+from .._usage import Usage
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None

@@ -10,7 +10,7 @@ made. A failed call or an unreadable answer leaves the rubric not judged, as NL 
 
 from __future__ import annotations
 
-from ..llm import Usage
+from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..llm import Usage
+from .._usage import Usage
 from ..metrics import TUE_FORMULA, RunMetrics, SimulationMetrics
 from ._html_text import STAGE_NAMES, STAGES, e, f3, pct, scored_simulations, turns, with_ci
 from ._terminal import interval_caption, shown_ks

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..llm import Usage
+from .._usage import Usage
 from ..metrics import (
     AgentScores,
     Breakdown,

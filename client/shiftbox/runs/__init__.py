@@ -4,16 +4,7 @@ from ..errors import RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
-from ._execute import (
-    EXECUTORS,
-    Executor,
-    RunHooks,
-    SimulationJob,
-    execute_run,
-    is_retryable,
-    open_simulations,
-    record_server,
-)
+from ._execute import execute_run
 from ._files import (
     RUN_FILE,
     TASKS_FILE,
@@ -41,14 +32,25 @@ from ._reports import read_report_inputs, write_comparison_report, write_html_re
 from ._score import (
     COMPAT_MODES,
     METRICS_FILE,
+    RunScores,
     judge_cassettes,
     make_judge,
+    measure_run,
     metrics_document,
     score_run,
     score_trajectories,
     write_metrics_file,
 )
 from ._serve import TRANSPORTS, serve_gateway, session_task
+from ._simulations import (
+    EXECUTORS,
+    Executor,
+    RunHooks,
+    SimulationJob,
+    is_retryable,
+    open_simulations,
+    record_server,
+)
 from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
@@ -57,7 +59,7 @@ __all__ = [
     "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
-    "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
+    "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
     "SimulationJob", "open_simulations", "NotScored", "RunSummary", "summarize_run",
 ]

@@ -15,10 +15,11 @@ from pathlib import Path
 import anyio
 
 from ..trajectory import TRAJECTORIES_FILE, Trajectory, read_trajectories
-from ._execute import RunHooks, execute_run, is_retryable
+from ._execute import execute_run
 from ._files import prepare_run_dir
 from ._plan import RunPlan
 from ._record import RecordHooks, finish_fixture, refuse_fixture
+from ._simulations import RunHooks, is_retryable
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import NoSimulationsError, RunDirError, RunFileError
-from ..tasks import Task, TaskFile, load_task_file
+from ..tasks import Task, TaskFile, load_task_file, write_task_file
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata
 
@@ -90,7 +90,7 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
     if resume and run_dir.exists() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / TASKS_FILE).write_text(task_file.model_dump_json(indent=2) + "\n")
+    write_task_file(task_file, run_dir / TASKS_FILE)
     write_run_metadata(run_dir, metadata)
     return set()
 

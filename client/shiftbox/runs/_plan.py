@@ -27,8 +27,8 @@ from ..users import UserSimulator
 from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
-from ._execute import EXECUTORS, Executor
 from ._record import LLM_CASSETTES, LlmCassettes
+from ._simulations import EXECUTORS, Executor
 
 
 @dataclass(frozen=True)

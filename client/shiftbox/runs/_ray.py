@@ -27,8 +27,8 @@ from ..llm import RayLlmGate
 from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
-from ._execute import SimulationJob, Simulations, open_simulations, record_server_info
 from ._plan import default_workers
+from ._simulations import SimulationJob, Simulations, open_simulations, record_server_info
 from ._workers import RunSurroundings, concurrency_shares
 
 

@@ -35,8 +35,8 @@ from ..trajectory import (
 )
 from ..world import World
 from ._config import RunMetadata
-from ._execute import RunHooks
 from ._files import RUN_FILE, TASKS_FILE, read_model_file, write_run_metadata
+from ._simulations import RunHooks
 
 FIXTURE_FILE = "fixture.json"
 CASSETTES, TRANSCRIPTS = "cassettes", "transcripts"

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..errors import CleanRunError
 from ..llm import Cassette, check_endpoints
-from ..metrics import RunMetrics, SimulationMetrics, compute_run_metrics
+from ..metrics import (
+    AgentScores,
+    Retention,
+    RunMetrics,
+    SimulationMetrics,
+    compute_run_metrics,
+    retention,
+    score_by_agent,
+)
 from ..trajectory import Trajectory
 from ._files import TASKS_FILE, read_run
 from ._preflight import refusal
@@ -52,6 +62,44 @@ def score_trajectories(trajectories: list[Trajectory], tasks: dict, compat: str 
 
         return compat_run_metrics(trajectories, tasks, judge=judge)
     return compute_run_metrics(trajectories, tasks, judge=judge, success_threshold=success_threshold)
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """What `shiftbox metrics` reports: each agent's own scores when the runs hold several agents (`agents`),
+    else the one agent's metrics and simulations, with retention against a clean run when one was given."""
+
+    metrics: RunMetrics | None = None
+    simulations: list[SimulationMetrics] | None = None
+    retention: list[Retention] | None = None
+    agents: dict[str, AgentScores] | None = None
+
+    def scored_runs(self) -> list[RunMetrics]:
+        return [s.metrics for s in self.agents.values()] if self.agents is not None else [self.metrics]
+
+
+def measure_run(run_dir: Path, *, compat: str | None = None, judge=None, threshold: float = 1.0,
+                clean: Path | None = None) -> RunScores:
+    """Score a run directory, or a folder of runs (several agents: each scored on its own, never pooled), and write
+    RUN_DIR/metrics.json for one agent's run in the default definitions. `clean`: a run of the same tasks without
+    goal shifts, to report retention against (CleanRunError when it cannot be scored)."""
+    trajectories, tasks = read_run(run_dir)
+    if compat is None and len({t.agent for t in trajectories}) > 1:
+        if clean is not None or getattr(judge, "cassettes", None) is not None:
+            raise ValueError("--clean, --judge-record and --judge-replay take one agent's runs; give a run "
+                             "directory of one agent")
+        return RunScores(agents=score_by_agent(trajectories, tasks, judge=judge, success_threshold=threshold))
+    run_metrics, sims = score_trajectories(trajectories, tasks, compat, judge, threshold)
+    rows = None
+    if clean is not None:
+        try:
+            clean_metrics, _ = score_run(clean, compat, None, threshold)
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            raise CleanRunError(exc) from exc
+        rows = retention(run_metrics, clean_metrics)
+    if compat is None:
+        write_metrics_file(run_dir, run_metrics, sims)
+    return RunScores(metrics=run_metrics, simulations=sims, retention=rows)
 
 
 def judge_cassettes(folder: Path, mode: Literal["record", "replay"]) -> Callable[[str], Cassette]:

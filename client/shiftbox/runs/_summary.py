@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .._text import first_line
-from ..llm import Usage
+from .._usage import Usage
 from ..metrics import RunMetrics, score_by_agent, usage_by_role
 from ..tasks import Task
 from ..trajectory import Trajectory

@@ -30,7 +30,7 @@ from ..errors import RunWorkerError
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
-from ._execute import SimulationJob, open_simulations
+from ._simulations import SimulationJob, open_simulations
 
 # forkserver, not fork: a worker is forked from a clean server process that has imported the harness once
 # (so it starts in milliseconds), never from this one with its threads and running event loop; it takes

@@ -27,3 +27,10 @@ def load_task_file(path: Path) -> TaskFile:
         return TaskFile.model_validate(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: not a valid native task file: {describe_errors(exc)}") from None
+
+
+def write_task_file(task_file: TaskFile, path: Path) -> None:
+    """Write a task file as every writer does (indented JSON, a final newline), creating its folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")

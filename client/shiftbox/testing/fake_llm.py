@@ -1,4 +1,4 @@
-"""The fake OpenAI-compatible server as a program (`shiftbox fake-llm`, `python -m shiftbox.testing.fake_openai`):
+"""The fake OpenAI-compatible server as a program (`shiftbox fake-llm`, `python -m shiftbox.testing.fake_llm`):
 it plays the agent and the user simulator of a task file (`ScriptedLLM`) on 127.0.0.1 until Ctrl-C, so the
 `litellm:` and `cmd:` paths can be tried offline, with no key and no Python code."""
 
@@ -71,8 +71,8 @@ def serve_fake_llm(task_files: list[Path] | None = None, *, port: int = DEFAULT_
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m shiftbox.testing.fake_openai [--port N] [--tasks FILE ...]`."""
-    parser = argparse.ArgumentParser(prog="python -m shiftbox.testing.fake_openai",
+    """`python -m shiftbox.testing.fake_llm [--port N] [--tasks FILE ...]`."""
+    parser = argparse.ArgumentParser(prog="python -m shiftbox.testing.fake_llm",
                                      description="Serve the fake OpenAI-compatible server until Ctrl-C.")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
@@ -85,3 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"error: {exc}\n")
     print(f"stopped after {answered} completions", flush=True)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -22,7 +22,7 @@ deterministic: ids come from a counter (`chatcmpl-fake-000001`, tool calls `call
 reply names them), `created` is fixed, and usage tokens are counted from characters (4 per token),
 so recordings made against this server are byte-stable.
 
-`python -m shiftbox.testing.fake_openai` (or `shiftbox fake-llm`) serves it on its own, playing the agent and the
+`shiftbox fake-llm` (or `python -m shiftbox.testing.fake_llm`) serves it on its own, playing the agent and the
 user simulator of a task file (`shiftbox.testing.fake_llm`), until Ctrl-C.
 """
 
@@ -474,15 +474,3 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-
-def main() -> int:
-    """`python -m shiftbox.testing.fake_openai`: the server as a program (`shiftbox.testing.fake_llm.main`)."""
-    from .fake_llm import (
-        main as serve,  # the program plays tasks (fake_brains), which build on this module
-    )
-
-    return serve()
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

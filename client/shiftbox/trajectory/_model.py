@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from ..llm import Usage
+from .._usage import Usage
 
 TRAJECTORY_SCHEMA_VERSION = 1
 

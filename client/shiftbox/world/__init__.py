@@ -15,6 +15,7 @@ from ._docker import (
     inspect_image,
 )
 from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
+from ._open import open_world
 from ._output_schemas import CompiledOutputSchemas, compile_output_schemas
 from ._serve import (
     OPEN_SESSION_TASK,
@@ -34,7 +35,6 @@ from ._world import (
     apply_initial_state,
     client_result,
     episode_id_for,
-    open_world,
     tool_message_content,
 )
 

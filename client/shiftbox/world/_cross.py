@@ -24,7 +24,7 @@ from shiftbox_servers.kit import (
 )
 
 from ..trajectory import ServerInfo, ToolCallRecord
-from ._world import EpisodeClient, World, _outcome
+from ._world import EpisodeClient, World, call_outcome
 
 
 def namespaced_tool(domain: str, tool: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +51,7 @@ class CrossEpisode:
         world = self.world.worlds.get(parts[0]) if parts else None
         if parts is None or world is None:
             known = ", ".join(self.world.worlds)
-            outcome = _outcome(error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: tools are named "
+            outcome = call_outcome(error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: tools are named "
                                                                     f"<domain>__<tool>, domains: {known}"), 0.0)
             return ToolCallRecord(call_id=call_id, message_index=message_index, agent_turn=agent_turn, domain="",
                                   name=name, arguments=arguments, result=outcome.result, is_error=True,
@@ -128,7 +128,7 @@ def snapshot_dirs(domains: Sequence[str], snapshot_dir: Path | str | None) -> li
 @contextlib.asynccontextmanager
 async def open_cross_world(spec: str, open_one: Any, *, snapshot_dir: Path | str | None = None,
                            **options: Any) -> AsyncIterator[CrossWorld]:
-    """Every domain of `spec` ("banking,airline") opened with `open_one` (`open_world`), seen as one world."""
+    """Every domain of `spec` ("banking,airline") opened with `open_one` (`open_domain_world`), seen as one world."""
     names = domain_list(spec)
     view = get_domain(spec)  # KeyError naming an unknown domain, before any server starts
     async with contextlib.AsyncExitStack() as stack:

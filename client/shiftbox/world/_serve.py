@@ -21,8 +21,8 @@ from shiftbox_servers.kit import EPISODE_SCOPE_KEY
 from ..tasks import GoalShifts, Instructions, Task, UserScenario
 from ..trajectory import TRAJECTORIES_FILE, read_trajectories
 from ._gateway import Gateway, serve_http
+from ._open import open_world
 from ._sessions import CALLS_FILE, GatewaySessions
-from ._world import open_world
 
 OPEN_SESSION_TASK = "open-session"
 

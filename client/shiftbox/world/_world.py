@@ -37,7 +37,6 @@ from shiftbox_servers.kit import (
     failed_result,
     get_domain,
     http_server_process,
-    is_cross_domain,
     not_unicode_error,
     result_error,
     tool_contract,
@@ -60,7 +59,7 @@ class CallOutcome:
     latency_ms: float
 
 
-def _outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
+def call_outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
     """The recorded result: the structured content, or the text; a shiftbox error (`_meta`) as
     `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown"."""
     error = result_error(result)
@@ -168,7 +167,7 @@ class EpisodeClient:
                 why = ("" if read_only else " (not retried: the tool is not read-only, it may have acted)")
                 raise InfrastructureError(
                     f"{name} on {self.world.domain.name}: {type(exc).__name__}: {exc}{why}") from exc
-        outcome = _outcome(result, (time.perf_counter() - start) * 1000)
+        outcome = call_outcome(result, (time.perf_counter() - start) * 1000)
         record = ToolCallRecord(
             call_id=call_id, message_index=message_index, agent_turn=agent_turn, domain=self.world.domain.name,
             name=name, arguments=arguments, result=outcome.result, is_error=outcome.is_error,
@@ -359,22 +358,11 @@ async def _answers(client: Client) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
-                     toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False) -> AsyncIterator[World]:
-    """Start or embed the domain server for the length of a run and connect to it (with tool profile
-    `toolset`: 'default', or e.g. 'agentchangebench'; `dependency_graph`: the server enforces the domain's
-    tool dependency graph, VitaBench's mode). Several domains ("banking,airline") give a
-    `CrossWorld`: each domain's server, one episode on each per simulation, tools namespaced (`_cross`);
-    `snapshot_dir` then names one directory per domain, separated by commas."""
+async def open_domain_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
+                            toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False) -> AsyncIterator[World]:
+    """One domain's server for the length of a run, connected (what `open_world` opens per domain)."""
     if servers not in SERVER_MODES:
         raise ValueError(f"unknown --servers {servers!r}; choose one of {', '.join(SERVER_MODES)}")
-    if is_cross_domain(domain_name):
-        from ._cross import open_cross_world
-
-        async with open_cross_world(domain_name, open_world, servers=servers, snapshot_dir=snapshot_dir,
-                                    toolset=toolset, dependency_graph=dependency_graph) as cross:
-            yield cross  # type: ignore[misc]
-        return
     domain = get_domain(domain_name)
     domain.toolset(toolset)  # KeyError naming the tool sets there are
     options = ServerOptions(toolset, dependency_graph)

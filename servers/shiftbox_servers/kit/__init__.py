@@ -7,7 +7,6 @@ from ._contract import (
     contract_changes,
     describe_changes,
     published_contract,
-    stamp_tool_contracts,
     tool_contract,
 )
 from ._cross import (
@@ -115,6 +114,7 @@ from ._snapshot import (
     write_snapshot,
 )
 from ._spawn import die_with_parent, free_port, http_server_process
+from ._stamp import stamp_tool_contracts
 from ._stdio import serve_stdio
 from ._tools import (
     ToolSet,

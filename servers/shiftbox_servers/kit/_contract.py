@@ -65,18 +65,3 @@ async def published_contract(server: Any) -> ToolContract:
     listed = await server.mcp.list_tools()
     return tool_contract(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed)
 
-
-def stamp_tool_contracts(domain: Any, directory: Any) -> Any:
-    """Record in a snapshot's manifest the contract of each of `domain`'s tool sets, as its servers
-    publish them over that snapshot; returns the updated manifest (the database file is untouched)."""
-    import anyio
-
-    from ._server import DomainServer
-    from ._snapshot import MANIFEST_FILENAME, Snapshot
-
-    snapshot = Snapshot.load(directory)
-    contracts = {name: anyio.run(published_contract, DomainServer(domain, snapshot, toolset=name))
-                 for name in domain.toolset_names()}
-    manifest = snapshot.manifest.model_copy(update={"tool_contracts": contracts})
-    (snapshot.directory / MANIFEST_FILENAME).write_text(manifest.model_dump_json(indent=2) + "\n")
-    return manifest

@@ -1,4 +1,4 @@
-"""The fake OpenAI-compatible server as a program: `shiftbox fake-llm` and `python -m shiftbox.testing.fake_openai`
+"""The fake OpenAI-compatible server as a program: `shiftbox fake-llm` and `python -m shiftbox.testing.fake_llm`
 serve it on 127.0.0.1 until Ctrl-C, and a `shiftbox run` with LLM agent and user (and the `cmd:` example agent)
 runs against it offline with the options it prints."""
 
@@ -81,8 +81,8 @@ def test_shiftbox_fake_llm_serves_the_llm_and_cmd_paths_of_shiftbox_run(tmp_path
         assert score_run(tmp_path / run)[0].tsr.mean == 1.0, run  # the scripted model makes every gold call
 
 
-def test_python_m_fake_openai_serves_it_too(tmp_path):
-    served = Served("-m", "shiftbox.testing.fake_openai", "--port", "0")
+def test_python_m_fake_llm_serves_it_too(tmp_path):
+    served = Served("-m", "shiftbox.testing.fake_llm", "--port", "0")
     try:
         assert complete(served.base_url, "Hi")["object"] == "chat.completion"
     finally:
