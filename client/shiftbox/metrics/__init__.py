@@ -73,7 +73,7 @@ from ._model import (
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._paths import ExecutionPath, execution_paths, fewest_steps, optimal_paths
-from ._ratios import mean_of_present
+from ._ratios import mean_of_present, ratio
 from ._retention import Retention, retention
 from ._rubric import aggregate_rubric, rubric_score, rubric_windows
 from ._shift_reports import aggregate_shift_reports, shift_report_score
@@ -84,7 +84,7 @@ from ._uncertainty import MIN_INTERVAL_TASKS, interval_gap
 
 __all__ = [
     "CatalogView", "HeadlineMetric", "PASS_K", "headline_metric", "headline_metrics", "register_metric", "unregister_metric",
-    "mean_of_present", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
+    "mean_of_present", "ratio", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
     "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "extract_json_object", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report", "MetricsMode",
