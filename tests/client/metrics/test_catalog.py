@@ -14,14 +14,19 @@ from shiftbox.metrics import (
     HeadlineMetric,
     compare,
     headline_metrics,
-    ratio,
     register_metric,
     score_by_agent,
     simulation_metrics,
     unregister_metric,
 )
 from shiftbox.pytest import ReplayFailed, check_thresholds
-from shiftbox.report import agents_summary, comparison_table, render_html, run_headline_table, summary
+from shiftbox.report import (
+    agents_summary,
+    comparison_table,
+    render_html,
+    run_headline_table,
+    summary,
+)
 from shiftbox.rl import REWARDS, reward_function
 from tests.client.metrics.build import Builder, task
 
