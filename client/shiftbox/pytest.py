@@ -19,7 +19,7 @@ offline; `--shiftbox-record=none|once|new_episodes|all` (default `SHIFTBOX_RECOR
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,25 +29,28 @@ if TYPE_CHECKING:  # pytest loads this plugin in every run of a project that ins
     from .metrics import RunMetrics
     from .vcr import AgentCassette
 
-THRESHOLDS = {
-    "min_tsr": ("TSR", lambda m: m.tsr.mean, min),
-    "min_tue": ("TUE", lambda m: m.tue.tue, min),
-    "max_tcrr": ("TCRR", lambda m: m.tcrr.pooled, max),
-    "min_recovery": ("GSRT recovery rate", lambda m: m.gsrt.recovery_rate, min),
-    "max_median_ack": ("GSRT median ack", lambda m: m.gsrt.median_ack, max),
-}
+
+
+def thresholds() -> dict[str, tuple[str, Callable[[RunMetrics], object], Callable]]:
+    """Threshold name -> (label, the run's value, min or max): `min_`/`max_` each headline metric (`max_` when lower
+    is better: min_tsr, min_tue, max_tcrr, min_recovery, ...), and max_median_ack."""
+    from .metrics import headline_metrics
+
+    return {**{m.threshold: (m.label, m.run_value, max if m.lower_is_better else min) for m in headline_metrics()},
+            "max_median_ack": ("GSRT median ack", lambda m: m.gsrt.median_ack, max)}
 
 
 class ReplayFailed(AssertionError):
     """The fixture did not replay identically, or a metric missed its threshold."""
 
 
-def check_thresholds(metrics: RunMetrics, **thresholds: float) -> None:
+def check_thresholds(metrics: RunMetrics, **bounds: float) -> None:
     failures = []
-    for key, bound in thresholds.items():
-        if key not in THRESHOLDS:
-            raise ValueError(f"unknown threshold {key!r}; use: {', '.join(THRESHOLDS)}")
-        label, read, kind = THRESHOLDS[key]
+    known = thresholds()
+    for key, bound in bounds.items():
+        if key not in known:
+            raise ValueError(f"unknown threshold {key!r}; use: {', '.join(known)}")
+        label, read, kind = known[key]
         value = read(metrics)
         if value == "never":  # a GSRT median that lands on never-reached stages is later than any bound
             value = float("inf")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 
 from inspect_ai.scorer import (
     Score,
@@ -16,13 +17,28 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from ..metrics import SimulationMetrics, aggregate_gsrt, pass_hat_k, simulation_metrics
+from ..metrics import (
+    CatalogView,
+    SimulationMetrics,
+    headline_metrics,
+    pass_hat_k,
+    simulation_metrics,
+)
 from ..tasks import Task
 from ._solver import TASK_KEY, sample_trajectory
 
-SCORES = ("tsr", "tue", "tcrr", "gsrt", "success")
-"""The keys of a sample's score value: TSR, TUE, TCRR, GSRT's recovery rate over the sample's shifts, and success
-(TSR >= the success threshold). NaN when shiftbox has no value (e.g. TCRR without calls, GSRT without shifts)."""
+SUCCESS = "success"
+
+
+def _scores() -> dict[str, Callable[[SimulationMetrics], float | bool | None]]:
+    return {**{m.score_key or m.key: m.simulation_value for m in headline_metrics()}, SUCCESS: lambda s: s.success}
+
+
+SCORES: Mapping[str, Callable[[SimulationMetrics], float | bool | None]] = CatalogView(_scores)
+"""The keys of a sample's score value and their per-simulation values: each headline metric of the catalog
+(`shiftbox.metrics.headline_metrics`: TSR, TUE, TCRR, GSRT's recovery rate over the sample's shifts as `gsrt`, then
+any registered one), and success (TSR >= the success threshold). NaN when shiftbox has no value (e.g. TCRR without
+calls, GSRT without shifts)."""
 METRICS_KEY = "shiftbox_metrics"
 """Score metadata: the sample's `SimulationMetrics`, as `shiftbox metrics` writes it to metrics.json."""
 NAN = float("nan")
@@ -38,13 +54,12 @@ def score_values(metrics: SimulationMetrics) -> dict[str, float]:
     NaN, Inspect's "unscored"."""
     if not metrics.scored:
         return dict.fromkeys(SCORES, NAN)
-    return {"tsr": _value(metrics.tsr.score), "tue": _value(metrics.tue.tue), "tcrr": _value(metrics.tcrr.ratio),
-            "gsrt": _value(aggregate_gsrt(metrics.gsrt).recovery_rate), "success": _value(metrics.success)}
+    return {key: _value(value(metrics)) for key, value in SCORES.items()}
 
 
 @scorer(metrics={"*": [mean(), stderr()]})
 def shiftbox_scores(success_threshold: float = 1.0) -> Scorer:
-    """TSR, TUE, TCRR, GSRT and success per sample, computed by shiftbox's metrics from the trajectory the solver
+    """Every headline metric (TSR, TUE, TCRR, GSRT, ...) and success per sample, computed by shiftbox's metrics from the trajectory the solver
     stored (so `inspect score` on a log scores it again without the task file)."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -66,11 +81,11 @@ def pass_hat(k: int | None = None) -> ScoreReducer:
     gives pass^k). Its mean over samples is shiftbox's pass^k over tasks. Fewer than k scored epochs: NaN."""
 
     def reduce(scores: list[Score]) -> Score:
-        outcomes = [s.value["success"] for s in scores
-                    if isinstance(s.value, dict) and not math.isnan(float(s.value.get("success", NAN)))]
+        outcomes = [s.value[SUCCESS] for s in scores
+                    if isinstance(s.value, dict) and not math.isnan(float(s.value.get(SUCCESS, NAN)))]
         n = len(outcomes)
         want = k if k is not None else len(scores)
         value = pass_hat_k(n, int(sum(outcomes)), want) if n >= want > 0 else NAN
-        return Score(value={"success": value}, explanation=f"{int(sum(outcomes))} of {n} scored epochs succeeded")
+        return Score(value={SUCCESS: value}, explanation=f"{int(sum(outcomes))} of {n} scored epochs succeeded")
 
     return reduce

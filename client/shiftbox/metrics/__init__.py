@@ -9,6 +9,15 @@ from ._aggregate import (
     simulation_metrics,
     usage_by_role,
 )
+from ._catalog import (
+    PASS_K,
+    CatalogView,
+    HeadlineMetric,
+    headline_metric,
+    headline_metrics,
+    register_metric,
+    unregister_metric,
+)
 from ._compare import Comparison, MetricDifference, compare
 from ._goal_paths import MatchedCalls, goal_path, goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
@@ -64,16 +73,18 @@ from ._model import (
 )
 from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._paths import ExecutionPath, execution_paths, fewest_steps, optimal_paths
+from ._ratios import mean_of_present, ratio
 from ._retention import Retention, retention
 from ._rubric import aggregate_rubric, rubric_score, rubric_windows
 from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
 from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
 from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_score, tue_value
-from ._uncertainty import MIN_INTERVAL_TASKS, interval_gap, mean_of_present
+from ._uncertainty import MIN_INTERVAL_TASKS, interval_gap
 
 __all__ = [
-    "mean_of_present", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
+    "CatalogView", "HeadlineMetric", "PASS_K", "headline_metric", "headline_metrics", "register_metric", "unregister_metric",
+    "mean_of_present", "ratio", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
     "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "extract_json_object", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
     "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report", "MetricsMode",

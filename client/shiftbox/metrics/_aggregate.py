@@ -19,6 +19,7 @@ from shiftbox_servers.kit import get_domain
 from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
+from ._catalog import headline_metrics, simulation_counts
 from ._goal_paths import goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
@@ -37,6 +38,7 @@ from ._model import (
     Turns,
 )
 from ._passk import pass_family
+from ._ratios import mean_of_present, ratio
 from ._rubric import aggregate_rubric, rubric_score
 from ._shift_reports import aggregate_shift_reports, shift_report_score
 from ._tcrr import tcrr_score
@@ -45,12 +47,8 @@ from ._tue import tue_score
 from ._uncertainty import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
-    FIGURES,
     bootstrap_intervals,
-    mean_of_present,
-    ratio,
     rerun_agreement,
-    simulation_counts,
     task_counts,
     total,
 )
@@ -179,7 +177,8 @@ def aggregate_gsrt(recoveries: list[ShiftRecovery]) -> GSRTAggregate:
 def _breakdown(sims: list[SimulationMetrics], recoveries: list[ShiftRecovery] | None = None) -> Breakdown:
     counts = total(simulation_counts(s) for s in sims)
     return Breakdown(
-        simulations=len(sims), tsr=FIGURES["tsr"](counts), tue=FIGURES["tue"](counts), tcrr=FIGURES["tcrr"](counts),
+        simulations=len(sims),
+        **{m.key: m.pooled(counts) for m in headline_metrics() if m.key in Breakdown.model_fields},
         gsrt=aggregate_gsrt(recoveries if recoveries is not None else [r for s in sims for r in s.gsrt]),
     )
 
@@ -245,28 +244,30 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
                      "the rubric pass rate counts judged simulations only")
     if counts["p_calls"] < counts["calls"]:
         notes.append("P not measured for simulations of domains that are not installed")
+    pooled = {m.key: m.pooled(counts) for m in headline_metrics()}
     t = ratio(counts["executed"], counts["calls"])
     p = ratio(counts["schema_valid"], counts["p_calls"])
     return RunMetrics(
         mode="shiftbox", agent=agent, simulations=len(sims), scored_simulations=len(scored), excluded=dict(excluded),
         tool_calls=counts["calls"],
         tsr=TSRAggregate(
-            n=counts["tsr_n"], mean=FIGURES["tsr"](counts),
+            n=counts["tsr_n"], mean=pooled["tsr"],
             communicate_info=mean_of_present(s.tsr.communicate_info for s in scored),
             action=mean_of_present(s.tsr.action for s in scored), nl_assertion=mean_of_present(s.tsr.nl_assertion for s in scored),
             nl_judged=sum(s.tsr.nl_status == "judged" for s in scored), unscored=unscored,
             state_match=ratio(sum(state), len(state)), state_match_n=len(state),
         ),
-        tue=TUEAggregate(calls=counts["calls"], t=t, p=p, tue=FIGURES["tue"](counts),
+        tue=TUEAggregate(calls=counts["calls"], t=t, p=p, tue=pooled["tue"],
                          mean_per_simulation=mean_of_present(s.tue.tue for s in scored)),
         tcrr=TCRRAggregate(
             calls=counts["calls"], redundant=counts["redundant"],
             window=sum(s.tcrr.window for s in scored), batch=sum(s.tcrr.batch for s in scored),
-            pooled=FIGURES["tcrr"](counts), mean=mean_of_present(s.tcrr.ratio for s in scored),
+            pooled=pooled["tcrr"], mean=mean_of_present(s.tcrr.ratio for s in scored),
             state_aware_pooled=ratio(sum(s.tcrr.state_aware_redundant for s in aware),
                                       sum(s.tcrr.calls for s in aware)),
         ),
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
+        other_headlines={m.key: pooled[m.key] for m in headline_metrics() if m.stored is None},
         shift_reports=aggregate_shift_reports([s.shift_reports for s in scored]),
         rubric=aggregate_rubric([s.rubric for s in scored if s.rubric is not None]),
         graph_refusals=aggregate_graph_refusals([s.graph_refusals for s in scored]),

@@ -13,18 +13,15 @@ from pydantic import BaseModel, Field
 
 from .._usage import Usage
 from ._aggregate import stage_statistics, usage_by_role
+from ._catalog import Counts, figures, pass_counts, simulation_counts
 from ._model import Interval, SimulationMetrics
 from ._uncertainty import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
-    Counts,
-    figures,
     interval_gap,
-    pass_counts,
     percentile_interval,
     resample_picks,
     resampled_totals,
-    simulation_counts,
     total,
 )
 

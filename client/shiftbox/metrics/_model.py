@@ -316,6 +316,10 @@ class RunMetrics(BaseModel):
     tue: TUEAggregate
     tcrr: TCRRAggregate
     gsrt: GSRTAggregate
+    other_headlines: dict[str, float | None] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="metric -> pooled value of the registered headline metrics without a field of their own "
+                    "(shiftbox.metrics.register_metric); absent without them")
     shift_reports: ShiftReportAggregate | None = Field(
         None, exclude_if=lambda v: v is None,
         description="the agent's own shift reports against the ground truth; only with the parity tool set")
@@ -341,8 +345,8 @@ class RunMetrics(BaseModel):
         None, exclude_if=lambda v: v is None,
         description="Multi-Mission Tool Bench path evaluation and mission-type reports (default definitions only)")
     intervals: dict[str, Interval] = Field(
-        default_factory=dict, description="metric -> 95% bootstrap interval over tasks (tsr, tue, tcrr, recovery, "
-                                          "pass^k)")
+        default_factory=dict, description="metric -> 95% bootstrap interval over tasks (each "
+                                          "headline metric: tsr, tue, tcrr, recovery, ...; pass^k)")
     bootstrap: dict[str, int] = Field(default_factory=dict, description="resamples and seed of the intervals")
     rerun_agreement: float | None = Field(
         None, description="share of tasks whose trials all end the same way (success or not); None with one trial")

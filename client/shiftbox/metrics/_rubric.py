@@ -15,7 +15,7 @@ from ..tasks import Task
 from ..trajectory import Trajectory
 from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge
 from ._model import RubricAggregate, RubricItemVerdict, RubricScore
-from ._uncertainty import ratio
+from ._ratios import ratio
 
 
 def rubric_windows(count: int, size: int, stride: int) -> list[tuple[int, int]]:

@@ -1,9 +1,9 @@
 """Headline ratios as sums over simulations, and their seeded bootstrap intervals over tasks.
 
-Every headline figure is a function of additive counts (TSR: sum of scores over scored simulations;
-TUE, TCRR: pooled over calls; recovery: over shifts; pass^k: a per-task value averaged over tasks).
-Keeping them in that form gives one definition per figure, used for the headline, every breakdown,
-the bootstrap (resample tasks, add their counts) and the paired differences of `shiftbox compare`.
+Every headline figure is a function of additive counts, declared once in the catalog (`_catalog.py`: TSR,
+TUE, TCRR, recovery, any registered metric, and pass^k, a per-task value averaged over tasks). Keeping them in
+that form gives one definition per figure, used for the headline, every breakdown, the bootstrap (resample
+tasks, add their counts) and the paired differences of `shiftbox compare`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 import random
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from ._catalog import Counts, figures, pass_counts, simulation_counts
 from ._model import Interval, SimulationMetrics
-from ._passk import pass_hat_k
-from ._tue import tue_value
+from ._ratios import mean_of_present, ratio
 
-Counts = Counter[str]
+__all__ = ["mean_of_present", "ratio"]  # re-exported: the modules that average import them from here
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20251123
 CONFIDENCE = 0.95
@@ -29,54 +29,6 @@ repeat the figure (docs/metrics.md)."""
 def interval_gap(tasks: int) -> str | None:
     """Why figures over `tasks` tasks have no interval ("too few tasks for an interval (n=1)"), or None."""
     return f"too few tasks for an interval (n={tasks})" if tasks < MIN_INTERVAL_TASKS else None
-
-
-def ratio(num: float, den: float) -> float | None:
-    """num / den, or None when there is nothing to divide by (every headline ratio of metrics)."""
-    return num / den if den else None
-
-
-def mean_of_present(values: Iterable[float | None]) -> float | None:
-    """The mean of the values that are not None, or None when none is (every per-simulation mean of metrics)."""
-    present = [v for v in values if v is not None]
-    return ratio(sum(present), len(present))
-
-
-def _tue(c: Mapping[str, float]) -> float | None:
-    return tue_value(ratio(c["executed"], c["calls"]), ratio(c["schema_valid"], c["p_calls"]))
-
-
-FIGURES: dict[str, Callable[[Mapping[str, float]], float | None]] = {
-    "tsr": lambda c: ratio(c["tsr_sum"], c["tsr_n"]),
-    "tue": _tue,
-    "tcrr": lambda c: ratio(c["redundant"], c["calls"]),
-    "recovery": lambda c: ratio(c["recovered"], c["shifts"]),
-}
-"""Headline figure -> its value from the counts of a set of simulations (or of tasks, for pass^k)."""
-
-
-def simulation_counts(s: SimulationMetrics) -> Counts:
-    """The additive counts one scored simulation contributes to the headline figures."""
-    c: Counts = Counter(calls=s.tue.calls, executed=s.tue.executed, redundant=s.tcrr.redundant,
-                        shifts=len(s.gsrt), recovered=sum(r.recovered for r in s.gsrt))
-    if s.tue.schema_valid is not None:
-        c.update(schema_valid=s.tue.schema_valid, p_calls=s.tue.calls)
-    if s.tsr.score is not None:
-        c.update(tsr_sum=s.tsr.score, tsr_n=1)
-    return c
-
-
-def pass_counts(successes: Sequence[bool], ks: Iterable[int]) -> Counts:
-    """One task's (one agent's) contribution to pass^k: its pass^k value and a task count."""
-    n, c = len(successes), sum(successes)
-    counts: Counts = Counter(pass_tasks=1)
-    for k in ks:
-        counts[f"pass^{k}"] = pass_hat_k(n, c, k)
-    return counts
-
-
-def pass_figure(k: int) -> Callable[[Mapping[str, float]], float | None]:
-    return lambda c: ratio(c[f"pass^{k}"], c["pass_tasks"])
 
 
 def task_counts(sims: Sequence[SimulationMetrics], ks: Iterable[int]) -> dict[str, Counts]:
@@ -92,10 +44,6 @@ def task_counts(sims: Sequence[SimulationMetrics], ks: Iterable[int]) -> dict[st
     for task_id, successes in outcomes.items():
         by_task[task_id].update(pass_counts(successes, ks))
     return dict(sorted(by_task.items()))
-
-
-def figures(ks: Iterable[int]) -> dict[str, Callable[[Mapping[str, float]], float | None]]:
-    return {**FIGURES, **{f"pass^{k}": pass_figure(k) for k in ks}}
 
 
 def total(counts: Iterable[Counts]) -> Counts:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .._usage import Usage
-from ..metrics import TUE_FORMULA, RunMetrics, SimulationMetrics
+from ..metrics import TUE_FORMULA, HeadlineMetric, RunMetrics, SimulationMetrics, headline_metrics
 from ._html_text import STAGE_NAMES, STAGES, e, f3, pct, scored_simulations, turns, with_ci
 from ._terminal import interval_caption, shown_ks
 
@@ -20,13 +20,76 @@ def _card(title: str, big: str, sub: str, body: str = "", big_note: str = "") ->
             f'<div class="sub">{sub}</div>{body}</div>')
 
 
+def _tsr_cards(metric: HeadlineMetric, m: RunMetrics, scored: Sequence[SimulationMetrics]) -> list[str]:
+    ci = m.intervals
+    tsr_rows = [("95% CI", with_ci(m.tsr.mean, ci.get(metric.key))), ("communicate_info", f3(m.tsr.communicate_info)),
+                ("action", f3(m.tsr.action)), ("nl_assertion", f"{f3(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")]
+    if m.tsr.state_match_n:
+        tsr_rows.append(("state match", f"{f3(m.tsr.state_match)} (n={m.tsr.state_match_n})"))
+    unscored = f" \u00b7 {m.tsr.unscored} unscored" if m.tsr.unscored else ""
+    return [_card(metric.heading or metric.label, f3(m.tsr.mean),
+                  f"mean over n={m.tsr.n} scored simulations{unscored}", _dl(tsr_rows))]
+
+
+def _tue_cards(metric: HeadlineMetric, m: RunMetrics, scored: Sequence[SimulationMetrics]) -> list[str]:
+    return [_card(metric.heading or metric.label, f3(m.tue.tue), f"{TUE_FORMULA} pooled over {m.tue.calls} calls",
+                  _dl([("95% CI", with_ci(m.tue.tue, m.intervals.get(metric.key))),
+                       ("T (executed without error)", f3(m.tue.t)), ("P (schema-valid arguments)", f3(m.tue.p)),
+                       ("mean per simulation", f3(m.tue.mean_per_simulation))]))]
+
+
+def _tcrr_cards(metric: HeadlineMetric, m: RunMetrics, scored: Sequence[SimulationMetrics]) -> list[str]:
+    tcrr_rows = [("95% CI", with_ci(m.tcrr.pooled, m.intervals.get(metric.key))),
+                 ("redundant / calls", f"{m.tcrr.redundant} / {m.tcrr.calls}"),
+                 ("by window rule", str(m.tcrr.window)), ("by batch rule only", str(m.tcrr.batch)),
+                 ("mean per simulation", f3(m.tcrr.mean))]
+    if m.tcrr.state_aware_pooled is not None:
+        tcrr_rows.append(("state-aware (pooled)", f3(m.tcrr.state_aware_pooled)))
+    return [_card(metric.heading or metric.label, f3(m.tcrr.pooled), "pooled over scored calls (lower is better)",
+                  _dl(tcrr_rows))]
+
+
+def _recovery_cards(metric: HeadlineMetric, m: RunMetrics, scored: Sequence[SimulationMetrics]) -> list[str]:
+    """The recovery card, then the GSRT card of median, p90 and never-reached turns per stage."""
+    recoveries = [r for s in scored for r in s.gsrt]
+    recovered = sum(r.recovered for r in recoveries)
+    transferred = sum(r.transferred for r in recoveries)
+    g = m.gsrt
+    stage_rows = "".join(f"<tr><td>{e(STAGE_NAMES[s])}</td><td>{turns(getattr(g, f'median_{s}'))}</td>"
+                         f"<td>{turns(getattr(g, f'p90_{s}'))}</td><td>{pct(getattr(g, f'never_{s}'))}</td></tr>"
+                         for s in STAGES)
+    return [
+        _card(metric.heading or metric.label, pct(g.recovery_rate), f"{recovered} of {g.shifts} shifts recovered",
+              _dl([("95% CI", with_ci(g.recovery_rate, m.intervals.get(metric.key))),
+                   ("transferred to a human", f"{pct(g.transfer_rate)} ({transferred}/{len(recoveries)})"),
+                   ("never acknowledged", pct(g.never_ack)), ("never a relevant tool", pct(g.never_tool)),
+                   ("outcome never reached", pct(g.never_outcome)),
+                   ("outcome not measured", f"{g.outcome_not_measured} shifts")])),
+        _card("GSRT \u00b7 agent turns", turns(g.median_ack), "median turns to acknowledge a shift "
+              "(never-reached stages count as infinitely late)",
+              '<table class="data"><thead><tr><th>stage</th><th>median</th><th>p90</th><th>never</th></tr>'
+              f"</thead><tbody>{stage_rows}</tbody></table>", big_note="turns"),
+    ]
+
+
+METRIC_CARDS: dict[str, Callable[[HeadlineMetric, RunMetrics, Sequence[SimulationMetrics]], list[str]]] = {
+    "tsr": _tsr_cards, "tue": _tue_cards, "tcrr": _tcrr_cards, "recovery": _recovery_cards,
+}
+"""The built-in metrics' own cards; any other headline metric gets `metric_cards`' plain one."""
+
+
+def metric_cards(metric: HeadlineMetric, m: RunMetrics, scored: Sequence[SimulationMetrics]) -> list[str]:
+    """A headline metric's cards: its own, or its value, description and 95% interval."""
+    if metric.key in METRIC_CARDS:
+        return METRIC_CARDS[metric.key](metric, m, scored)
+    value = metric.run_value(m)
+    return [_card(metric.heading or metric.label, f3(value), e(metric.description),
+                  _dl([("95% CI", with_ci(value, m.intervals.get(metric.key)))]))]
+
+
 def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
     """The headline cards of one agent, each figure with its 95% bootstrap interval over tasks."""
     scored = scored_simulations(sims)
-    recoveries = [r for s in scored for r in s.gsrt]
-    n_shifts = len(recoveries)
-    recovered = sum(r.recovered for r in recoveries)
-    transferred = sum(r.transferred for r in recoveries)
     excluded = ", ".join(f"{k} {v}" for k, v in sorted(m.excluded.items())) or "none"
     tasks = len({s.task_id for s in sims})
     ci = m.intervals
@@ -37,40 +100,8 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                    ("unscored (a goal nothing measured)", str(m.tsr.unscored)),
                    ("rerun agreement", f"{f3(m.rerun_agreement)} ({m.rerun_agreement_n} tasks with 2+ trials)")])),
     ]
-    tsr_rows = [("95% CI", with_ci(m.tsr.mean, ci.get("tsr"))), ("communicate_info", f3(m.tsr.communicate_info)),
-                ("action", f3(m.tsr.action)), ("nl_assertion", f"{f3(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged)")]
-    if m.tsr.state_match_n:
-        tsr_rows.append(("state match", f"{f3(m.tsr.state_match)} (n={m.tsr.state_match_n})"))
-    unscored = f" \u00b7 {m.tsr.unscored} unscored" if m.tsr.unscored else ""
-    cards.append(_card("TSR \u00b7 task success", f3(m.tsr.mean), f"mean over n={m.tsr.n} scored simulations{unscored}",
-                       _dl(tsr_rows)))
-    cards.append(_card("TUE \u00b7 tool-use efficiency", f3(m.tue.tue), f"{TUE_FORMULA} pooled over "
-                       f"{m.tue.calls} calls",
-                       _dl([("95% CI", with_ci(m.tue.tue, ci.get("tue"))), ("T (executed without error)", f3(m.tue.t)),
-                            ("P (schema-valid arguments)", f3(m.tue.p)),
-                            ("mean per simulation", f3(m.tue.mean_per_simulation))])))
-    tcrr_rows = [("95% CI", with_ci(m.tcrr.pooled, ci.get("tcrr"))),
-                 ("redundant / calls", f"{m.tcrr.redundant} / {m.tcrr.calls}"),
-                 ("by window rule", str(m.tcrr.window)), ("by batch rule only", str(m.tcrr.batch)),
-                 ("mean per simulation", f3(m.tcrr.mean))]
-    if m.tcrr.state_aware_pooled is not None:
-        tcrr_rows.append(("state-aware (pooled)", f3(m.tcrr.state_aware_pooled)))
-    cards.append(_card("TCRR \u00b7 redundant calls", f3(m.tcrr.pooled), "pooled over scored calls (lower is better)",
-                       _dl(tcrr_rows)))
-    g = m.gsrt
-    cards.append(_card("Goal-shift recovery", pct(g.recovery_rate), f"{recovered} of {g.shifts} shifts recovered",
-                       _dl([("95% CI", with_ci(g.recovery_rate, ci.get("recovery"))),
-                            ("transferred to a human", f"{pct(g.transfer_rate)} ({transferred}/{n_shifts})"),
-                            ("never acknowledged", pct(g.never_ack)), ("never a relevant tool", pct(g.never_tool)),
-                            ("outcome never reached", pct(g.never_outcome)),
-                            ("outcome not measured", f"{g.outcome_not_measured} shifts")])))
-    stage_rows = "".join(f"<tr><td>{e(STAGE_NAMES[s])}</td><td>{turns(getattr(g, f'median_{s}'))}</td>"
-                         f"<td>{turns(getattr(g, f'p90_{s}'))}</td><td>{pct(getattr(g, f'never_{s}'))}</td></tr>"
-                         for s in STAGES)
-    cards.append(_card("GSRT \u00b7 agent turns", turns(g.median_ack), "median turns to acknowledge a shift "
-                       "(never-reached stages count as infinitely late)",
-                       '<table class="data"><thead><tr><th>stage</th><th>median</th><th>p90</th><th>never</th></tr>'
-                       f"</thead><tbody>{stage_rows}</tbody></table>", big_note="turns"))
+    for metric in headline_metrics():
+        cards.extend(metric_cards(metric, m, scored))
     if m.pass_hat_k:
         ks = sorted(m.pass_hat_k)
         few = shown_ks(ks)

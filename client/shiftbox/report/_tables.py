@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..metrics import AgentScores, Breakdown, Comparison, GSRTAggregate, RunMetrics
+from ..metrics import (
+    PASS_K,
+    AgentScores,
+    Breakdown,
+    Comparison,
+    GSRTAggregate,
+    RunMetrics,
+    headline_metrics,
+)
 from ._html_text import STAGES, e, f3, pct, turns, with_ci
 from ._missions import mission_sections
 from ._plots import figure
@@ -51,16 +59,15 @@ def breakdowns(m: RunMetrics) -> str:
 def agents_overview(scores: Mapping[str, AgentScores]) -> str:
     """Several agents side by side: each one's own headline figures with their intervals."""
     rows = []
+    metrics = headline_metrics()
     for name, s in scores.items():
         m, ci = s.metrics, s.metrics.intervals
         rows.append(f"<tr><td>{e(name)}</td><td>{m.scored_simulations}</td>"
-                    f"<td>{with_ci(m.tsr.mean, ci.get('tsr'))}</td><td>{with_ci(m.tue.tue, ci.get('tue'))}</td>"
-                    f"<td>{with_ci(m.tcrr.pooled, ci.get('tcrr'))}</td>"
-                    f"<td>{with_ci(m.gsrt.recovery_rate, ci.get('recovery'))}</td>"
-                    f"<td>{with_ci(m.pass_hat_k.get(1), ci.get('pass^1'))}</td><td>{m.tsr.unscored}</td>"
+                    + "".join(f"<td>{with_ci(metric.run_value(m), ci.get(metric.key))}</td>" for metric in metrics)
+                    + f"<td>{with_ci(m.pass_hat_k.get(1), ci.get(f'{PASS_K}1'))}</td><td>{m.tsr.unscored}</td>"
                     + "".join(_stage_cell(m.gsrt, st) for st in STAGES) + "</tr>")
-    head = ("<tr><th>agent</th><th>sims</th><th>TSR</th><th>TUE</th><th>TCRR</th><th>recovery</th><th>pass^1</th>"
-            "<th>unscored</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
+    head = ("<tr><th>agent</th><th>sims</th>" + "".join(f"<th>{e(metric.label)}</th>" for metric in metrics)
+            + f"<th>{PASS_K}1</th><th>unscored</th><th>ack</th><th>tool</th><th>outcome</th></tr>")
     return ('<div class="scroll"><table class="data wraps" id="agents-table"><thead>' + head + "</thead><tbody>"
             + "".join(rows) + "</tbody></table></div>"
             '<p class="legend-line">Each agent scored on its own conversations; [low, high]: 95% bootstrap interval '

@@ -10,10 +10,12 @@ from rich.text import Text
 
 from .._usage import Usage
 from ..metrics import (
+    PASS_K,
     AgentScores,
     Breakdown,
     Comparison,
     GSRTAggregate,
+    HeadlineMetric,
     Interval,
     MetricDifference,
     PathAggregate,
@@ -21,6 +23,7 @@ from ..metrics import (
     Retention,
     RunMetrics,
     Turns,
+    headline_metrics,
     interval_gap,
 )
 
@@ -144,33 +147,54 @@ def mission_tables(p: PathAggregate | None, suffix: str = "") -> list[Table]:
 
 
 def _pass_k(m: RunMetrics) -> str:
-    return ", ".join(f"k={k}: {with_interval(v, m.intervals.get(f'pass^{k}'))}" for k, v in m.pass_hat_k.items())
+    return ", ".join(f"k={k}: {with_interval(v, m.intervals.get(f'{PASS_K}{k}'))}" for k, v in m.pass_hat_k.items())
+
+
+def _tsr_detail(m: RunMetrics) -> tuple[str, list[tuple[str, str, str]]]:
+    unscored = f"; unscored (a goal nothing measured): {m.tsr.unscored}" if m.tsr.unscored else ""
+    state = [("state match", fmt(m.tsr.state_match), f"n={m.tsr.state_match_n}")] if m.tsr.state_match_n else []
+    return (f"communicate_info {fmt(m.tsr.communicate_info)}, action {fmt(m.tsr.action)}, nl_assertion "
+            f"{fmt(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged); n={m.tsr.n}{unscored}"), state
+
+
+def _tue_detail(m: RunMetrics) -> tuple[str, list[tuple[str, str, str]]]:
+    return (f"pooled: T {fmt(m.tue.t)}, P {fmt(m.tue.p)} over {m.tue.calls} calls; "
+            f"mean per simulation {fmt(m.tue.mean_per_simulation)}"), []
+
+
+def _tcrr_detail(m: RunMetrics) -> tuple[str, list[tuple[str, str, str]]]:
+    return (f"pooled; mean per simulation {fmt(m.tcrr.mean)}; {m.tcrr.redundant} redundant "
+            f"(window {m.tcrr.window}, batch {m.tcrr.batch}) of {m.tcrr.calls}"), []
+
+
+def _recovery_detail(m: RunMetrics) -> tuple[str, list[tuple[str, str, str]]]:
+    g = m.gsrt
+    stages = (f"ack {stage(g, 'ack')}, tool {stage(g, 'tool')}, outcome {stage(g, 'outcome')}"
+              + (f"; outcome not measured: {g.outcome_not_measured} shifts" if g.outcome_not_measured else ""))
+    return f"{g.shifts} shifts; transfer {fmt(g.transfer_rate)}", [("GSRT", "median turns", stages)]
+
+
+HEADLINE_DETAILS: dict[str, Callable[[RunMetrics], tuple[str, list[tuple[str, str, str]]]]] = {
+    "tsr": _tsr_detail, "tue": _tue_detail, "tcrr": _tcrr_detail, "recovery": _recovery_detail,
+}
+"""A headline metric's detail in the summary and the rows that follow its own; a metric without one shows its
+description."""
+
+
+def metric_rows(metric: HeadlineMetric, m: RunMetrics) -> list[tuple[str, str, str]]:
+    """A headline metric's rows in the summary: its value with its interval and detail, then any rows of its own."""
+    detail, extra = HEADLINE_DETAILS[metric.key](m) if metric.key in HEADLINE_DETAILS else (metric.description, [])
+    return [(metric.label, with_interval(metric.run_value(m), m.intervals.get(metric.key)), detail), *extra]
 
 
 def headline_table(m: RunMetrics) -> Table:
     title = f"metrics ({m.mode} definitions)" + (f" · {m.agent}" if m.agent else "")
-    ci = m.intervals
     table = Table("metric", "value [95% CI]", "detail", title=title, title_justify="left")
     table.add_row("simulations", str(m.simulations),
                   f"{m.scored_simulations} scored" + (f"; not scored: {m.excluded}" if m.excluded else ""))
-    unscored = f"; unscored (a goal nothing measured): {m.tsr.unscored}" if m.tsr.unscored else ""
-    table.add_row("TSR", with_interval(m.tsr.mean, ci.get("tsr")),
-                  f"communicate_info {fmt(m.tsr.communicate_info)}, action {fmt(m.tsr.action)}, nl_assertion "
-                  f"{fmt(m.tsr.nl_assertion)} ({m.tsr.nl_judged} judged); n={m.tsr.n}{unscored}")
-    if m.tsr.state_match_n:
-        table.add_row("state match", fmt(m.tsr.state_match), f"n={m.tsr.state_match_n}")
-    table.add_row("TUE", with_interval(m.tue.tue, ci.get("tue")),
-                  f"pooled: T {fmt(m.tue.t)}, P {fmt(m.tue.p)} over {m.tue.calls} calls; "
-                  f"mean per simulation {fmt(m.tue.mean_per_simulation)}")
-    table.add_row("TCRR", with_interval(m.tcrr.pooled, ci.get("tcrr")),
-                  f"pooled; mean per simulation {fmt(m.tcrr.mean)}; {m.tcrr.redundant} redundant "
-                  f"(window {m.tcrr.window}, batch {m.tcrr.batch}) of {m.tcrr.calls}")
-    g = m.gsrt
-    table.add_row("recovery", with_interval(g.recovery_rate, ci.get("recovery")),
-                  f"{g.shifts} shifts; transfer {fmt(g.transfer_rate)}")
-    table.add_row("GSRT", "median turns", f"ack {stage(g, 'ack')}, tool {stage(g, 'tool')}, outcome "
-                  f"{stage(g, 'outcome')}" + (f"; outcome not measured: {g.outcome_not_measured} shifts"
-                                              if g.outcome_not_measured else ""))
+    for metric in headline_metrics():
+        for row in metric_rows(metric, m):
+            table.add_row(*row)
     if m.shift_reports is not None:
         r = m.shift_reports
         table.add_row("shift reports", f"recall {fmt(r.recall)}",
@@ -204,17 +228,29 @@ def headline_table(m: RunMetrics) -> Table:
     return table
 
 
+def simulations_row(ms: list[RunMetrics]) -> tuple[str, list[str]]:
+    return "simulations", [f"{m.scored_simulations} scored of {m.simulations}" for m in ms]
+
+
+def figure_rows(ms: list[RunMetrics], after: Mapping[str, list[tuple[str, list[str]]]] | None = None
+                ) -> list[tuple[str, list[str]]]:
+    """Each headline metric of agents side by side, with their intervals; `after` adds rows after a metric's."""
+    rows: list[tuple[str, list[str]]] = []
+    for metric in headline_metrics():
+        rows.append((metric.run_label or metric.label,
+                     [with_interval(metric.run_value(m), m.intervals.get(metric.key)) for m in ms]))
+        rows.extend((after or {}).get(metric.key, []))
+    return rows
+
+
 def headline_rows(ms: list[RunMetrics]) -> list[tuple[str, list[str]]]:
     """The headline figures of agents side by side (one value each), with their intervals: what ends a run."""
     largest = max((k for m in ms for k in m.pass_hat_k), default=None)
     return [
-        ("simulations", [f"{m.scored_simulations} scored of {m.simulations}" for m in ms]),
-        ("TSR", [with_interval(m.tsr.mean, m.intervals.get("tsr")) for m in ms]),
-        ("TUE (pooled)", [with_interval(m.tue.tue, m.intervals.get("tue")) for m in ms]),
-        ("TCRR (pooled)", [with_interval(m.tcrr.pooled, m.intervals.get("tcrr")) for m in ms]),
-        ("recovery", [with_interval(m.gsrt.recovery_rate, m.intervals.get("recovery")) for m in ms]),
-        *([(f"pass^{largest}", [with_interval(m.pass_hat_k.get(largest), m.intervals.get(f"pass^{largest}"))
-                                for m in ms])] if largest is not None else []),
+        simulations_row(ms),
+        *figure_rows(ms),
+        *([(f"{PASS_K}{largest}", [with_interval(m.pass_hat_k.get(largest), m.intervals.get(f"{PASS_K}{largest}"))
+                                   for m in ms])] if largest is not None else []),
     ]
 
 
@@ -243,11 +279,9 @@ def agents_table(scores: Mapping[str, AgentScores]) -> Table:
     table = Table("metric", *scores, title="by agent: each on its own conversations (95% CI over tasks)",
                   title_justify="left")
     ms = [s.metrics for s in scores.values()]
-    head = headline_rows(ms)
     rows = [
-        *head[:2],
-        ("unscored", [str(m.tsr.unscored) for m in ms]),
-        *head[2:5],
+        simulations_row(ms),
+        *figure_rows(ms, {"tsr": [("unscored", [str(m.tsr.unscored) for m in ms])]}),
         ("shifts", [str(m.gsrt.shifts) for m in ms]),
         *((f"median {st} turns", [stage(m.gsrt, st) for m in ms]) for st in ("ack", "tool", "outcome")),
         *((f"pass^{k}", [with_interval(m.pass_hat_k.get(k), m.intervals.get(f"pass^{k}")) for m in ms])
@@ -335,15 +369,13 @@ def retention_table(rows: list[Retention]) -> Table:
     return table
 
 
-METRIC_LABELS = {"tsr": "TSR", "tue": "TUE", "tcrr": "TCRR"}
-"""A comparison's metric keys (JSON) shown under the names the headline gives them."""
-PASS_K = "pass^"
 SPARK = "▁▂▃▄▅▆▇█"  # 0 .. 1 in eight steps
 SPARK_WIDTH = 60
 
 
 def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
+    """A comparison's metric key (JSON) shown under the label its headline metric declares."""
+    return next((m.label for m in headline_metrics() if m.key == metric), metric)
 
 
 def shown_ks(ks: list[int]) -> set[int]:
