@@ -13,8 +13,10 @@ from ._matching import (
     spec_matches,
 )
 from ._model import (
+    NOTES_ACTION_TYPES,
     TASK_FILE_SCHEMA_VERSION,
     ActionSet,
+    ActionType,
     EvaluationCriteria,
     GoalShifts,
     InitialState,
@@ -24,6 +26,8 @@ from ._model import (
     TaskFile,
     ToolCallSpec,
     UserScenario,
+    action_types_from_notes,
+    action_types_note,
 )
 from ._reference import (
     REFERENCE_SNAPSHOTS,
@@ -40,7 +44,8 @@ from ._stats import render_stats, task_stats
 from ._validate import Finding, is_reference_snapshot, record_gold_outcomes, validate_tasks
 
 __all__ = [
-    "TASK_FILE_SCHEMA_VERSION", "ActionSet", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
+    "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
+    "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
