@@ -3,8 +3,8 @@
 Counting starts at the shift's user message: the first assistant message after it is turn 1. Every
 stage counts only what happened after the shift and is searched up to the next shift at a later
 message (the goal is no longer current after it; the shifts of one stacked request share their
-message and window: `shiftbox.trajectory.goal_spans`, stacked="shared"); not reached = None. Outcome: the first turn after which every action set
-of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
+message and window: `shiftbox.trajectory.goal_spans`, stacked="shared"); not reached = None.
+Outcome: the first turn after which every action set of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
 but at least one set must be met by a call after it: when all of them were met before the shift
 there is nothing to time, and the outcome is not measured (`outcome_before_shift`). A goal without
 action sets is not measured either.

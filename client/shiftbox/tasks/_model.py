@@ -22,7 +22,7 @@ from pydantic import (
 from shiftbox_servers.kit import ACTION_TYPES, DEFAULT_TOOLSET
 
 TASK_FILE_SCHEMA_VERSION = 1
-ActionType = Literal[ACTION_TYPES]  # type: ignore[valid-type]
+ActionType = Literal[ACTION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
 """A goal's kind of mission: single, serial, parallel, chat or clarify (the kit's `ACTION_TYPES`, one list)."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
@@ -93,7 +93,7 @@ def action_types_from_notes(notes: str | None) -> dict[str, ActionType]:
     if not found:
         return {}
     items = (item.split("=", 1) for item in found.group(1).split(", "))
-    return {pair[0]: pair[1] for pair in items if len(pair) == 2 and pair[1] in ACTION_TYPES}  # type: ignore[misc]
+    return {pair[0]: pair[1] for pair in items if len(pair) == 2 and pair[1] in ACTION_TYPES}
 
 
 def action_types_note(action_types: dict[str, str]) -> str:
