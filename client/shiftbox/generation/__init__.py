@@ -10,9 +10,8 @@ from ._generate import (
     ACTION_TYPES,
     GENERATOR_VERSION,
     GenerationError,
-    action_types,
     generate_tasks,
 )
 
 __all__ = ["CROSS_GENERATOR_VERSION", "generate_cross_tasks", "identity_conflict", "plan_cross_goals",
-           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "action_types", "generate_tasks"]
+           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "generate_tasks"]

@@ -58,6 +58,7 @@ from ..tasks import (
     TaskFile,
     ToolCallSpec,
     UserScenario,
+    action_types_note,
 )
 from ..users import load_personas
 
@@ -308,29 +309,21 @@ def communicated(missions: list[Mission], outputs: dict[str, dict[str, Any]], kn
 
 def _task(task_id: str, domain: str, persona: str, goals: list[str], missions: list[Mission], known: str,
           criteria: EvaluationCriteria, notes: str) -> Task:
-    """A generated task: the user's instructions from the missions, the notes naming each goal's action type."""
+    """A generated task: the user's instructions from the missions, each goal's action type. The notes record the
+    types too, as this generator version's files always have (the field is then left out of the file)."""
     steps = [f"{k + 1}. {m.reason}" for k, m in enumerate(missions)]
-    types = ", ".join(f"{g}={m.action_type}" for g, m in zip(goals, missions, strict=True))
+    types = {g: m.action_type for g, m in zip(goals, missions, strict=True)}
     return Task(
         id=task_id, domain=domain,
         description=TaskDescription(
             purpose=", then ".join(re.sub(r"_+", " ", g) for g in goals).capitalize(),
             relevant_policies=f"shiftbox {domain} agent policy",
-            notes=f"{notes}; action types: {types}"),
+            notes=f"{notes}; {action_types_note(types)}"),
         user_scenario=UserScenario(
             persona=persona,
             instructions=Instructions(
                 reason_for_call=missions[0].reason, known_info=known,
                 task_instructions="Raise one request at a time, in this order:\n" + "\n".join(steps)),
-            goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals))),
+            goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=list(goals), action_types=types)),
         evaluation_criteria=criteria,
     )
-
-
-def action_types(task: Task) -> dict[str, str]:
-    """Goal -> mission action type, read back from a generated task's notes."""
-    notes = task.description.notes or ""
-    found = re.search(r"action types: (.*)$", notes)
-    if not found:
-        return {}
-    return dict(item.split("=", 1) for item in found.group(1).split(", "))

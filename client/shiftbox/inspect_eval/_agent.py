@@ -9,7 +9,7 @@ from inspect_ai.util import LimitExceededError
 
 from .._usage import Usage
 from ..agents import Agent, AgentContext, AgentReply, agent_system_prompt
-from ..trajectory import Message
+from ..trajectory import Message, goal_spans
 from ._convert import agent_reply, chat_messages, tool_info, usage_of
 
 SHIFT_EVENT_SOURCE = "shiftbox/goal_shift"
@@ -35,7 +35,6 @@ class InspectModelAgent(Agent):
         self.limit: LimitExceededError | None = None
         """An Inspect limit (messages, tokens, …) the model call hit: it ended the simulation (an agent error)."""
         self._seen = 0
-        self._goal: str | None = None
 
     async def start(self, context: AgentContext) -> None:
         self.system_prompt = agent_system_prompt(context)
@@ -62,12 +61,8 @@ class InspectModelAgent(Agent):
     def note_goal_shifts(self, messages: list[Message]) -> None:
         """An info event for each goal shift among the messages not seen yet (the solver calls it once more at the
         end, for a shift in the user's last message, which the model is never asked to answer)."""
-        for message in messages[self._seen:]:
-            if message.role != "user":
-                continue
-            if self._goal is not None and message.goal != self._goal:
-                transcript().info({"from_goal": self._goal, "to_goal": message.goal,
-                                   "message_index": message.index, "user_message": message.content},
-                                  source=SHIFT_EVENT_SOURCE)
-            self._goal = message.goal
+        for span in goal_spans(messages, None)[1:]:  # read off the user messages: the harness's records come later
+            if span.start >= self._seen:
+                transcript().info({"from_goal": span.from_goal, "to_goal": span.goal, "message_index": span.start,
+                                   "user_message": messages[span.start].content}, source=SHIFT_EVENT_SOURCE)
         self._seen = len(messages)

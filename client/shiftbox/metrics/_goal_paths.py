@@ -3,7 +3,7 @@ down the decision tree of the goal's valid execution paths (`_paths.py`).
 
 A goal is current from the user message that raised it (the first message, or its shift) up to the
 next shift; a goal raised by a stacked request together with the one before it is current from the
-user message that turns to it. Calls are matched to the goal's action sets with the one matching rule
+user message that turns to it (`shiftbox.trajectory.goal_spans`, stacked="turned_to"). Calls are matched to the goal's action sets with the one matching rule
 (`shiftbox.tasks.satisfied_actions`: successful calls, or a failure of the expected kind); a set met
 before the goal began stays met and needs no step. Walking the calls in order, a call that meets an
 open set whose dependencies (in this goal or another) were met in an earlier agent turn advances the
@@ -16,9 +16,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..generation import action_types
 from ..tasks import ActionSet, Task, params_match, satisfied_actions
-from ..trajectory import SHIFT_REPORT_TOOL, Message, ToolCallRecord, Trajectory
+from ..trajectory import SHIFT_REPORT_TOOL, Message, ToolCallRecord, Trajectory, goal_spans
 from ._missions import goal_graph, mission_type
 from ._model import PATH_ERRORS, GoalPath, MissionType
 from ._paths import fewest_steps
@@ -146,11 +145,11 @@ def clarified_at(messages: Sequence[Message]) -> float:
 
 
 def goal_path(task: Task, goal: str, position: int, matched: MatchedCalls, span: tuple[int, int],
-              messages: Sequence[Message], parallel: bool, labels: dict[str, str] | None = None) -> GoalPath:
+              messages: Sequence[Message], parallel: bool) -> GoalPath:
     """One reached goal's path evaluation: the calls made while it was current (message indexes in `span`, the end
     excluded) walked down its paths, sets met by earlier calls counted as done; `messages` are the span's."""
     graph = goal_graph(task, goal)
-    kind = mission_type(task, goal, labels, graph)
+    kind = mission_type(task, goal, graph)
     actions = {a.action_id: a for a in task.action_sets_for(goal)}
     start, end = span
     before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
@@ -178,22 +177,15 @@ def goal_path(task: Task, goal: str, position: int, matched: MatchedCalls, span:
 def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
     """Every goal of the task in order: reached goals evaluated, the others marked not reached."""
     matched = MatchedCalls.of(trajectory, task)
-    labels = action_types(task)
     parallel = not trajectory.one_tool_per_turn
-    shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
-    starts = ([0] if trajectory.messages else []) + [s.message_index for s in shifts]
-    for i in range(1, min(len(starts), len(task.goals))):
-        if starts[i] <= starts[i - 1]:  # a stacked request's later goal: current once the user turns to it
-            starts[i] = next((m.index for m in trajectory.messages if m.role == "user" and m.index > starts[i - 1]
-                              and m.goal == task.goals[i]), len(trajectory.messages))
-    ends = starts[1:] + [len(trajectory.messages)]
+    spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
     out = []
     for i, goal in enumerate(task.goals):
-        if i >= len(starts):
-            out.append(GoalPath(goal=goal, position=i + 1, mission_type=mission_type(task, goal, labels),
+        if i >= len(spans):
+            out.append(GoalPath(goal=goal, position=i + 1, mission_type=mission_type(task, goal),
                                 reached=False, action_sets=len(task.action_sets_for(goal))))
             continue
-        span = (starts[i], ends[i])
+        span = (spans[i].start, spans[i].end)
         messages = [m for m in trajectory.messages if span[0] <= m.index < span[1]]
-        out.append(goal_path(task, goal, i + 1, matched, span, messages, parallel, labels))
+        out.append(goal_path(task, goal, i + 1, matched, span, messages, parallel))
     return out

@@ -3,8 +3,8 @@
 Counting starts at the shift's user message: the first assistant message after it is turn 1. Every
 stage counts only what happened after the shift and is searched up to the next shift at a later
 message (the goal is no longer current after it; the shifts of one stacked request share their
-message and window); not reached = None. Outcome: the first turn after which every action set
-of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
+message and window: `shiftbox.trajectory.goal_spans`, stacked="shared"); not reached = None.
+Outcome: the first turn after which every action set of the new goal is met. A set already met before the shift stays met (a read need not be repeated),
 but at least one set must be met by a call after it: when all of them were met before the shift
 there is nothing to time, and the outcome is not measured (`outcome_before_shift`). A goal without
 action sets is not measured either.
@@ -18,7 +18,7 @@ from typing import NamedTuple
 from shiftbox_servers.kit import domain_of
 
 from ..tasks import Task, satisfied_actions
-from ..trajectory import GoalShift, Message, Trajectory
+from ..trajectory import GoalShift, Message, Trajectory, goal_spans
 from ._judges import DeterministicDetector, Judge
 from ._model import ShiftRecovery
 
@@ -34,15 +34,11 @@ class ShiftWindow(NamedTuple):
 
 
 def shift_windows(trajectory: Trajectory) -> list[ShiftWindow]:
-    """Each shift's window, in message order (the turn count GSRT stages and the report's badges share)."""
-    shifts = sorted(trajectory.shifts, key=lambda s: s.message_index)
+    """Each shift's window, in message order (the turn count GSRT stages and the report's badges share): its goal's
+    span with a stacked request's shifts sharing its message (`goal_spans`, stacked="shared")."""
     assistants = [m for m in trajectory.messages if m.role == "assistant"]
-    windows = []
-    for shift in shifts:
-        # the shifts of one stacked request share a message: each is timed up to the next later shift
-        end = next((s.message_index for s in shifts if s.message_index > shift.message_index), len(trajectory.messages))
-        windows.append(ShiftWindow(shift, end, [m for m in assistants if shift.message_index < m.index < end]))
-    return windows
+    return [ShiftWindow(span.shift, span.end, [m for m in assistants if span.start < m.index < span.end])
+            for span in goal_spans(trajectory.messages, trajectory.shifts, stacked="shared") if span.shift is not None]
 
 
 def shift_recoveries(trajectory: Trajectory, task: Task, judge: Judge | None, detector: DeterministicDetector,

@@ -4,8 +4,8 @@ position in the sequence and transition (the mission types of two consecutive go
 A goal's mission type comes from its action sets' dependency graph: one set is `single`, a chain
 `serial`, sets all independent `parallel`, anything else `serial+parallel`. The graph cannot tell a
 chat or clarification goal from a tool goal (shiftbox's chat goals are grounded in one read, its
-clarification goals end in the gold call), so the generator's label (`action types:` in the task's
-notes) decides those two; a goal without action sets is `chat`.
+clarification goals end in the gold call), so the goal's action type (`Task.action_types`, the
+generator's label) decides those two; a goal without action sets is `chat`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from ..generation import action_types
 from ..tasks import Task
 from ._model import PATH_ERRORS, GoalPath, MissionType, PathAggregate, PathSlice, SimulationMetrics
 from ._paths import fewest_steps
@@ -31,12 +30,10 @@ def goal_graph(task: Task, goal: str) -> dict[str, list[str]]:
     return {a.action_id: [d for d in a.depends_on if d in ids] for a in actions}
 
 
-def mission_type(task: Task, goal: str, labels: Mapping[str, str] | None = None,
-                 graph: Mapping[str, list[str]] | None = None) -> MissionType:
-    """The goal's mission type: the generator's chat/clarify label, else the shape of its dependency graph.
-    `labels` (the task's goal -> label, `shiftbox.generation.action_types`) and `graph` (`goal_graph`) when
-    already at hand."""
-    label = (action_types(task) if labels is None else labels).get(goal)
+def mission_type(task: Task, goal: str, graph: Mapping[str, list[str]] | None = None) -> MissionType:
+    """The goal's mission type: its chat/clarify action type, else the shape of its dependency graph (`graph`:
+    `goal_graph`, when already at hand)."""
+    label = task.action_types.get(goal)
     if label in LABELLED:
         return label  # type: ignore[return-value]
     graph = goal_graph(task, goal) if graph is None else graph

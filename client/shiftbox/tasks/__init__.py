@@ -13,8 +13,10 @@ from ._matching import (
     spec_matches,
 )
 from ._model import (
+    NOTES_ACTION_TYPES,
     TASK_FILE_SCHEMA_VERSION,
     ActionSet,
+    ActionType,
     EvaluationCriteria,
     GoalShifts,
     InitialState,
@@ -24,6 +26,8 @@ from ._model import (
     TaskFile,
     ToolCallSpec,
     UserScenario,
+    action_types_from_notes,
+    action_types_note,
 )
 from ._reference import (
     REFERENCE_SNAPSHOTS,
@@ -46,7 +50,8 @@ from ._validate import (
 )
 
 __all__ = [
-    "TASK_FILE_SCHEMA_VERSION", "ActionSet", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
+    "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
+    "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",

@@ -7,13 +7,26 @@ lists are read as they are (`reference_task_file`, used by `load_task_file` and 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-from shiftbox_servers.kit import DEFAULT_TOOLSET
+from shiftbox_servers.kit import ACTION_TYPES, DEFAULT_TOOLSET
 
 TASK_FILE_SCHEMA_VERSION = 1
+ActionType = Literal[ACTION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
+"""A goal's kind of mission: single, serial, parallel, chat or clarify (the kit's `ACTION_TYPES`, one list)."""
+NOTES_ACTION_TYPES = "action types: "
+"""Where task files written before `GoalShifts.action_types` existed record the types: at the end of
+`description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
 
 
 class _Model(BaseModel):
@@ -65,6 +78,27 @@ class ActionSet(_Model):
 class GoalShifts(_Model):
     required_shifts: int
     goals: list[str]
+    action_types: dict[str, ActionType] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="goal -> its action type (single, serial, parallel, chat or clarify), as the generator built its "
+                    "mission; path evaluation's mission type takes chat and clarify from it. Files that record the "
+                    "types in their notes instead are read as if they were here (`action_types_from_notes`); written "
+                    "only when set")
+
+
+def action_types_from_notes(notes: str | None) -> dict[str, ActionType]:
+    """The migration of the old form: goal -> action type as `NOTES_ACTION_TYPES` records it in the notes (items that
+    are no `goal=type` with a known type are left out); {} when the notes do not record them."""
+    found = re.search(rf"{NOTES_ACTION_TYPES}(.*)$", notes or "")
+    if not found:
+        return {}
+    items = (item.split("=", 1) for item in found.group(1).split(", "))
+    return {pair[0]: pair[1] for pair in items if len(pair) == 2 and pair[1] in ACTION_TYPES}
+
+
+def action_types_note(action_types: dict[str, str]) -> str:
+    """The old form of the types, for notes (`action_types_from_notes` reads it back)."""
+    return NOTES_ACTION_TYPES + ", ".join(f"{goal}={kind}" for goal, kind in action_types.items())
 
 
 class Instructions(_Model):
@@ -119,9 +153,32 @@ class Task(_Model):
     initial_state: InitialState = Field(default_factory=InitialState)
     evaluation_criteria: EvaluationCriteria = Field(default_factory=EvaluationCriteria)
 
+    @model_validator(mode="after")
+    def _action_types_from_notes(self) -> Task:
+        """A task file from before the field: the types its notes record."""
+        shifts = self.user_scenario.goal_shifts
+        if not shifts.action_types:
+            shifts.action_types = action_types_from_notes(self.description.notes)
+        return self
+
+    @model_serializer(mode="wrap")
+    def _types_once(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The field is left out when the notes already record the same types, so files from before it are written
+        back byte-identical (and their digest, `runs.task_file_digest`, is unchanged)."""
+        data = handler(self)
+        shifts = data.get("user_scenario", {}).get("goal_shifts", {})
+        if "action_types" in shifts and self.action_types == action_types_from_notes(self.description.notes):
+            del shifts["action_types"]
+        return data
+
     @property
     def goals(self) -> list[str]:
         return self.user_scenario.goal_shifts.goals
+
+    @property
+    def action_types(self) -> dict[str, ActionType]:
+        """Goal -> action type (`GoalShifts.action_types`); {} for a task that records none (hand-written, imported)."""
+        return self.user_scenario.goal_shifts.action_types
 
     def action_sets_for(self, goal: str) -> list[ActionSet]:
         return [a for a in self.evaluation_criteria.action_sets if a.goal == goal]

@@ -29,8 +29,8 @@ def gold(action_id: str, goal: str, call: tuple[str, dict], after=(), required=N
 
 
 def labelled(t, types: str):
-    """The task with the generator's mission labels in its notes."""
-    t.description.notes = f"generator v2 seed=7; subject c1; action types: {types}"
+    """The task with the generator's mission labels: "goal=type, goal=type"."""
+    t.user_scenario.goal_shifts.action_types = dict(item.split("=") for item in types.split(", "))
     return t
 
 

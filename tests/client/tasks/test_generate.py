@@ -19,7 +19,6 @@ from shiftbox.generation import (
     ACTION_TYPES,
     GENERATOR_VERSION,
     GenerationError,
-    action_types,
     generate_tasks,
 )
 from shiftbox.metrics import compute_run_metrics
@@ -63,7 +62,7 @@ def test_coverage(domain):
     personas = Counter(t.user_scenario.persona for t in tasks)
     assert set(personas) == set(load_personas())  # the whole catalog, not a list of the generator's own
     assert max(personas.values()) - min(personas.values()) <= 1
-    assert {v for t in tasks for v in action_types(t).values()} == set(ACTION_TYPES)
+    assert {v for t in tasks for v in t.action_types.values()} == set(ACTION_TYPES)
     if domain in OPENERS:
         openers = sum(t.goals[0] == OPENERS[domain] for t in tasks)
         assert N // 2 < openers < N
@@ -92,7 +91,7 @@ def test_every_goal_has_a_deterministic_check(domain):
 
 
 def test_chat_goals_are_grounded_in_a_read_whose_output_the_agent_must_say(domain):
-    chats = [(t, g) for t in seed7(domain).tasks for g, kind in action_types(t).items() if kind == "chat"]
+    chats = [(t, g) for t in seed7(domain).tasks for g, kind in t.action_types.items() if kind == "chat"]
     assert chats
     for task, goal in chats:
         assert task.action_sets_for(goal), (task.id, goal)
