@@ -611,17 +611,15 @@ def secrets_round(work: Path, args) -> Round:
                 round_.fail(f"{shlex.join(command[3:5])}…: exit {done.returncode}: {done.stderr[-300:]}")
         if not server.headers:
             round_.fail("the LLM run never reached the fake provider, so its credentials were never used")
-    from typer.testing import CliRunner
+    from shiftbox.replay import replay_fixture
+    from shiftbox.runs import measure_run, write_html_report
 
-    from shiftbox.cli import app
-
-    cli = CliRunner()  # in this process: three CLI start-ups fewer
-    for run in ("cmd", "llm"):
-        cli.invoke(app, ["metrics", str(work / "secrets" / run)])
-        cli.invoke(app, ["report", str(work / "secrets" / run), "--html", str(work / "secrets" / f"{run}-report.html")])
-    done = cli.invoke(app, ["replay", str(work / "secrets" / "llm-fixture"), "--out", str(work / "secrets" / "replayed")])
-    if done.exit_code != 0:
-        round_.fail(f"the redacted LLM fixture does not replay: {done.output[-300:]}")
+    for run in ("cmd", "llm"):  # in this process: three CLI start-ups fewer
+        measure_run(work / "secrets" / run)
+        write_html_report(work / "secrets" / run, work / "secrets" / f"{run}-report.html")
+    replayed = replay_fixture(work / "secrets" / "llm-fixture", work / "secrets" / "replayed", "reexecute", 8)
+    if replayed.failed is not None or replayed.problems:
+        round_.fail(f"the redacted LLM fixture does not replay: {replayed.failed or replayed.problems[:3]}")
     recorded = work / "secrets" / "cmd" / "trajectories.jsonl"
     if not recorded.exists() or "--api-key [redacted]" not in recorded.read_text():
         round_.fail("the cmd: agent's --api-key is not in its trajectories, redacted: was the option passed at all?")
