@@ -32,6 +32,12 @@ EPISODE_SCOPE_KEY = "shiftbox.episode"
 EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
+def is_full(exc: BaseException) -> bool:
+    """`exc` is SQLite's "database or disk is full": an episode's database reached its size limit (`GROWTH_BYTES`
+    beyond the snapshot, or SQLite's own in-memory limit)."""
+    return isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
 class Episode:
     """An in-memory database copied from the snapshot, plus deterministic time and ids."""
 
@@ -78,8 +84,9 @@ class Episode:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK TO tool_call")
-            self.db.execute("RELEASE tool_call")
+            if self.db.in_transaction:  # SQLite may have rolled the whole transaction back itself (a full database)
+                self.db.execute("ROLLBACK TO tool_call")
+                self.db.execute("RELEASE tool_call")
             raise
         self.db.execute("RELEASE tool_call")
         if self.db.total_changes != before:

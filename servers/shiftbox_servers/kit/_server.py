@@ -42,6 +42,7 @@ from ._episode import (
     Episode,
     EpisodeStore,
     current_episode_id,
+    is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, replay
@@ -212,7 +213,11 @@ class DomainServer:
                 result = spec.fn(episode, **arguments)
         except DomainError as exc:
             return error_result(exc.kind, str(exc), field=exc.field)
-        except Exception:
+        except Exception as exc:
+            if is_full(exc):
+                return error_result(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
+                                    f"{spec.name} could not write; no change was made. Reads still work; for more "
+                                    "writes, start a new episode")
             logger.exception("tool %s crashed in episode %s", spec.name, episode_id)
             return error_result(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
         episode.succeeded.add(spec.name)
