@@ -343,14 +343,14 @@ class DomainServer:
         async def state_digest() -> str:
             """The episode's state digest (for the harness, not the agent)."""
             ep = self.episode()
-            return json.dumps(
-                {"episode": ep.id, "digest": ep.digest(), "tool_calls": ep.tool_calls, "now": ep.now_iso()}
-            )
+            tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
+            return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
+                               "now": now})
 
         @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
         async def state_diff() -> str:
             """Rows the episode added, removed or changed relative to the snapshot."""
-            return json.dumps(self.episode().diff(), sort_keys=True)
+            return json.dumps(await self.episode().read_diff(), sort_keys=True)
 
         @mcp.resource(SNAPSHOT_URI, mime_type="application/json")
         def snapshot_manifest() -> str:
