@@ -37,13 +37,13 @@ _EXPORTS: dict[str, str] = {
     # errors
     "ShiftboxError": "shiftbox.errors", "SpecError": "shiftbox._registry", "RunPlanError": "shiftbox.errors",
     "RunDirError": "shiftbox.errors", "RunFileError": "shiftbox.errors", "RunWorkerError": "shiftbox.errors",
-    "InfrastructureError": "shiftbox.errors",
+    "RecordWriteError": "shiftbox.errors", "InfrastructureError": "shiftbox.errors",
     "ToolContractError": "shiftbox.errors", "DockerError": "shiftbox.errors", "ReplayDivergence": "shiftbox.errors",
 }
 
 __all__ = [  # the keys of _EXPORTS, sorted
     "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "InfrastructureError",
-    "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
+    "RecordWriteError", "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
     "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxEnv", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
     "ToolContractError", "Trajectory", "UserContext", "UserReply", "UserSimulator", "agent_from_spec",
     "compare_run_dirs", "load_task_file", "open_world", "plan_run", "read_trajectories", "replay_fixture",
@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS
     from .errors import (
         DockerError,
         InfrastructureError,
+        RecordWriteError,
         ReplayDivergence,
         RunDirError,
         RunFileError,

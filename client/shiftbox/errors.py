@@ -11,7 +11,9 @@ nothing of shiftbox, so every package can raise these without importing another.
 from __future__ import annotations
 
 import contextlib
+import errno
 from collections.abc import Iterator
+from pathlib import Path
 
 
 class ShiftboxError(Exception):
@@ -65,6 +67,19 @@ class CleanRunError(ShiftboxError):
     def __init__(self, cause: Exception):
         super().__init__(str(cause))
         self.cause = cause
+
+
+class RecordWriteError(ShiftboxError):
+    """A record (a trajectory, a `shiftbox serve` call or session line, run.json) could not be written: the disk is
+    full or failing. Nothing of it was kept (a half-written line is cut off again); the message names the file and
+    the cause."""
+
+    @classmethod
+    def of(cls, path: Path, exc: OSError) -> RecordWriteError:
+        cause = exc.strerror or str(exc)
+        if exc.errno in errno.errorcode:
+            cause += f" ({errno.errorcode[exc.errno]})"
+        return cls(f"cannot write {path}: {cause}; nothing of it was kept. Free space on that disk (or fix it)")
 
 
 class CassetteFileError(ShiftboxError, ValueError):

@@ -20,6 +20,7 @@ from shiftbox_servers.kit import SnapshotError
 from .._registry import SpecError, parse_options
 from ..agents import SCRIPTED_AGENTS
 from ..runs import (
+    RecordWriteError,
     RunDirError,
     RunPlan,
     RunPlanError,
@@ -145,6 +146,8 @@ def run(
         result = run_with_progress(plan, err)
     except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
         raise fail(str(exc)) from None
+    except RecordWriteError as exc:  # a full disk: what is written stays, what failed was cut off
+        raise fail(f"{exc}, then finish the run with `{resume_command()}`") from None
     except KeyboardInterrupt:
         raise interrupted(plan) from None
     print_run_summary(plan, result, out_console(), err, verbose=verbose)
@@ -153,10 +156,15 @@ def run(
 def interrupted(plan: RunPlan) -> typer.Exit:
     """Ctrl-C: how many simulations are written, and the command that finishes the run (exit 130, as shells do)."""
     done = len(read_trajectories(plan.out)) if (plan.out / "trajectories.jsonl").exists() else 0
-    args = sys.argv[1:] + ([] if "--resume" in sys.argv else ["--resume"])
     err.print(f"interrupted: {done} of {plan.metadata.simulations} simulations done; finish with "
-              f"`{escape(shlex.join(['shiftbox', *args]))}`")
+              f"`{escape(resume_command())}`")
     return typer.Exit(130)
+
+
+def resume_command() -> str:
+    """This command line with --resume: what finishes an interrupted run."""
+    args = sys.argv[1:] + ([] if "--resume" in sys.argv else ["--resume"])
+    return shlex.join(["shiftbox", *args])
 
 
 def run_with_progress(plan: RunPlan, console: Console) -> RunResult:

@@ -10,7 +10,7 @@ import typer
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..runs import RunDirError, RunPlanError, serve_gateway
+from ..runs import RecordWriteError, RunDirError, RunPlanError, serve_gateway
 from ..trajectory import RunFileError
 from ..world import InfrastructureError, stopped_message
 from ._common import ServerModeChoice, TransportChoice, err, fail
@@ -45,6 +45,7 @@ def serve(
                               servers=servers.value, snapshot=snapshot, tasks=tasks,
                               task_id=task_id, log=lambda line: err.print(line, highlight=False, markup=False),
                               dependency_graph=dependency_graph)
-    except (RunPlanError, RunDirError, RunFileError, SnapshotError, InfrastructureError, OSError) as exc:
+    except (RunPlanError, RunDirError, RunFileError, RecordWriteError, SnapshotError, InfrastructureError,
+            OSError) as exc:
         raise fail(str(exc)) from None
     err.print(stopped_message(out, ended))

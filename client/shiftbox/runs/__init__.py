@@ -1,6 +1,6 @@
 """Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them."""
 
-from ..errors import RunDirError, RunPlanError, RunWorkerError
+from ..errors import RecordWriteError, RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
 from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
@@ -56,7 +56,7 @@ from ._summary import NotScored, RunSummary, summarize_run
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture", "read_fixture_info",
     "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
-    "RunMetadata", "RunPlan", "RunPlanError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
+    "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",

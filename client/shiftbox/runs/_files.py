@@ -7,13 +7,14 @@ missing): a kill -9 mid-run loses nothing already written and duplicates nothing
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import NoSimulationsError, RunDirError, RunFileError
-from ..tasks import Task, TaskFile, load_task_file, write_task_file
+from ..errors import NoSimulationsError, RecordWriteError, RunDirError, RunFileError
+from ..tasks import Task, TaskFile, load_task_file, task_file_json
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata
 
@@ -36,11 +37,21 @@ def read_run_metadata(run_dir: Path) -> RunMetadata:
 
 
 def write_run_metadata(run_dir: Path, metadata: RunMetadata) -> None:
-    """Replace run.json whole (write, then rename): a crash leaves the old file or the new one."""
-    run_file = run_dir / RUN_FILE
-    tmp = run_file.with_suffix(".tmp")
-    tmp.write_text(metadata.model_dump_json(indent=2) + "\n")
-    tmp.replace(run_file)
+    """Replace run.json whole."""
+    write_whole(run_dir / RUN_FILE, metadata.model_dump_json(indent=2) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Replace `path` whole (write, then rename): a crash leaves the old file or the new one, and a write that fails
+    (a full disk) is a RecordWriteError that leaves the old one."""
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise RecordWriteError.of(path, exc) from exc
 
 
 def run_dirs(path: Path) -> list[Path]:
@@ -90,7 +101,7 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
     if resume and run_dir.exists() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_task_file(task_file, run_dir / TASKS_FILE)
+    write_whole(run_dir / TASKS_FILE, task_file_json(task_file))
     write_run_metadata(run_dir, metadata)
     return set()
 

@@ -29,8 +29,13 @@ def load_task_file(path: Path) -> TaskFile:
         raise ValueError(f"{path}: not a valid native task file: {describe_errors(exc)}") from None
 
 
+def task_file_json(task_file: TaskFile) -> str:
+    """A task file's text as every writer writes it: indented JSON and a final newline."""
+    return task_file.model_dump_json(indent=2) + "\n"
+
+
 def write_task_file(task_file: TaskFile, path: Path) -> None:
-    """Write a task file as every writer does (indented JSON, a final newline), creating its folder."""
+    """Write a task file (`task_file_json`), creating its folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(task_file.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    path.write_text(task_file_json(task_file), encoding="utf-8")

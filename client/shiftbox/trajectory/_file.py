@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import anyio
 from pydantic import ValidationError
 
-from .._jsonl import dump_json, load_json
+from .._jsonl import append_line, dump_json, load_json
 from ..errors import RunFileError
 from ._model import Trajectory
 
@@ -51,18 +50,18 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
 
 
 class TrajectoryWriter:
-    """Appends one trajectory per line and fsyncs it: what is written survives a kill -9."""
+    """Appends one trajectory per line and fsyncs it: what is written survives a kill -9; what could not be written
+    (a full disk) is a RecordWriteError and leaves nothing behind, so `--resume` runs that simulation again."""
 
     def __init__(self, path: Path):
-        self._file = path.open("ab")
+        self._path = path
+        self._file = path.open("ab", buffering=0)
         self._lock = anyio.Lock()
 
     async def append(self, trajectory: Trajectory) -> None:
         line = dump_json(trajectory).encode() + b"\n"  # a lone surrogate an agent sent: escaped
         async with self._lock:
-            self._file.write(line)
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            append_line(self._file.fileno(), line, self._path)
 
     def close(self) -> None:
         self._file.close()

@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from shiftbox_servers.kit import EPISODE_SCOPE_KEY
 
+from ..errors import RecordWriteError
 from ..tasks import GoalShifts, Instructions, Task, UserScenario
 from ..trajectory import TRAJECTORIES_FILE, read_trajectories
 from ._gateway import Gateway, serve_http
@@ -67,11 +68,15 @@ async def _serve_stdio(gateway: Gateway, sessions: GatewaySessions, out: Path, l
     async def on_signal() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
+                code = 0
                 with anyio.CancelScope(shield=True):
-                    ended = await sessions.end_all()
-                log(stopped_message(out, ended))
+                    try:
+                        log(stopped_message(out, await sessions.end_all()))
+                    except RecordWriteError as exc:
+                        log(f"error: {exc}")
+                        code = 2
                 sys.stderr.flush()
-                os._exit(0)
+                os._exit(code)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(on_signal)
@@ -97,16 +102,29 @@ class ClientSessions:
             return
         episode_id = scope.get(EPISODE_SCOPE_KEY) or client
         if scope.get("method") == "DELETE":  # written before the client hears back: closed means recorded
-            await self.sessions.client_left(episode_id, client)
+            try:
+                await self.sessions.client_left(episode_id, client)
+            except RecordWriteError as exc:
+                await not_written(exc)(scope, receive, send)
+                return
             await self.app(scope, receive, send)
             return
         self.sessions.client_seen(episode_id, client)
         await self.app(scope, receive, send)
 
 
+def not_written(exc: RecordWriteError) -> Response:
+    """The answer to a session close whose trajectory could not be written (a full disk): 507 Insufficient Storage,
+    the message naming the file and the cause (the session has ended; its trajectory is written later)."""
+    return JSONResponse({"ended": True, "error": str(exc)}, status_code=507)
+
+
 async def _serve_http(gateway: Gateway, sessions: GatewaySessions, port: int, log: Callable[[str], None]) -> None:
     async def end_session(request: Request) -> Response:
-        ended = await sessions.end(request.path_params["episode_id"], dropped=True)
+        try:
+            ended = await sessions.end(request.path_params["episode_id"], dropped=True)
+        except RecordWriteError as exc:
+            return not_written(exc)
         return JSONResponse({"ended": ended}, status_code=200 if ended else 404)
 
     app = gateway.http_app()

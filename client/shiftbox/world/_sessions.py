@@ -9,6 +9,12 @@ per call as it happens, each fsynced; when the session ends (MCP session close, 
 which `shiftbox metrics` scores like any run. A session cut short by a crash (kill -9) is rebuilt from
 `calls.jsonl` by the next `shiftbox serve` on the directory.
 
+A line that cannot be written (a full disk) leaves nothing behind (`append_line`), and nothing happens that is not
+recorded: a call whose line could not be written is undone (its episode is replaced by a fresh one into which the
+recorded calls are made again: the same calls in the same order give the same state) and refused with the JSON-RPC
+error `NOT_RECORDED`; a trajectory that could not be written is kept and written at the next chance (the next
+session end, shutdown), else rebuilt from `calls.jsonl` by the next launch.
+
 Processes coordinate through `.serve/` in the run directory: `lock` (flock, held while numbering a
 session or appending) and `owners/<token>` (flock held for the life of each process, so a session whose
 owner holds no lock any more was cut short).
@@ -28,10 +34,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from shiftbox_servers.kit import ErrorKind, error_result, loads_json
 
+from .._jsonl import append_line
+from ..errors import RecordWriteError
 from ..tasks import Task
 from ..trajectory import (
     TRAJECTORIES_FILE,
@@ -50,6 +59,7 @@ from ._world import (
     World,
     apply_initial_state,
     client_result,
+    episode_id_for,
     tool_message_content,
 )
 
@@ -63,6 +73,9 @@ SERVE_DIR = ".serve"
 ENDED_NAMES_KEPT = 10_000
 """Names of ended sessions remembered, so a call under one is refused instead of opening a new session."""
 GATEWAY_AGENT, GATEWAY_USER = "mcp-client", "none"
+NOT_RECORDED = -32050
+"""JSON-RPC error code (implementation-defined server error) of a tool call the gateway could not record and so
+did not make (a full disk): the message names the file and the cause; calling again once there is room is safe."""
 CUT_SHORT = ("cut short: the gateway stopped before the session ended (crash or kill -9); rebuilt from "
              f"{CALLS_FILE}, final state unknown")
 _TOKEN = re.compile(r"^[0-9]+-[0-9a-f]{8}$")
@@ -139,12 +152,11 @@ class SessionLog:
             _flock(self._lock, fcntl.LOCK_UN if fcntl else 0)
 
     def _append(self, f: IO[bytes], line: dict[str, Any] | str) -> None:
-        """Append one line and fsync it (caller holds the lock)."""
+        """Append one line and fsync it, or raise RecordWriteError leaving none of it (caller holds the lock)."""
         _repair_tail(f)
-        f.seek(0, os.SEEK_END)
-        f.write((line if isinstance(line, str) else json.dumps(line, sort_keys=True)).encode() + b"\n")
         f.flush()
-        os.fsync(f.fileno())
+        text = line if isinstance(line, str) else json.dumps(line, sort_keys=True)
+        append_line(f.fileno(), text.encode() + b"\n", Path(f.name))
 
     def _scan(self) -> list[tuple[int, dict[str, Any]]]:
         """calls.jsonl lines written since the last scan (by any process), with their line numbers."""
@@ -265,6 +277,8 @@ class GatewaySession:
     calls: list[ToolCallRecord] = field(default_factory=list)
     setup_calls: list[ToolCallRecord] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    undone: int = 0
+    """Calls undone because they could not be recorded (each gave the session a fresh episode)."""
 
 
 class GatewaySessions:
@@ -277,6 +291,8 @@ class GatewaySessions:
         self._sessions: dict[str, GatewaySession] = {}
         self._clients: dict[str, set[str]] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
+        self._unwritten: list[Trajectory] = []
+        """Trajectories of ended sessions that could not be written yet (a full disk), oldest first."""
         self._closed = False
 
     def recover(self) -> int:
@@ -295,9 +311,13 @@ class GatewaySessions:
             if episode_id in self._ended:  # never reopened empty under the same name
                 return error_result(ErrorKind.NOT_FOUND, f"session {episode_id!r} has ended (its trajectory is "
                                     "written); connect under a new name for a new session")
-            session = await self._session(episode_id, client)
-            async with session.lock:  # one call at a time per episode: the recorded order is the real one
-                return await self._call(session, name, arguments)
+            try:
+                session = await self._session(episode_id, client)
+                async with session.lock:  # one call at a time per episode: the recorded order is the real one
+                    return await self._call(session, name, arguments)
+            except RecordWriteError as exc:
+                raise MCPError(NOT_RECORDED, f"the call was not recorded, so it was not made: {exc}, then call "
+                                             "again", {"kind": "not_recorded"}) from None
 
         return call
 
@@ -316,12 +336,18 @@ class GatewaySessions:
                 except InfrastructureError as exc:  # never serve a session from the wrong state; the next call
                     self._sessions.pop(episode_id, None)  # starts anew; this one is written as what it was
                     self._log_setup(session)
-                    self.log.append_trajectory(self._trajectory(
+                    self.append_trajectory(self._trajectory(
                         number, episode_id, session.setup_calls, [],
                         Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure"), {},
                         client))
                     raise
-                self._log_setup(session)
+                try:
+                    self._log_setup(session)
+                except RecordWriteError:  # its setup is undone with its episode; the next call starts anew
+                    self._sessions.pop(episode_id, None)
+                    with contextlib.suppress(InfrastructureError):
+                        await session.episode.close()
+                    raise
         return session
 
     def _log_setup(self, session: GatewaySession) -> None:
@@ -332,11 +358,32 @@ class GatewaySessions:
         turn = len(session.calls)
         record = await session.episode.call(name, arguments, call_id=f"call_{turn}", message_index=2 * turn,
                                             agent_turn=turn)
+        try:
+            self.log.record(session.number, session.episode_id, record, setup=False)
+        except RecordWriteError:
+            await self._undo_unrecorded(session)
+            raise
         session.calls.append(record)
-        self.log.record(session.number, session.episode_id, record, setup=False)
         if self._log is not None:
             self._log(call_line(session.client, f"{self.task.id}#{session.number}", record))
         return client_result(record)
+
+    async def _undo_unrecorded(self, session: GatewaySession) -> None:
+        """Undo a call that was made but could not be recorded: the episode is replaced by a fresh one into which
+        the recorded calls are made again (episodes are deterministic: the same calls in the same order give the
+        same results and state). Results that differ are an InfrastructureError."""
+        with contextlib.suppress(InfrastructureError):
+            await session.episode.close()
+        session.undone += 1
+        session.episode = self.world.episode(episode_id_for(f"gw{session.number}-{session.episode_id}",
+                                                            f"undo{session.undone}"))
+        for record in [*session.setup_calls, *session.calls]:
+            again = await session.episode.call(record.name, record.arguments, call_id=record.call_id,
+                                               message_index=record.message_index, agent_turn=record.agent_turn)
+            if (again.result, again.is_error) != (record.result, record.is_error):
+                raise InfrastructureError(
+                    f"could not undo a call that was not recorded: remaking {record.call_id} ({record.name}) in a "
+                    f"fresh episode gave another result; session {session.episode_id!r} cannot go on")
 
     def _trajectory(self, number: int, episode_id: str, setup: list[ToolCallRecord], calls: list[ToolCallRecord],
                     termination: Termination, final_state: dict[str, str], client: McpClientInfo | None,
@@ -389,16 +436,43 @@ class GatewaySessions:
                 final_state[self.world.domain.name] = await session.episode.close()
             except InfrastructureError as exc:
                 termination = Termination(reason="infrastructure_error", detail=str(exc), blame="infrastructure")
-            self.log.append_trajectory(self._trajectory(session.number, episode_id, session.setup_calls,
+            try:
+                self.append_trajectory(self._trajectory(session.number, episode_id, session.setup_calls,
                                                         session.calls, termination, final_state, session.client))
+            except RecordWriteError as exc:
+                raise RecordWriteError(f"session {episode_id!r} ended, but its trajectory is not written yet: {exc}; "
+                                       "it is written at the next session end or at shutdown once there is room "
+                                       f"(its calls are in {CALLS_FILE})") from exc
         return True
 
+    def append_trajectory(self, trajectory: Trajectory) -> None:
+        """Append a trajectory, after those that could not be written before (in the order they ended); one that
+        cannot be written now is kept for the next chance, and the RecordWriteError raised."""
+        self._unwritten.append(trajectory)
+        self._write_unwritten()
+
+    def _write_unwritten(self) -> None:
+        while self._unwritten:
+            self.log.append_trajectory(self._unwritten[0])
+            self._unwritten.pop(0)
+
     async def end_all(self) -> int:
-        """End every open session (shutdown); idempotent."""
+        """End every open session (shutdown); idempotent. Trajectories that still cannot be written (a full disk)
+        are a RecordWriteError once every session is ended: the next launch rebuilds them from calls.jsonl."""
         ids = sorted(self._sessions, key=lambda e: self._sessions[e].number)
         for episode_id in ids:
-            await self.end(episode_id)
+            with contextlib.suppress(RecordWriteError):  # kept in _unwritten
+                await self.end(episode_id)
+        cause = None
         if not self._closed:
+            try:
+                self._write_unwritten()
+            except RecordWriteError as exc:
+                cause = exc
             self._closed = True
             self.log.close()
+        if cause is not None:
+            raise RecordWriteError(f"{len(self._unwritten)} ended sessions are not written ({cause}); their calls "
+                                   f"are in {self.out / CALLS_FILE}: the next `shiftbox serve --out {self.out}` rebuilds "
+                                   "them (final state unknown)")
         return len(ids)

@@ -42,6 +42,7 @@ from ._episode import (
     Episode,
     EpisodeStore,
     current_episode_id,
+    is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, replay
@@ -212,7 +213,11 @@ class DomainServer:
                 result = spec.fn(episode, **arguments)
         except DomainError as exc:
             return error_result(exc.kind, str(exc), field=exc.field)
-        except Exception:
+        except Exception as exc:
+            if is_full(exc):
+                return error_result(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
+                                    f"{spec.name} could not write; no change was made. Reads still work; for more "
+                                    "writes, start a new episode")
             logger.exception("tool %s crashed in episode %s", spec.name, episode_id)
             return error_result(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
         episode.succeeded.add(spec.name)
@@ -338,14 +343,14 @@ class DomainServer:
         async def state_digest() -> str:
             """The episode's state digest (for the harness, not the agent)."""
             ep = self.episode()
-            return json.dumps(
-                {"episode": ep.id, "digest": ep.digest(), "tool_calls": ep.tool_calls, "now": ep.now_iso()}
-            )
+            tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
+            return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
+                               "now": now})
 
         @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
         async def state_diff() -> str:
             """Rows the episode added, removed or changed relative to the snapshot."""
-            return json.dumps(self.episode().diff(), sort_keys=True)
+            return json.dumps(await self.episode().read_diff(), sort_keys=True)
 
         @mcp.resource(SNAPSHOT_URI, mime_type="application/json")
         def snapshot_manifest() -> str:

@@ -147,8 +147,9 @@ def state_diff(base: sqlite3.Connection, current: sqlite3.Connection) -> dict[st
     """Rows added, removed and changed per table, read from the change log (net effect only)."""
     logged = current.execute(f'SELECT DISTINCT tbl, pk FROM "{CHANGE_LOG}" ORDER BY tbl, pk').fetchall()
     diff: dict[str, Any] = {}
+    keys: dict[str, list[str]] = {}
     for table, key_json in logged:
-        pk, key = primary_key(current, table), json.loads(key_json)
+        pk, key = keys.get(table) or keys.setdefault(table, primary_key(current, table)), json.loads(key_json)
         before, after = _row(base, table, pk, key), _row(current, table, pk, key)
         if before == after:
             continue
