@@ -17,7 +17,7 @@ import pytest
 from shiftbox.runs import score_run
 from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN, alive, children
-from tests.client.test_serve import PHONE, SHIFTBOX, raw_http_session, serve_http, stop
+from tests.client.serve.test_serve import PHONE, SHIFTBOX, raw_http_session, serve_http, stop
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -80,7 +80,8 @@ def test_kill_9_of_serve_then_resume_rebuilds_cut_short_sessions_and_never_reuse
 
 
 def test_every_recorded_call_is_fsynced(tmp_path, monkeypatch):
-    from shiftbox.world import CALLS_FILE, GatewaySessions, open_session_task, open_world
+    from shiftbox.serve import CALLS_FILE, GatewaySessions, open_session_task
+    from shiftbox.world import open_world
 
     synced: list[str] = []
     real_fsync = os.fsync

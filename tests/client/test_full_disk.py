@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 
 from shiftbox.cli import app
 from shiftbox.errors import RecordWriteError
+from shiftbox.serve import open_session_task, serve_sessions
 from shiftbox.trajectory import read_trajectories
-from shiftbox.world import open_session_task, serve_sessions
 from shiftbox_servers.kit import get_domain
 from tests.client.full_disk import FullDisk
 from tests.client.harness import HANDWRITTEN

@@ -73,7 +73,7 @@ def test_bad_choices_from_python_are_plan_errors_naming_the_choices(tmp_path):
     """The CLI's typer choices never reach these checks; a Python caller does, and gets the same guidance."""
     import pytest
 
-    from shiftbox.runs import serve_gateway
+    from shiftbox.serve import serve_gateway
 
     tasks = REPO / "snapshots/banking/v1/tasks-handwritten.json"
     with pytest.raises(shiftbox.RunPlanError, match="'docker-compose' is not one of inproc, stdio, http, docker"):

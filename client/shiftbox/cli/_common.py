@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..replay import TOOLS_MODES
-from ..runs import AGENT_POLICIES, COMPAT_MODES, EXECUTORS, TRANSPORTS
+from ..runs import AGENT_POLICIES, COMPAT_MODES, EXECUTORS
+from ..serve import TRANSPORTS
 from ..trajectory import describe_invalid
 from ..world import SERVER_MODES
 

@@ -1,4 +1,4 @@
-"""`shiftbox serve`: the recording gateway for any MCP client (`shiftbox.runs.serve_gateway`), each session a
+"""`shiftbox serve`: the recording gateway for any MCP client (`shiftbox.serve.serve_gateway`), each session a
 trajectory `shiftbox metrics` scores."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import typer
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..runs import RecordWriteError, RunDirError, RunPlanError, serve_gateway
-from ..trajectory import RunFileError
-from ..world import InfrastructureError, stopped_message
+from ..errors import InfrastructureError, RecordWriteError, RunDirError, RunFileError, RunPlanError
+from ..serve import serve_gateway, stopped_message
 from ._common import ServerModeChoice, TransportChoice, err, fail
 
 

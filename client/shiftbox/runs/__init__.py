@@ -14,7 +14,7 @@ from ._files import (
     run_dirs,
     write_run_metadata,
 )
-from ._plan import RunPlan, default_workers, plan_run, resolve_snapshot
+from ._plan import RunPlan, check_server_mode, default_workers, plan_run, resolve_snapshot
 from ._preflight import preflight_run
 from ._record import (
     CASSETTES,
@@ -41,7 +41,6 @@ from ._score import (
     score_trajectories,
     write_metrics_file,
 )
-from ._serve import TRANSPORTS, serve_gateway, session_task
 from ._simulations import (
     EXECUTORS,
     Executor,
@@ -60,6 +59,6 @@ __all__ = [
     "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
-    "write_metrics_file", "write_run_metadata", "read_report_inputs", "TRANSPORTS", "serve_gateway", "session_task",
+    "write_metrics_file", "write_run_metadata", "read_report_inputs", "check_server_mode",
     "SimulationJob", "open_simulations", "NotScored", "RunSummary", "summarize_run",
 ]

@@ -14,17 +14,17 @@ from ._docker import (
     image_ref,
     inspect_image,
 )
-from ._gateway import Gateway, GatewayLink, RunGateway, open_run_gateway, serve_http
+from ._gateway import (
+    CallRoute,
+    Gateway,
+    GatewayLink,
+    McpClientInfo,
+    RunGateway,
+    open_run_gateway,
+    serve_http,
+)
 from ._open import open_world
 from ._output_schemas import CompiledOutputSchemas, compile_output_schemas
-from ._serve import (
-    OPEN_SESSION_TASK,
-    ClientSessions,
-    open_session_task,
-    serve_sessions,
-    stopped_message,
-)
-from ._sessions import CALLS_FILE, GATEWAY_AGENT, GATEWAY_USER, GatewaySessions, run_dir_lock
 from ._world import (
     SERVER_MODES,
     CallOutcome,
@@ -39,10 +39,10 @@ from ._world import (
 )
 
 __all__ = [
-    "CALLS_FILE", "CrossEpisode", "CrossWorld", "namespaced_tool", "snapshot_dirs", "GATEWAY_AGENT", "GATEWAY_USER", "OPEN_SESSION_TASK", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
-    "ClientSessions", "CompiledOutputSchemas", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "GatewaySessions", "Image",
-    "InfrastructureError", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
+    "CallRoute", "CrossEpisode", "CrossWorld", "namespaced_tool", "snapshot_dirs", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",
+    "CompiledOutputSchemas", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "Image",
+    "InfrastructureError", "McpClientInfo", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
     "apply_initial_state", "check_server", "client_result", "compile_output_schemas", "docker_command", "episode_id_for", "find_image",
-    "image_ref", "inspect_image", "open_run_gateway", "open_session_task", "open_world", "run_dir_lock",
-    "serve_http", "serve_sessions", "stopped_message", "tool_message_content",
+    "image_ref", "inspect_image", "open_run_gateway", "open_world",
+    "serve_http", "tool_message_content",
 ]

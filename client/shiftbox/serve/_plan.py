@@ -1,5 +1,5 @@
 """`shiftbox serve` as a run: the session log directory (a run directory any number of launches share) and the
-task its sessions are scored against, then the gateway (`shiftbox.world.serve_sessions`) until it stops."""
+task its sessions are scored against, then the gateway (`serve_sessions`) until it stops."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ import anyio
 from shiftbox_servers.kit import get_domain
 
 from ..errors import RunPlanError
-from ..tasks import Task, TaskFile, load_task_file
-from ..world import (
-    GATEWAY_AGENT,
-    GATEWAY_USER,
-    open_session_task,
-    run_dir_lock,
-    serve_sessions,
+from ..runs import (
+    RUN_FILE,
+    RunConfig,
+    RunMetadata,
+    check_server_mode,
+    prepare_run_dir,
+    task_file_digest,
 )
-from ._config import RunConfig, RunMetadata, task_file_digest
-from ._files import RUN_FILE, prepare_run_dir
-from ._plan import check_server_mode
+from ..tasks import Task, TaskFile, load_task_file
+from ._serve import open_session_task, serve_sessions
+from ._sessions import GATEWAY_AGENT, GATEWAY_USER, run_dir_lock
 
 TRANSPORTS = ("http", "stdio")
 

@@ -21,8 +21,7 @@ from shiftbox_servers.kit import EPISODE_SCOPE_KEY
 from ..errors import RecordWriteError
 from ..tasks import GoalShifts, Instructions, Task, UserScenario
 from ..trajectory import TRAJECTORIES_FILE, read_trajectories
-from ._gateway import Gateway, serve_http
-from ._open import open_world
+from ..world import Gateway, open_world, serve_http
 from ._sessions import CALLS_FILE, GatewaySessions
 
 OPEN_SESSION_TASK = "open-session"

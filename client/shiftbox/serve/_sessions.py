@@ -40,7 +40,7 @@ from mcp_types import CallToolResult
 from shiftbox_servers.kit import ErrorKind, error_result, loads_json
 
 from .._jsonl import append_line
-from ..errors import RecordWriteError
+from ..errors import InfrastructureError, RecordWriteError
 from ..tasks import Task
 from ..trajectory import (
     TRAJECTORIES_FILE,
@@ -52,10 +52,10 @@ from ..trajectory import (
     Trajectory,
     read_trajectories,
 )
-from ._gateway import CallRoute, McpClientInfo
-from ._world import (
+from ..world import (
+    CallRoute,
     EpisodeClient,
-    InfrastructureError,
+    McpClientInfo,
     World,
     apply_initial_state,
     client_result,
