@@ -4,6 +4,7 @@
 - No import circle, between the top-level packages of `shiftbox` and of `shiftbox_servers` or between modules,
   counting imports inside functions too (a lazy import is still a dependency); only `TYPE_CHECKING` is exempt.
 - No shipped code drives the CLI through typer's test runner: library functions do what commands do.
+- Packages import only what docs/architecture.md allows them (its floor tables are read here).
 - The CLI stays thin: a command module imports no private module or name of another package, and a command's body
   (its docstring aside) is at most `COMMAND_LINES` lines: parse, call one library function, print.
 - Tests, benchmarks and examples import no private module (`shiftbox.runs._plan`): what they need is exported.
@@ -208,6 +209,57 @@ def test_the_thin_cli_rules_catch_a_fat_command(tmp_path):
     (tmp_path / "fat.py").write_text(f"import typer\nfrom typing import Annotated\n\n\n"
                                      f"def fat(n: Annotated[int, typer.Option()] = 1) -> None:\n    \"\"\"Doc.\"\"\"\n{body}\n")
     assert command_bodies(tmp_path) == {"fat.py:fat": COMMAND_LINES + 1}
+
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def documented_floors(text: str) -> dict[str, dict[str, set[str]]]:
+    """docs/architecture.md's floor tables: distribution -> package -> the packages it may import."""
+    tables: dict[str, dict[str, set[str]]] = {}
+    current = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] == "floor":
+            current = tables.setdefault(cells[1].strip("`").rstrip("."), {})
+        elif current is not None and len(cells) == 4 and cells[0].isdigit():
+            allowed = {c.strip().strip("`") for c in cells[2].split(",")} - {"—", ""}
+            current[cells[1].strip("`")] = allowed
+    return tables
+
+
+def package_imports(package: str) -> dict[str, set[str]]:
+    """Each package (or root module) of a distribution -> the others of the same distribution it imports."""
+    def top(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    found: dict[str, set[str]] = {top(m).split(".", 1)[1]: set() for m in module_names(PACKAGES[package]) if "." in m}
+    for i in every_import(package):
+        if i.target.split(".")[0] == package and "." in i.target and top(i.source) != top(i.target):
+            found[top(i.source).split(".", 1)[1]].add(top(i.target).split(".", 1)[1])
+    return found
+
+
+def undocumented(actual: dict[str, set[str]], allowed: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Package -> what it imports beyond its row (a package without a row: everything, or `["(no row)"]`)."""
+    return {p: sorted(used - allowed[p]) if p in allowed else ["(no row)"] for p, used in sorted(actual.items())
+            if p not in allowed or used - allowed[p]}
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_packages_import_only_what_docs_architecture_allows(package):
+    allowed = documented_floors(ARCHITECTURE.read_text(encoding="utf-8"))[package]
+    beyond = undocumented(package_imports(package), allowed)
+    assert not beyond, f"imports docs/architecture.md does not allow (add a row, or the name to the row, if no " \
+                       f"circle results): {beyond}"
+
+
+def test_the_architecture_rule_catches_an_import_beyond_its_row():
+    table = "| floor | `pkg.` | may import | what |\n|---|---|---|---|\n| 0 | `tasks` | — | x |\n| 1 | `runs` | `tasks` | y |\n"
+    floors = documented_floors(table)["pkg"]
+    assert floors == {"tasks": set(), "runs": {"tasks"}}
+    assert undocumented({"tasks": set(), "runs": {"tasks", "world"}, "cli": {"runs"}}, floors) == \
+        {"cli": ["(no row)"], "runs": ["world"]}
 
 
 def test_no_shipped_code_drives_the_cli_through_the_test_runner():
