@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp import Client
@@ -96,3 +98,17 @@ def assert_custom_routes_refuse_foreign_pages(base: str, episode_path: str) -> N
         assert status == 421, f"{method} {path} with Host {FOREIGN_HOST}: {status} {body!r}"
         status, body = http_request(base + path, method, {"Origin": FOREIGN_ORIGIN})
         assert status == 403, f"{method} {path} with Origin {FOREIGN_ORIGIN}: {status} {body!r}"
+
+
+@dataclass(frozen=True)
+class IsolationProbe:
+    """A write in episode one while episode two reads, and what the read shows before and after the write
+    (each domain's `ISOLATION`, tests/servers/<domain>/conftest.py; checked by tests/servers/test_every_domain.py)."""
+
+    write: tuple[str, dict[str, Any]]
+    read: tuple[str, dict[str, Any]]
+    seen: Callable[[dict[str, Any]], Any]
+    before: Any
+    after: Any
+    hidden: tuple[str, str] | None = None
+    """(tool, id field of the write's output): looking the written row up from episode two finds nothing."""
