@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
-from shiftbox_servers.kit import EPISODE_META_KEY, result_error
+from shiftbox_servers.kit import EPISODE_META_KEY, DomainServer, get_domain, result_error
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None,
@@ -112,3 +113,19 @@ class IsolationProbe:
     after: Any
     hidden: tuple[str, str] | None = None
     """(tool, id field of the write's output): looking the written row up from episode two finds nothing."""
+
+
+def domain_fixtures(domain: str, client: str) -> tuple[Any, Any]:
+    """A domain's own fixtures, for its tests/servers/<domain>/conftest.py: `<domain>_snapshot` (its hand-written
+    snapshot) and `client` (an in-memory client of its server on that snapshot)."""
+
+    @pytest.fixture(name=f"{domain}_snapshot")
+    def snapshot(snapshot_of):
+        return snapshot_of(domain)
+
+    @pytest.fixture(name=client)
+    async def connected(snapshot_of):
+        async with Client(DomainServer(get_domain(domain), snapshot_of(domain)).mcp) as session:
+            yield session
+
+    return snapshot, connected

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from mcp import Client
-
 from shiftbox_servers.airline import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
-from tests.servers.helpers import IsolationProbe, fixture_snapshot
+from shiftbox_servers.kit import Snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
 FLIGHTS = [
@@ -141,13 +138,4 @@ ISOLATION = IsolationProbe(
     ("get_reservation_details", "reservation_id"))
 
 
-@pytest.fixture
-def airline_snapshot(snapshot_of) -> Snapshot:
-    return snapshot_of("airline")
-
-
-@pytest.fixture
-async def air(airline_snapshot):
-    """An in-memory client of the airline server on the hand-written snapshot."""
-    async with Client(DomainServer(get_domain("airline"), airline_snapshot).mcp) as client:
-        yield client
+airline_snapshot, air = domain_fixtures("airline", "air")

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from mcp import Client
-
 from shiftbox_servers.banking import CLOCK_START, new_database
-from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
-from tests.servers.helpers import IsolationProbe, fixture_snapshot
+from shiftbox_servers.kit import Snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 CUSTOMERS = [
     ("cust_a", "Ana Lopez", "1990-01-02", "ana@example.com", "+15550001111", "1 Main St", "Austin", "TX", "73301", "2024-01-01T00:00:00"),
@@ -70,13 +67,4 @@ ISOLATION = IsolationProbe(
     ("get_dispute", "dispute_id"))
 
 
-@pytest.fixture
-def banking_snapshot(snapshot_of) -> Snapshot:
-    return snapshot_of("banking")
-
-
-@pytest.fixture
-async def bank(banking_snapshot):
-    """An in-memory client of the banking server on the hand-written snapshot."""
-    async with Client(DomainServer(get_domain("banking"), banking_snapshot).mcp) as client:
-        yield client
+banking_snapshot, bank = domain_fixtures("banking", "bank")

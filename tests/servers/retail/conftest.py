@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from mcp import Client
-
-from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
+from shiftbox_servers.kit import Snapshot
 from shiftbox_servers.retail import CLOCK_START, new_database
-from tests.servers.helpers import IsolationProbe, fixture_snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 
 def _o(**options: str) -> str:
@@ -128,13 +125,4 @@ ISOLATION = IsolationProbe(
     lambda res: res["status"], "pending", "cancelled")
 
 
-@pytest.fixture
-def retail_snapshot(snapshot_of) -> Snapshot:
-    return snapshot_of("retail")
-
-
-@pytest.fixture
-async def shop(retail_snapshot):
-    """An in-memory client of the retail server on the hand-written snapshot."""
-    async with Client(DomainServer(get_domain("retail"), retail_snapshot).mcp) as client:
-        yield client
+retail_snapshot, shop = domain_fixtures("retail", "shop")
