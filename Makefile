@@ -6,11 +6,11 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 VENV := .venv
 RUN := $(UV) run --no-sync
-SNAPSHOTS := $(foreach d,banking retail airline echo,snapshots/$(d)/v1/db.sqlite)
+SNAPSHOTS := snapshots-present
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
-.PHONY: help demo test lint bench attacks snapshots tasks images env uv clean
+.PHONY: help demo test lint bench attacks snapshots snapshots-present tasks images env uv clean
 
 help:
 	@echo "make demo       run the offline demo evaluation"
@@ -31,20 +31,24 @@ $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.
 	$(UV) sync --locked --all-packages --all-extras
 	@touch $@
 
-snapshots/%/v1/db.sqlite:
-	$(MAKE) env
-	$(RUN) shiftbox snapshots build $*
+# Every installed domain's snapshot (`shiftbox snapshots list`), built when absent.
+snapshots-present: env
+	@domains=$$($(RUN) shiftbox snapshots list) || exit 1; for d in $$domains; do \
+		[ -e snapshots/$$d/v1/db.sqlite ] || $(RUN) shiftbox snapshots build $$d || exit 1; \
+	done
 
 snapshots: env
 	$(RUN) shiftbox snapshots build
 
 # The committed generated task sets; rerun after changing a domain's tools, snapshot or missions, or the
-# generator (docs/tasks.md). Same snapshot, n and seed -> byte-identical files.
+# generator (docs/tasks.md). Same snapshot, n and seed -> byte-identical files. Every domain with task missions
+# gets its set; the cross-domain set keeps the domains it names (add one: docs/adding-a-domain.md).
 tasks: env $(SNAPSHOTS)
-	for d in banking retail airline; do \
+	domains=$$($(RUN) shiftbox snapshots list --tasks) || exit 1; for d in $$domains; do \
 		$(RUN) shiftbox tasks generate $$d --n 150 --seed 7 --out snapshots/$$d/v1/tasks.json || exit 1; \
 	done
-	$(RUN) shiftbox tasks generate-cross banking,retail,airline --per-pair 11 --seed 7 --out tasks/cross-domain.json
+	$(RUN) shiftbox tasks generate-cross $$($(RUN) python -c 'import json; print(json.load(open("tasks/cross-domain.json"))["domain"])') \
+		--per-pair 11 --seed 7 --out tasks/cross-domain.json
 
 # The interop tests' MCP clients (pinned npm packages, tests/interop/package-lock.json) are installed
 # when node and npm exist; without them, or if the install fails, those tests skip and say why.

@@ -52,9 +52,9 @@ sys.path.insert(0, str(REPO))  # the attacks live in tests/ (imported, never cop
 
 from http_load import Episode, health, server_pid  # noqa: E402
 
-from shiftbox_servers.kit import get_domain, http_server_process  # noqa: E402
+from shiftbox_servers.kit import get_domain, http_server_process, task_domains  # noqa: E402
 
-DOMAINS = ["banking", "retail", "airline"]
+DOMAINS = task_domains()
 CUSTOMER = "cust_0001"  # a banking customer of the default snapshot
 SHIFTBOX = [sys.executable, "-m", "shiftbox.cli"]
 

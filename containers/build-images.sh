@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the domain server images shiftbox-<domain>:<shiftbox-servers version>, offline.
 #
-#   containers/build-images.sh                  # banking retail airline
+#   containers/build-images.sh                  # every domain with tasks (`shiftbox snapshots list --tasks`)
 #   containers/build-images.sh banking          # just one
 #
 # 1. requirements: `uv export --frozen` of shiftbox-servers' dependencies (hashes from uv.lock);
@@ -34,7 +34,7 @@ VENV_PY=$REPO/.venv/bin/python
 "$DOCKER" info >/dev/null 2>&1 || { echo "build-images.sh: no Docker engine reachable via $DOCKER; see docs/containers.md" >&2; exit 2; }
 
 domains=("$@")
-[ ${#domains[@]} -gt 0 ] || domains=(banking retail airline)
+[ ${#domains[@]} -gt 0 ] || mapfile -t domains < <("$REPO/.venv/bin/shiftbox" snapshots list --tasks)
 
 BUILD=$REPO/containers/build
 CONTEXT=$BUILD/context

@@ -16,11 +16,11 @@ from shiftbox.tasks import load_task_file
 from shiftbox.testing import fake_openai
 from shiftbox.trajectory import read_trajectories
 from shiftbox.world import open_world
-from shiftbox_servers.kit import get_domain, is_graph_refusal
+from shiftbox_servers.kit import get_domain, is_graph_refusal, task_domains
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()
-DOMAINS = ["banking", "retail", "airline"]
+DOMAINS = task_domains()
 
 
 def retail_login_and_order() -> tuple[dict, dict]:

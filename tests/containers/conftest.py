@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from shiftbox.world import DockerError, Image, docker_command, image_ref, inspect_image
+from shiftbox_servers.kit import task_domains
 from tests.conftest import REPO
 
-DOMAINS = ("banking", "retail", "airline")
+DOMAINS = task_domains()
 ENABLE = "run `make images` with a Docker engine running (.ci/run does both in CI); see docs/containers.md"
 
 

@@ -1,82 +1,58 @@
-"""Each domain's hand-written snapshot (its data: `<domain>/conftest.py`), a server over it and an
-in-memory client, for every server test; `every_domain` parametrizes a test over the three domains."""
+"""Each domain's hand-written snapshot (its data and what its tests know of it: `<domain>/conftest.py`), and
+`every_domain`, which parametrizes a test over every installed domain with tasks (`task_domains()`): a new
+domain is tested once it is installed and has its test folder, with no list edited."""
 
 from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
-from tests.servers.airline import conftest as airline_data
-from tests.servers.banking import conftest as banking_data
-from tests.servers.retail import conftest as retail_data
-
-DOMAINS = ("banking", "retail", "airline")
-CLIENT_FIXTURE = {"banking": "bank", "retail": "shop", "airline": "air"}
-"""Domain -> the fixture holding an in-memory client of its server on the hand-written snapshot."""
+from shiftbox_servers.kit import DomainServer, Snapshot, get_domain, task_domains
 
 
-@pytest.fixture(scope="session")
-def banking_snapshot(tmp_path_factory) -> Snapshot:
-    return banking_data.write_fixture_snapshot(tmp_path_factory.mktemp("banking-fixture"))
-
-
-@pytest.fixture(scope="session")
-def retail_snapshot(tmp_path_factory) -> Snapshot:
-    return retail_data.write_fixture_snapshot(tmp_path_factory.mktemp("retail-fixture"))
+def domain_test_data(domain: str) -> ModuleType:
+    """tests/servers/<domain>/conftest.py: the domain's hand-written snapshot and the facts its tests check."""
+    try:
+        return importlib.import_module(f"tests.servers.{domain}.conftest")
+    except ModuleNotFoundError as exc:
+        if exc.name not in (f"tests.servers.{domain}", f"tests.servers.{domain}.conftest"):
+            raise
+        pytest.fail(f"domain {domain!r} has no tests/servers/{domain}/conftest.py; write its hand-written snapshot "
+                    "(write_fixture_snapshot) and test facts there (docs/adding-a-domain.md)")
 
 
 @pytest.fixture(scope="session")
-def airline_snapshot(tmp_path_factory) -> Snapshot:
-    return airline_data.write_fixture_snapshot(tmp_path_factory.mktemp("airline-fixture"))
+def snapshot_of(tmp_path_factory) -> Callable[[str], Snapshot]:
+    """Domain -> its hand-written snapshot, written once a session."""
+    written: dict[str, Snapshot] = {}
+
+    def snapshot(domain: str) -> Snapshot:
+        if domain not in written:
+            directory = tmp_path_factory.mktemp(f"{domain}-fixture")
+            written[domain] = domain_test_data(domain).write_fixture_snapshot(directory)
+        return written[domain]
+
+    return snapshot
 
 
-@pytest.fixture
-def banking_server(banking_snapshot) -> DomainServer:
-    return DomainServer(get_domain("banking"), banking_snapshot)
-
-
-@pytest.fixture
-def retail_server(retail_snapshot) -> DomainServer:
-    return DomainServer(get_domain("retail"), retail_snapshot)
-
-
-@pytest.fixture
-def airline_server(airline_snapshot) -> DomainServer:
-    return DomainServer(get_domain("airline"), airline_snapshot)
-
-
-@pytest.fixture
-async def bank(banking_server):
-    async with Client(banking_server.mcp) as client:
-        yield client
-
-
-@pytest.fixture
-async def shop(retail_server):
-    async with Client(retail_server.mcp) as client:
-        yield client
-
-
-@pytest.fixture
-async def air(airline_server):
-    async with Client(airline_server.mcp) as client:
-        yield client
-
-
-@pytest.fixture(params=DOMAINS)
+@pytest.fixture(params=task_domains())
 def every_domain(request) -> str:
-    """Each domain's name in turn."""
+    """Each installed domain with tasks, in turn."""
     return request.param
 
 
 @pytest.fixture
-def domain_snapshot(every_domain, request) -> Snapshot:
+def domain_snapshot(every_domain, snapshot_of) -> Snapshot:
     """The hand-written snapshot of `every_domain`."""
-    return request.getfixturevalue(f"{every_domain}_snapshot")
+    return snapshot_of(every_domain)
 
 
 @pytest.fixture
-def domain_client(every_domain, request) -> Client:
+async def domain_client(every_domain, domain_snapshot):
     """An in-memory client of `every_domain`'s server on its hand-written snapshot."""
-    return request.getfixturevalue(CLIENT_FIXTURE[every_domain])
+    async with Client(DomainServer(get_domain(every_domain), domain_snapshot).mcp) as client:
+        yield client

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
-from shiftbox_servers.kit import EPISODE_META_KEY, result_error
+from shiftbox_servers.kit import EPISODE_META_KEY, DomainServer, get_domain, result_error
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None,
@@ -96,3 +99,33 @@ def assert_custom_routes_refuse_foreign_pages(base: str, episode_path: str) -> N
         assert status == 421, f"{method} {path} with Host {FOREIGN_HOST}: {status} {body!r}"
         status, body = http_request(base + path, method, {"Origin": FOREIGN_ORIGIN})
         assert status == 403, f"{method} {path} with Origin {FOREIGN_ORIGIN}: {status} {body!r}"
+
+
+@dataclass(frozen=True)
+class IsolationProbe:
+    """A write in episode one while episode two reads, and what the read shows before and after the write
+    (each domain's `ISOLATION`, tests/servers/<domain>/conftest.py; checked by tests/servers/test_every_domain.py)."""
+
+    write: tuple[str, dict[str, Any]]
+    read: tuple[str, dict[str, Any]]
+    seen: Callable[[dict[str, Any]], Any]
+    before: Any
+    after: Any
+    hidden: tuple[str, str] | None = None
+    """(tool, id field of the write's output): looking the written row up from episode two finds nothing."""
+
+
+def domain_fixtures(domain: str, client: str) -> tuple[Any, Any]:
+    """A domain's own fixtures, for its tests/servers/<domain>/conftest.py: `<domain>_snapshot` (its hand-written
+    snapshot) and `client` (an in-memory client of its server on that snapshot)."""
+
+    @pytest.fixture(name=f"{domain}_snapshot")
+    def snapshot(snapshot_of):
+        return snapshot_of(domain)
+
+    @pytest.fixture(name=client)
+    async def connected(snapshot_of):
+        async with Client(DomainServer(get_domain(domain), snapshot_of(domain)).mcp) as session:
+            yield session
+
+    return snapshot, connected

@@ -4,80 +4,38 @@ episodes isolated over streamable HTTP."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import sys
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from shiftbox_servers.kit import SnapshotManifest, get_domain, http_server_process
-from tests.servers.airline.test_strict_arguments import CASES as AIRLINE_CASES
-from tests.servers.banking.test_strict_arguments import CASES as BANKING_CASES
-from tests.servers.conftest import DOMAINS
+from shiftbox_servers.kit import SnapshotManifest, get_domain, http_server_process, task_domains
+from tests.servers.conftest import domain_test_data
 from tests.servers.helpers import assert_tools_list_matches_golden, digest, fails, ok
-from tests.servers.retail.test_strict_arguments import CASES as RETAIL_CASES
 
 HERE = Path(__file__).parent
-TOOL_COUNTS = {"banking": 20, "retail": 16, "airline": 14}
-CLOCK_STARTS = {"banking": "2025-07-01T09:00:00", "retail": "2025-06-16T10:00:00", "airline": "2024-05-15T15:00:00"}
-REJECTED = [(domain, *case) for domain, cases in (("banking", BANKING_CASES), ("retail", RETAIL_CASES),
-                                                   ("airline", AIRLINE_CASES)) for case in cases]
-"""(domain, case, tool, arguments, the field the error must name): calls the SDK alone would accept."""
-STDIO_CALLS = {
-    # domain: (a call that succeeds, (output field, value)), (a call with a wrongly typed argument)
-    "banking": (("lock_card", {"card_id": "card_b1"}, ("status", "Locked")),
-                ("get_statements", {"account_id": "acc_a1", "limit": "3"})),
-    "retail": (("get_order_details", {"order_id": "#W1000003"}, ("status", "delivered")),
-               ("get_order_details", {"order_id": 1000003})),
-    "airline": (("get_reservation_details", {"reservation_id": "AAA111"}, ("user_id", "ana_lopez_1001")),
-                ("update_reservation_baggages", {"reservation_id": "AAA111", "total_baggages": "2",
-                                                 "nonfree_baggages": 0, "payment_id": "x"})),
-}
 
 
+def rejected_cases() -> list[tuple]:
+    """(domain, case, tool, arguments, the field the error must name): calls the SDK alone would accept, from each
+    domain's tests/servers/<domain>/test_strict_arguments.py `CASES`."""
+    cases = []
+    for domain in task_domains():
+        if importlib.util.find_spec(f"tests.servers.{domain}") is None:
+            continue
+        if importlib.util.find_spec(f"tests.servers.{domain}.test_strict_arguments") is not None:
+            module = importlib.import_module(f"tests.servers.{domain}.test_strict_arguments")
+            cases += [(domain, *case) for case in module.CASES]
+    return cases
 
-@dataclass(frozen=True)
-class IsolationProbe:
-    """A write in episode one while episode two reads, and what the read shows before and after the write."""
 
-    write: tuple[str, dict[str, Any]]
-    read: tuple[str, dict[str, Any]]
-    seen: Callable[[dict[str, Any]], Any]
-    before: Any
-    after: Any
-    hidden: tuple[str, str] | None = None
-    """(tool, id field of the write's output): looking the written row up from episode two finds nothing."""
-
-
-BOOKING = {
-    "user_id": "ben_okafor_2002", "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
-    "cabin": "basic_economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20"}],
-    "passengers": [{"first_name": "Ben", "last_name": "Okafor", "dob": "1985-05-05"}],
-    "payment_methods": [{"payment_id": "credit_card_2000001", "amount": 100}],
-    "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no",
-}
-ISOLATION = {
-    "banking": IsolationProbe(
-        ("file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"}),
-        ("get_transactions", {"account_id": "acc_a1"}),
-        lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"], "Posted", "Disputed",
-        ("get_dispute", "dispute_id")),
-    "retail": IsolationProbe(
-        ("cancel_pending_order", {"order_id": "#W1000001", "reason": "no longer needed"}),
-        ("get_order_details", {"order_id": "#W1000001"}),
-        lambda res: res["status"], "pending", "cancelled"),
-    "airline": IsolationProbe(
-        ("book_reservation", BOOKING),
-        ("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}),
-        lambda res: res["flights"][0]["available_seats"]["basic_economy"], 5, 4,
-        ("get_reservation_details", "reservation_id")),
-}
+REJECTED = rejected_cases()
 
 
 @pytest.mark.anyio
@@ -89,7 +47,7 @@ async def test_tools_list_matches_golden(every_domain, domain_client):
 @pytest.mark.anyio
 async def test_published_schemas_are_closed_including_nested_objects(every_domain, domain_client):
     listed = await domain_client.list_tools()
-    assert len(listed.tools) == TOOL_COUNTS[every_domain]
+    assert len(listed.tools) == domain_test_data(every_domain).TOOL_COUNT
     for tool in listed.tools:
         assert tool.input_schema.get("additionalProperties") is False, tool.name
         for name, definition in (tool.input_schema.get("$defs") or {}).items():
@@ -110,7 +68,7 @@ async def test_rejected_with_field_named_and_state_unchanged(domain_client, ever
     assert await digest(domain_client) == before
 
 
-@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("domain", task_domains())
 def test_rebuild_reproduces_committed_manifest(domain, tmp_path):
     dom = get_domain(domain)
     committed = SnapshotManifest.model_validate_json((dom.default_snapshot_dir() / "manifest.json").read_text())
@@ -119,10 +77,10 @@ def test_rebuild_reproduces_committed_manifest(domain, tmp_path):
     assert rebuilt.row_counts == committed.row_counts
     assert (rebuilt.snapshot_version, rebuilt.source, rebuilt.clock_start) == ("v1", "native seed=7",
                                                                                committed.clock_start)
-    assert rebuilt.clock_start.isoformat() == CLOCK_STARTS[domain]
+    assert rebuilt.clock_start.isoformat() == domain_test_data(domain).NATIVE_CLOCK_START
 
 
-@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("domain", task_domains())
 def test_rebuilds_are_byte_identical_and_seeded(domain, tmp_path):
     from importlib import import_module
 
@@ -135,7 +93,7 @@ def test_rebuilds_are_byte_identical_and_seeded(domain, tmp_path):
 
 @pytest.mark.anyio
 async def test_stdio_subprocess_reports_version_and_snapshot(every_domain, domain_snapshot):
-    (tool, arguments, (key, value)), (bad_tool, bad_arguments) = STDIO_CALLS[every_domain]
+    (tool, arguments, (key, value)), (bad_tool, bad_arguments) = domain_test_data(every_domain).STDIO_CALLS
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "shiftbox_servers", every_domain, "--snapshot", str(domain_snapshot.directory)])
@@ -151,7 +109,7 @@ async def test_stdio_subprocess_reports_version_and_snapshot(every_domain, domai
 
 @pytest.mark.anyio
 async def test_http_concurrent_episodes_are_isolated(every_domain, domain_snapshot):
-    probe = ISOLATION[every_domain]
+    probe = domain_test_data(every_domain).ISOLATION
     async with http_server_process(every_domain, domain_snapshot.directory) as base:
         async with Client(f"{base}/episodes/one/mcp") as one, Client(f"{base}/episodes/two/mcp") as two:
             results = {}

@@ -1,7 +1,7 @@
 """`shiftbox demo`: an offline scripted evaluation end to end, comparing the oracle with a flawed agent.
 
-Runs a sample of every domain's generated task set (one trial) with the scripted user against that
-domain's server, once with `scripted:oracle` and once with `scripted:late_ack` (run directories under
+Runs a sample of every domain's generated task set (each installed domain with tasks, `task_domains()`, in
+name order; one trial) with the scripted user against that domain's server, once with `scripted:oracle` and once with `scripted:late_ack` (run directories under
 runs/demo/<agent>/<domain>; each ends with its headline), then prints each agent's own metrics with their 95% intervals, the
 GSRT by persona with the two agents side by side (each persona changes goals its own way), the paired
 comparison (`shiftbox compare runs/demo/oracle runs/demo/late_ack`), and writes one HTML report.
@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, task_domains
 
 from ..report import agents_summary, comparison_table, persona_gsrt_table
 from ..runs import compare_run_dirs, plan_run, write_comparison_report
@@ -25,7 +25,6 @@ from ..users import load_personas
 from .run import print_run_summary, run_with_progress
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
-DEMO_DOMAINS = ("banking", "retail", "airline")
 
 
 def demo_sample(tasks: list[Task]) -> list[str]:
@@ -47,7 +46,7 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
     """
     console = Console(width=160)
     start = time.perf_counter()
-    for domain in DEMO_DOMAINS:
+    for domain in task_domains():
         tasks_file = get_domain(domain).default_snapshot_dir() / "tasks.json"
         sample = demo_sample(load_task_file(tasks_file).tasks)
         for agent in DEMO_AGENTS:

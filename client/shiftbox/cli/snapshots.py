@@ -1,4 +1,4 @@
-"""`shiftbox snapshots build | verify | import`: make and check the frozen databases servers run on."""
+"""`shiftbox snapshots build | list | verify | import`: make and check the frozen databases servers run on."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from shiftbox_servers.kit import (
     registered_domains,
     snapshots_root,
     stamp_tool_contracts,
+    task_domains,
 )
 
 from ._common import fail
@@ -66,6 +67,19 @@ def build(
         d.build_snapshot(directory)
         manifest = stamp_tool_contracts(d, directory)
         _print_manifest(manifest, directory, time.perf_counter() - start)
+
+
+@snapshots_app.command("list")
+def list_domains(
+    tasks: Annotated[bool, typer.Option("--tasks", help="only the domains with task missions (not test fixtures "
+                                                        "such as echo)")] = False,
+) -> None:
+    """Print the installed domains, one a line (what `make` and the container scripts iterate over).
+
+    Example: shiftbox snapshots list --tasks
+    """
+    for name in task_domains() if tasks else sorted(registered_domains()):
+        typer.echo(name)
 
 
 @snapshots_app.command("verify")

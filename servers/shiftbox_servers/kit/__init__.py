@@ -28,6 +28,7 @@ from ._domain import (
     get_domain,
     registered_domains,
     snapshots_root,
+    task_domains,
 )
 from ._episode import (
     CLOSE_META_KEY,
@@ -135,7 +136,7 @@ __all__ = [
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "sqlite_utils_database", "meta_episode_id", "new_database", "open_server",
-    "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "write_snapshot",
+    "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "task_domains", "write_snapshot",
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "cross_domain", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",

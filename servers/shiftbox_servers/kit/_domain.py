@@ -117,6 +117,12 @@ def registered_domains() -> dict[str, Domain]:
     return found
 
 
+def task_domains() -> list[str]:
+    """Names of the installed domains that have task missions (the customer-service domains: tasks, runs, the
+    demo, images); leaves out fixtures such as the kit's `echo`. Every domain-wide list asks this."""
+    return sorted(name for name, domain in registered_domains().items() if domain.missions)
+
+
 @functools.cache
 def get_domain(name: str) -> Domain:
     """Load one installed domain by name (only its own package is imported); several names separated by

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from shiftbox.cli.demo import DEMO_AGENTS, DEMO_DOMAINS, demo, demo_sample
+from shiftbox.cli.demo import DEMO_AGENTS, demo, demo_sample
 from shiftbox.tasks import load_task_file
 from shiftbox.trajectory import read_trajectories
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, task_domains
 
 
 def test_demo_sample_has_every_persona_and_length_of_the_task_file():
-    for domain in DEMO_DOMAINS:
+    for domain in task_domains():
         tasks = load_task_file(get_domain(domain).default_snapshot_dir() / "tasks.json").tasks
         chosen = set(demo_sample(tasks))
         picked = [t for t in tasks if t.id in chosen]
@@ -22,7 +22,7 @@ def test_demo_sample_has_every_persona_and_length_of_the_task_file():
 def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
     demo(tmp_path)
     out = capsys.readouterr().out
-    for domain in DEMO_DOMAINS:
+    for domain in task_domains():
         for agent in DEMO_AGENTS:
             trajectories = read_trajectories(tmp_path / agent.split(":")[1] / domain)
             tasks = load_task_file(get_domain(domain).default_snapshot_dir() / "tasks.json").tasks

@@ -14,7 +14,7 @@ from shiftbox.tasks import ActionSet, load_task_file
 from shiftbox.trajectory import ToolCall
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, task_domains
 
 MISSING = {  # a lookup of an id no snapshot holds: a tool-level not_found
     "banking": ("get_customer_by_id", {"customer_id": "cust_missing"}),
@@ -47,7 +47,7 @@ AGENTS = {"redundant": lambda domain: scripted_agent("redundant"),
           "failed_lookup": FailedLookupAgent}
 
 
-@pytest.fixture(scope="module", params=["banking", "retail", "airline"])
+@pytest.fixture(scope="module", params=task_domains())
 def runs(request):
     domain = request.param
     tasks = {t.id: t for t in load_task_file(get_domain(domain).default_snapshot_dir() / "tasks.json").tasks}

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from shiftbox.generation import generate_tasks
 from shiftbox.tasks import TaskFile
+from shiftbox_servers.kit import task_domains
 from tests.client.harness import REPO
 
-DOMAINS = ("banking", "retail", "airline")
+DOMAINS = task_domains()
 N = 150
 
 

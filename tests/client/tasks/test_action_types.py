@@ -9,10 +9,11 @@ import json
 import pytest
 
 from shiftbox.tasks import Task, action_types_from_notes, load_task_file
+from shiftbox_servers.kit import task_domains
 from tests.client.harness import REPO
 
 OLD_NOTES = "generator v2 seed=7; subject c1; action types: authentication=single, insights=chat, dispute=clarify"
-GENERATED = [REPO / "snapshots" / d / "v1" / "tasks.json" for d in ("banking", "retail", "airline")] + \
+GENERATED = [REPO / "snapshots" / d / "v1" / "tasks.json" for d in task_domains()] + \
     [REPO / "tasks" / "cross-domain.json"]
 
 

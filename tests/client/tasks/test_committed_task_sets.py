@@ -13,9 +13,9 @@ from shiftbox.cli import app
 from shiftbox.runs import score_run
 from shiftbox.tasks import load_task_file, validate_tasks
 from shiftbox.users import load_personas
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, task_domains
 
-DOMAINS = ["banking", "retail", "airline"]
+DOMAINS = task_domains()
 runner = CliRunner()
 
 

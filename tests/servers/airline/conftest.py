@@ -9,7 +9,7 @@ from pathlib import Path
 
 from shiftbox_servers.airline import CLOCK_START, new_database
 from shiftbox_servers.kit import Snapshot
-from tests.servers.helpers import fixture_snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 AIRPORTS = [("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"), ("SEA", "Seattle")]
 FLIGHTS = [
@@ -115,3 +115,27 @@ def write_fixture_snapshot(directory: Path) -> Snapshot:
     tables = [("saved_passengers", SAVED), ("payment_methods", METHODS), ("reservations", RESERVATIONS),
               ("reservation_flights", LEGS), ("reservation_passengers", PASSENGERS), ("payments", PAYMENTS)]
     return fixture_snapshot(db, directory, domain="airline", clock_start=CLOCK_START, tables=tables)
+
+
+# What tests/servers/test_every_domain.py checks of this domain.
+TOOL_COUNT = 14
+NATIVE_CLOCK_START = "2024-05-15T15:00:00"
+"""The native snapshot's episode clock start."""
+STDIO_CALLS = (("get_reservation_details", {"reservation_id": "AAA111"}, ("user_id", "ana_lopez_1001")),
+               ("update_reservation_baggages", {"reservation_id": "AAA111", "total_baggages": "2",
+                                                "nonfree_baggages": 0, "payment_id": "x"}))
+"""(a call that succeeds, (output field, value)), (a call with a wrongly typed argument)."""
+ISOLATION = IsolationProbe(
+    ("book_reservation", {
+        "user_id": "ben_okafor_2002", "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
+        "cabin": "basic_economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20"}],
+        "passengers": [{"first_name": "Ben", "last_name": "Okafor", "dob": "1985-05-05"}],
+        "payment_methods": [{"payment_id": "credit_card_2000001", "amount": 100}],
+        "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no",
+    }),
+    ("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}),
+    lambda res: res["flights"][0]["available_seats"]["basic_economy"], 5, 4,
+    ("get_reservation_details", "reservation_id"))
+
+
+airline_snapshot, air = domain_fixtures("airline", "air")

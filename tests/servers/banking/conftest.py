@@ -6,7 +6,7 @@ from pathlib import Path
 
 from shiftbox_servers.banking import CLOCK_START, new_database
 from shiftbox_servers.kit import Snapshot
-from tests.servers.helpers import fixture_snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 CUSTOMERS = [
     ("cust_a", "Ana Lopez", "1990-01-02", "ana@example.com", "+15550001111", "1 Main St", "Austin", "TX", "73301", "2024-01-01T00:00:00"),
@@ -51,3 +51,20 @@ def write_fixture_snapshot(directory: Path) -> Snapshot:
               ("transactions", TRANSACTIONS), ("payees", PAYEES), ("payment_requests", PAYMENT_REQUESTS),
               ("disputes", DISPUTES)]
     return fixture_snapshot(new_database(), directory, domain="banking", clock_start=CLOCK_START, tables=tables)
+
+
+# What tests/servers/test_every_domain.py checks of this domain.
+TOOL_COUNT = 20
+NATIVE_CLOCK_START = "2025-07-01T09:00:00"
+"""The native snapshot's episode clock start."""
+STDIO_CALLS = (("lock_card", {"card_id": "card_b1"}, ("status", "Locked")),
+               ("get_statements", {"account_id": "acc_a1", "limit": "3"}))
+"""(a call that succeeds, (output field, value)), (a call with a wrongly typed argument)."""
+ISOLATION = IsolationProbe(
+    ("file_dispute", {"account_id": "acc_a1", "tx_id": "tx_2", "reason_code": "unauthorized"}),
+    ("get_transactions", {"account_id": "acc_a1"}),
+    lambda res: {t["tx_id"]: t["status"] for t in res["transactions"]}["tx_2"], "Posted", "Disputed",
+    ("get_dispute", "dispute_id"))
+
+
+banking_snapshot, bank = domain_fixtures("banking", "bank")

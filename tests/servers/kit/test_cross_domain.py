@@ -15,9 +15,10 @@ from shiftbox_servers.kit import (
     get_domain,
     namespaced,
     split_namespaced,
+    task_domains,
 )
 
-DOMAINS = ("banking", "retail", "airline")
+DOMAINS = task_domains()
 LLM_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 

@@ -25,14 +25,14 @@ REQUEST = {"customer_id": "cust_a", "from_account_id": "acc_a1", "to_payee_id": 
 
 
 @pytest.fixture
-async def graph_shop(retail_snapshot):
-    async with Client(DomainServer(get_domain("retail"), retail_snapshot, dependency_graph=True).mcp) as client:
+async def graph_shop(snapshot_of):
+    async with Client(DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True).mcp) as client:
         yield client
 
 
 @pytest.fixture
-async def graph_bank(banking_snapshot):
-    async with Client(DomainServer(get_domain("banking"), banking_snapshot, dependency_graph=True).mcp) as client:
+async def graph_bank(snapshot_of):
+    async with Client(DomainServer(get_domain("banking"), snapshot_of("banking"), dependency_graph=True).mcp) as client:
         yield client
 
 
@@ -61,9 +61,11 @@ async def test_a_failed_prerequisite_satisfies_nothing_and_episodes_do_not_share
     await fails(graph_shop, "get_order_details", ORDER, "precondition_failed", episode="e5")
 
 
-async def test_the_mode_is_off_by_default(shop, retail_server):
+async def test_the_mode_is_off_by_default(snapshot_of):
+    retail_server = DomainServer(get_domain("retail"), snapshot_of("retail"))
     assert retail_server.graph is None
-    await ok(shop, "get_order_details", ORDER, episode="e6")
+    async with Client(retail_server.mcp) as shop:
+        await ok(shop, "get_order_details", ORDER, episode="e6")
     assert DEPENDENCY_GRAPH_MARK not in (retail_server.mcp.description or "")
 
 
@@ -84,9 +86,9 @@ async def test_a_domain_refusal_is_not_a_graph_refusal(graph_bank):
     assert MISSING_STEPS_KEY not in error and not is_graph_refusal({"error": error})
 
 
-def test_the_server_says_it_enforces_the_graph(retail_snapshot):
-    server = DomainServer(get_domain("retail"), retail_snapshot, dependency_graph=True)
-    plain = DomainServer(get_domain("retail"), retail_snapshot)
+def test_the_server_says_it_enforces_the_graph(snapshot_of):
+    server = DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True)
+    plain = DomainServer(get_domain("retail"), snapshot_of("retail"))
     assert server.mcp.description == f"{plain.mcp.description} {DEPENDENCY_GRAPH_MARK}"
     assert "Dependency-graph mode" in (server.mcp.instructions or "")
     assert "Dependency-graph mode" not in (plain.mcp.instructions or "")

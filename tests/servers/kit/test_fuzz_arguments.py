@@ -15,10 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, ErrorKind, Snapshot, get_domain, result_error
+from shiftbox_servers.kit import (
+    DomainServer,
+    ErrorKind,
+    Snapshot,
+    get_domain,
+    result_error,
+    task_domains,
+)
 
 KINDS = {k.value for k in ErrorKind} - {ErrorKind.INTERNAL.value}
-DOMAINS = ["banking", "retail", "airline"]
+DOMAINS = task_domains()
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False, width=32),
                     st.text(max_size=30), st.sampled_from(["'; DROP TABLE users; --", "%", "\x00", "🙂", "#W2378156",

@@ -14,10 +14,10 @@ import pytest
 from mcp import Client
 from pydantic import ValidationError
 
-from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
+from shiftbox_servers.kit import DomainServer, Snapshot, get_domain, task_domains
 from tests.servers.helpers import call, digest
 
-DOMAINS = ("banking", "retail", "airline")
+DOMAINS = task_domains()
 INVISIBLE = ("\u200b", "\ufeff", "\u180e", "\u2800", "\u3164", "\u200c\u200d", "\u2060", "\u00ad", "\u115f",
              "\u1160", "\uffa0", "\u034f", "\ufe0f", "\u202e", "\U000e0020", " \u200b\t\u3000")
 """Zero-width and format characters (Cf), a soft hyphen, fillers that render blank (Braille blank U+2800, the Hangul

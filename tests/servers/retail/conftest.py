@@ -15,7 +15,7 @@ from pathlib import Path
 
 from shiftbox_servers.kit import Snapshot
 from shiftbox_servers.retail import CLOCK_START, new_database
-from tests.servers.helpers import fixture_snapshot
+from tests.servers.helpers import IsolationProbe, domain_fixtures, fixture_snapshot
 
 
 def _o(**options: str) -> str:
@@ -110,3 +110,19 @@ TABLES = [("products", PRODUCTS), ("variants", VARIANTS), ("users", USERS), ("pa
 def write_fixture_snapshot(directory: Path) -> Snapshot:
     """The hand-written retail snapshot, written into `directory` (the `retail_snapshot` fixture)."""
     return fixture_snapshot(new_database(), directory, domain="retail", clock_start=CLOCK_START, tables=TABLES)
+
+
+# What tests/servers/test_every_domain.py checks of this domain.
+TOOL_COUNT = 16
+NATIVE_CLOCK_START = "2025-06-16T10:00:00"
+"""The native snapshot's episode clock start."""
+STDIO_CALLS = (("get_order_details", {"order_id": "#W1000003"}, ("status", "delivered")),
+               ("get_order_details", {"order_id": 1000003}))
+"""(a call that succeeds, (output field, value)), (a call with a wrongly typed argument)."""
+ISOLATION = IsolationProbe(
+    ("cancel_pending_order", {"order_id": "#W1000001", "reason": "no longer needed"}),
+    ("get_order_details", {"order_id": "#W1000001"}),
+    lambda res: res["status"], "pending", "cancelled")
+
+
+retail_snapshot, shop = domain_fixtures("retail", "shop")
