@@ -266,7 +266,7 @@ def load_round(work: Path, args) -> Round:
     from shiftbox.trajectory import read_trajectories
     from shiftbox_servers.kit import DomainServer, Snapshot
     from tests.client.agents.test_hostile_agent import replayed_digest
-    from tests.client.test_gateway_isolation import serve_http
+    from tests.client.world.test_gateway_isolation import serve_http
 
     round_ = Round("load")
     out = work / "serve"

@@ -7,7 +7,9 @@
 - Packages import only what docs/architecture.md allows them (its floor tables are read here).
 - The CLI stays thin: a command module imports no private module or name of another package, and a command's body
   (its docstring aside) is at most `COMMAND_LINES` lines: parse, call one library function, print.
-- Tests, benchmarks and examples import no private module (`shiftbox.runs._plan`): what they need is exported.
+- Tests, benchmarks and examples import no private module of another package (`shiftbox.runs._plan`): what they
+  need is exported. Test folders mirror the source (`tests/client/runs/` tests `shiftbox.runs` and may import its
+  private modules).
 """
 
 from __future__ import annotations
@@ -274,18 +276,61 @@ def test_no_shipped_code_drives_the_cli_through_the_test_runner():
     assert not offending, "shipped code uses CliRunner (call the library function instead):\n" + "\n".join(offending)
 
 
-def test_tests_bench_and_examples_use_no_private_module():
-    """They use what a user of the packages can: a name a package re-exports, never `pkg._module`."""
+TEST_ROOTS = {"shiftbox": REPO / "tests" / "client", "shiftbox_servers": REPO / "tests" / "servers"}
+
+
+def own_package(path: Path) -> str | None:
+    """The package a test file's folder mirrors (`tests/client/runs/test_x.py` -> `shiftbox.runs`), if any."""
+    for package, root in TEST_ROOTS.items():
+        if root in path.parents and path.parent != root:
+            return f"{package}.{path.relative_to(root).parts[0]}"
+    return None
+
+
+def private_imports(path: Path) -> list[str]:
+    """A file's imports of private modules or names, except its own package's (a test folder mirrors one)."""
+    mine = own_package(path)
+    found = []
+    for i in imports_of(path.stem, path):
+        parts = i.target.split(".")
+        private = parts[0] in PACKAGES and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+        if private and (mine is None or not (i.target == mine or i.target.startswith(mine + "."))):
+            found.append(f"{path.relative_to(REPO)}:{i.line} imports {i.target}")
+    return found
+
+
+def test_tests_bench_and_examples_use_no_private_module_of_another_package():
+    """They use what a user of the packages can, a name a package re-exports, never `pkg._module`; a test may
+    reach into the private modules of the package its folder mirrors (`tests/client/runs/` -> `shiftbox.runs`)."""
     offending = []
     for folder in (REPO / "tests", REPO / "bench", REPO / "examples"):
         for path in sorted(folder.rglob("*.py")):
-            if "node_modules" in path.parts:
-                continue
-            for i in imports_of(path.stem, path):
-                parts = i.target.split(".")
-                if parts[0] in PACKAGES and any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
-                    offending.append(f"{path.relative_to(REPO)}:{i.line} imports {i.target}")
+            if "node_modules" not in path.parts:
+                offending += private_imports(path)
     assert not offending, "private modules imported (export the name from its package):\n" + "\n".join(offending)
+
+
+def test_tests_mirror_the_source():
+    """Every test folder names a package (or module) of the distribution it tests; no test file lies flat except
+    the root package's own (`test_public_api.py`)."""
+    wrong = []
+    for package, root in TEST_ROOTS.items():
+        names = {m.split(".")[1] for m in module_names(PACKAGES[package]) if m.count(".") >= 1}
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"):
+            if any(folder.rglob("test_*.py")) and folder.name not in names:
+                wrong.append(f"{folder.relative_to(REPO)}: no package {package}.{folder.name}")
+    flat = [p.name for p in TEST_ROOTS["shiftbox"].glob("test_*.py")]
+    assert flat == ["test_public_api.py"], f"test files lying flat in tests/client: {sorted(flat)}"
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_test_may_import_only_its_own_packages_private_modules(tmp_path, monkeypatch):
+    monkeypatch.setitem(TEST_ROOTS, "shiftbox", tmp_path / "client")
+    test = tmp_path / "client" / "runs" / "test_x.py"
+    test.parent.mkdir(parents=True)
+    test.write_text("from shiftbox.runs._plan import plan_run\nfrom shiftbox.world._world import World\n")
+    monkeypatch.setattr("tests.test_layers.REPO", tmp_path)
+    assert private_imports(test) == ["client/runs/test_x.py:2 imports shiftbox.world._world.World"]
 
 
 def test_the_rules_catch_a_circle_and_a_cli_import(tmp_path):

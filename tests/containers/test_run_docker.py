@@ -17,7 +17,7 @@ from shiftbox.trajectory import read_trajectories
 from shiftbox.world import DockerError, Image, check_server, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest, get_domain
 from tests.client.harness import HANDWRITTEN
-from tests.client.test_server_faults import TRIALS, run_with_a_kill
+from tests.client.world.test_server_faults import TRIALS, run_with_a_kill
 from tests.containers.conftest import docker_build
 
 runner = CliRunner()

@@ -118,7 +118,7 @@ def test_the_domain_wide_listing_names_it(site):
 EVERY_DOMAIN_TESTS = [
     "tests/servers/test_every_domain.py", "tests/servers/kit/test_fuzz_arguments.py",
     "tests/servers/kit/test_invisible_arguments.py", "tests/client/tasks/test_generate.py",
-    "tests/client/tasks/test_committed_task_sets.py", "tests/client/test_dependency_graph_mode.py",
+    "tests/client/tasks/test_committed_task_sets.py", "tests/client/world/test_dependency_graph_mode.py",
     "tests/client/metrics/test_harmless_calls.py", "tests/containers/test_images.py",
 ]
 """Test files that once parametrized over a hard-coded list of the shipped domains."""

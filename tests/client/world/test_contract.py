@@ -46,7 +46,7 @@ def test_run_records_the_user_simulators_identity(tmp_path):
     assert res.exit_code == 0, res.output
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     trajectory = json.loads((tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()[0])
-    catalog = Path(__file__).resolve().parents[2] / "client" / "shiftbox" / "users" / "personas.json"
+    catalog = Path(__file__).resolve().parents[3] / "client" / "shiftbox" / "users" / "personas.json"
     version = json.loads(catalog.read_text())["schema_version"]
     digest = hashlib.sha256(catalog.read_bytes()).hexdigest()
     for sim in (run["user_simulator"], trajectory["user_simulator"]):

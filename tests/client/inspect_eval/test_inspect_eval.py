@@ -47,7 +47,7 @@ from shiftbox.runs import score_trajectories  # noqa: E402
 from shiftbox.testing import fake_openai  # noqa: E402
 from shiftbox.world import open_world  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HANDWRITTEN = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
 SCORER = "shiftbox_scores"
 

@@ -15,7 +15,7 @@ import pytest
 
 from shiftbox.trajectory import Trajectory
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAGE = REPO / "docs" / "adding-an-agent.md"
 SHIFTBOX = str(Path(sys.executable).with_name("shiftbox"))
 
