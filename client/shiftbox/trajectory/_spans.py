@@ -55,7 +55,7 @@ def goal_spans(messages: Sequence[Message], shifts: Sequence[GoalShift] | None, 
             if starts[i] <= starts[i - 1]:  # a stacked request's later goal: current once the user turns to it
                 starts[i] = next((m.index for m in messages if m.role == "user" and m.index > starts[i - 1]
                                   and m.goal == goals[i]), n)
-        ends = starts[1:] + [n]
+        ends = starts[1:] + [n] if starts else []
     else:
         ends = [next((later for later in starts[i + 1:] if later > start), n) for i, start in enumerate(starts)]
     opening = _first_goal(messages)

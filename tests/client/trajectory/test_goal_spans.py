@@ -59,3 +59,5 @@ def test_read_off_the_messages_a_goal_changes_where_a_user_message_names_another
 def test_no_messages_no_spans():
     assert goal_spans([], None) == []
     assert goal_spans([], [], stacked="shared") == []
+    # a simulation lost before its first message (a killed worker) has no spans in the path reading either
+    assert goal_spans([], [], goals=["A", "B"], stacked="turned_to") == []
