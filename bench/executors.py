@@ -4,7 +4,7 @@ a Ray run's wall time that is Ray's own.
 
     uv run python bench/executors.py
 
-Every row is one `plan_run(..., executor=, workers=)` + `run_evaluation_async` (what `shiftbox run` does), into
+Every row is one `plan_run(..., options=ExecutionOptions(executor=, workers=))` + `run_evaluation_async` (what `shiftbox run` does), into
 a fresh run directory. Rows of one workload run one after the other: local, then processes and ray at the same
 worker count side by side (1, 2, 4), so the pair shares the machine's state. One local Ray cluster is started
 once (`ray.init`, 4 CPUs so 4 one-CPU actors fit on 2 cores), timed on its own, reused by every ray row (a run
@@ -40,7 +40,7 @@ from llm_throughput import (
 )
 
 from shiftbox.cluster import local_ray_cluster
-from shiftbox.runs import RunResult, plan_run, run_evaluation_async
+from shiftbox.runs import ExecutionOptions, RunResult, plan_run, run_evaluation_async
 from shiftbox_servers.kit import get_domain
 
 CORES = os.cpu_count() or 1
@@ -137,8 +137,8 @@ class Measured:
 async def measure(workload: Workload, executor: str, workers: int, out: Path, trials: int | None = None) -> Measured:
     """One run of the workload on `executor` with `workers`, timed around `run_evaluation_async`."""
     trials = trials or workload.trials
-    plan = plan_run(workload.tasks, out, trials=trials, concurrency=CONCURRENCY, executor=executor,
-                    workers=workers, **workload.roles)
+    plan = plan_run(workload.tasks, out, trials=trials, options=ExecutionOptions(
+        concurrency=CONCURRENCY, executor=executor, workers=workers), **workload.roles)
     ray_before = ray_own_cpu_s()
     server_cpu = (lambda: cpu_seconds(workload.server_pid)) if workload.server_pid else (lambda: 0.0)
     server_before = server_cpu()

@@ -238,6 +238,7 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
 
     from shiftbox import agent_from_spec, user_from_spec
     from shiftbox.runs import (
+        ExecutionOptions,
         RecordHooks,
         RunConfig,
         RunMetadata,
@@ -256,9 +257,9 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
     with WriteClock().installed() as writes:
         start, cpu_start = time.perf_counter(), time.process_time()
         trajectories = await execute_run(config, task_file.tasks, run_dir,
+                                         ExecutionOptions(concurrency=concurrency, workers=workers),
                                          make_agent=partial(agent_from_spec, SPEC, options),
-                                         make_user=partial(user_from_spec, SPEC, options), concurrency=concurrency,
-                                         finished=set(), workers=workers,
+                                         make_user=partial(user_from_spec, SPEC, options), finished=set(),
                                          hooks=RecordHooks(record) if record is not None else None)
         seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     if record is not None:

@@ -388,7 +388,7 @@ VCR_PROSE = ("Replay rows, boundary against vcrpy HTTP cassettes (bench/vcr_repl
              "`llm_body` matcher compares the same way (same bytes, or same JSON) without the diff.")
 
 EXECUTORS_PROSE = (
-    "Executor rows (bench/executors.py): each row is one `plan_run(..., executor=, workers=)` and "
+    "Executor rows (bench/executors.py): each row is one `plan_run(..., options=ExecutionOptions(executor=, workers=))` and "
     "`run_evaluation_async` (what `shiftbox run --executor E --workers N` does) into a fresh run directory, at "
     "concurrency 8 for the whole run (shared between the workers), on two workloads: the LLM rows above (LLM agent "
     "and LLM user on the fast path against the fake server in its own process, 10 tasks x 14 trials, every "

@@ -41,7 +41,8 @@ def record(tmp: Path) -> dict[str, Path]:
         for kind in ("boundary", "http"):
             plan = shiftbox.plan_run(TASKS, tmp / f"live-{kind}", agent="litellm:openai/fake-model",
                                      user="litellm:openai/fake-model", agent_args=args, user_args=args, trials=2,
-                                     concurrency=4, record=tmp / kind, llm_cassettes=kind)
+                                     options=shiftbox.ExecutionOptions(concurrency=4), record=tmp / kind,
+                                     llm_cassettes=kind)
             shiftbox.run_evaluation(plan)
             fixtures[kind] = tmp / kind
     del os.environ[KEY_ENV]

@@ -24,7 +24,8 @@ _EXPORTS: dict[str, str] = {
     "UserSimulator": "shiftbox.users", "UserContext": "shiftbox.users", "UserReply": "shiftbox.users",
     "agent_from_spec": "shiftbox._registry", "user_from_spec": "shiftbox._registry",
     # running, replaying, scoring, comparing
-    "RunConfig": "shiftbox.runs", "RunPlan": "shiftbox.runs", "RunResult": "shiftbox.runs",
+    "RunConfig": "shiftbox.runs", "RunPlan": "shiftbox.runs", "ExecutionOptions": "shiftbox.runs",
+    "ExternalAgent": "shiftbox.runs", "RunResult": "shiftbox.runs",
     "plan_run": "shiftbox.runs", "run_evaluation": "shiftbox.runs", "run_evaluation_async": "shiftbox.runs",
     "score_run": "shiftbox.runs", "compare_run_dirs": "shiftbox.runs", "write_html_report": "shiftbox.runs",
     "replay_fixture": "shiftbox.replay", "ReplayResult": "shiftbox.replay",
@@ -42,7 +43,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # the keys of _EXPORTS, sorted
-    "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "InfrastructureError",
+    "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "ExecutionOptions",
+    "ExternalAgent", "InfrastructureError",
     "RecordWriteError", "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
     "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxEnv", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
     "ToolContractError", "Trajectory", "UserContext", "UserReply", "UserSimulator", "agent_from_spec",
@@ -82,6 +84,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS
     from .replay import ReplayResult, replay_fixture
     from .rl import ShiftboxEnv
     from .runs import (
+        ExecutionOptions,
+        ExternalAgent,
         RunConfig,
         RunPlan,
         RunResult,

@@ -52,7 +52,7 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
         for agent in DEMO_AGENTS:
             run_dir = out / agent.split(":")[1] / domain
             plan = plan_run(tasks_file, run_dir, domain=domain, agent=agent, user="scripted", trials=1,
-                            concurrency=4, task_ids=sample, resume=(run_dir / "run.json").exists())
+                            task_ids=sample, resume=(run_dir / "run.json").exists())
             console.rule(f"[bold]{agent}[/] on {domain} ({tasks_file.name}, {len(sample)} tasks)")
             print_run_summary(plan, run_with_progress(plan, console), console, console, next_steps=False)
     a, b = (out / agent.split(":")[1] for agent in DEMO_AGENTS)

@@ -20,6 +20,7 @@ from shiftbox_servers.kit import SnapshotError
 from .._registry import SpecError, parse_options
 from ..agents import SCRIPTED_AGENTS
 from ..runs import (
+    ExecutionOptions,
     RecordWriteError,
     RunDirError,
     RunPlan,
@@ -129,15 +130,16 @@ def run(
     Example: shiftbox run --domain banking --tasks snapshots/banking/v1/tasks-handwritten.json --agent scripted:oracle --user scripted --trials 2 --out runs/demo
     """
     try:
+        options = ExecutionOptions(concurrency=concurrency, retry_infra=retry_infra,
+                                   executor=executor.value if executor else None, workers=workers,
+                                   ray_address=ray_address, max_llm_concurrency=max_llm_concurrency)
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
-            user_args=parse_options(user_arg or []), trials=trials, concurrency=concurrency, seed=seed,
+            user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,
             servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
-            max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, retry_infra=retry_infra, toolset=toolset,
-            dependency_graph=dependency_graph, policy=policy.value,
-            executor=executor.value if executor else None, workers=workers, ray_address=ray_address,
-            max_llm_concurrency=max_llm_concurrency)
+            max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, toolset=toolset,
+            dependency_graph=dependency_graph, policy=policy.value)
         if preflight:
             preflight_run(plan)
     except (SpecError, RunPlanError) as exc:

@@ -43,7 +43,7 @@ def simulation(plan: RunPlan) -> Solver:
             agents.append(InspectModelAgent(model))
             return agents[-1]
 
-        job = SimulationJob(plan.config, [(task, trial)], make_agent, plan.make_user, RunHooks(), plan.retry_infra,
+        job = SimulationJob(plan.config, [(task, trial)], make_agent, plan.make_user, RunHooks(), plan.options.retry_infra,
                             run_tag="inspect" + secrets.token_hex(6))
         async with open_simulations(job, None) as simulate:
             trajectory = await simulate(task, trial)

@@ -13,11 +13,14 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from shiftbox_servers.kit import get_domain
 
 from ..redact import redact
-from ..runs import RunPlan, RunPlanError, plan_run
+from ..runs import ExecutionOptions, ExternalAgent, RunPlan, RunPlanError, plan_run
 from ..tasks import Task as ShiftboxTask
 from ._scorer import pass_hat, shiftbox_scores
 from ._solver import TASK_KEY, simulation
 
+INSPECT_AGENT = ExternalAgent("inspect")
+"""The agent of an Inspect task: the eval's model (`InspectModelAgent`, made by the solver); the run config records
+it as `external:inspect`."""
 DEFAULT_TASKS = "tasks.json"
 """A domain task's default task set: the committed one beside the domain's default snapshot."""
 
@@ -54,10 +57,10 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
                   success_threshold: float = 1.0) -> Task:
     """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`
     (a bad one raises `RunPlanError` naming the fix) when the task is made, before any sample. `tasks` defaults to the domain's committed task set."""
-    options: Any = user_args if user_args is not None else {}
-    if isinstance(options, Mapping):  # YAML values of `-T`; anything else is refused by `plan_run`, naming it
-        options = {k: str(v) for k, v in options.items()}
-        refuse_credentials(options)
+    user_options: Any = user_args if user_args is not None else {}
+    if isinstance(user_options, Mapping):  # YAML values of `-T`; anything else is refused by `plan_run`, naming it
+        user_options = {k: str(v) for k, v in user_options.items()}
+        refuse_credentials(user_options)
     if isinstance(success_threshold, bool) or not isinstance(success_threshold, int | float):
         raise RunPlanError(f"success_threshold {success_threshold!r}: give a number (TSR at or above it is a success)")
     if tasks is None:
@@ -65,12 +68,11 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
             raise ValueError("give tasks=FILE (a shiftbox task file) or a domain")
         tasks = default_task_file(domain)
     ids = [task_ids] if isinstance(task_ids, str) else task_ids
-    plan: RunPlan = plan_run(tasks, ".", domain=domain, agent="scripted:oracle", user=user,
-                             user_args=options, task_ids=ids, seed=seed,
+    plan: RunPlan = plan_run(tasks, ".", domain=domain, agent=INSPECT_AGENT, user=user, user_args=user_options,
+                             task_ids=ids, seed=seed, options=ExecutionOptions(retry_infra=retry_infra),
                              servers=servers, snapshot=snapshot, max_steps=max_steps, max_tool_errors=max_tool_errors,
-                             one_tool_per_turn=one_tool_per_turn, retry_infra=retry_infra, toolset=toolset,
+                             one_tool_per_turn=one_tool_per_turn, toolset=toolset,
                              dependency_graph=dependency_graph, policy=policy)
-    plan = RunPlan(**{**plan.__dict__, "config": plan.config.model_copy(update={"agent": "inspect"})})
     return Task(dataset=MemoryDataset([sample(t) for t in plan.tasks], name=f"shiftbox-{plan.config.domain}"),
                 solver=simulation(plan), scorer=shiftbox_scores(success_threshold),
                 epochs=Epochs(1, ["mean", pass_hat()]),

@@ -13,6 +13,7 @@ from ..llm import first_difference
 from ..runs import (
     FIXTURE_FILE,
     RUN_FILE,
+    ExecutionOptions,
     RunPlanError,
     execute_run,
     metrics_document,
@@ -75,6 +76,7 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     fixture, out = Path(fixture), Path(out)
     if tools not in TOOLS_MODES:
         raise RunPlanError(f"--tools {tools!r}: choose one of {', '.join(TOOLS_MODES)}")
+    options = ExecutionOptions(concurrency=concurrency)
     missing = [name for name in (RUN_FILE, FIXTURE_FILE) if not (fixture / name).exists()]
     if missing:
         what = "a run directory, not a fixture" if missing == [FIXTURE_FILE] else "not a fixture"
@@ -96,9 +98,8 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     prepare_run_dir(out, metadata, task_file, resume=False)
     try:
         anyio.run(lambda: execute_run(
-            config, selected, out, make_agent=lambda: agent_from_spec(config.agent, config.agent_args),
-            make_user=lambda: user_from_spec(config.user, config.user_args), concurrency=concurrency,
-            finished=set(), hooks=hooks))
+            config, selected, out, options, make_agent=lambda: agent_from_spec(config.agent, config.agent_args),
+            make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks))
     except ReplayDivergence as exc:
         return ReplayResult(out, 0, failed=str(exc))
     return ReplayResult(out, len(read_trajectories(out)), compare_runs(fixture, out))

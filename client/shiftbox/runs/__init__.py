@@ -2,7 +2,18 @@
 
 from ..errors import RecordWriteError, RunDirError, RunPlanError, RunWorkerError
 from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
-from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
+from ._config import (
+    AGENT_POLICIES,
+    EXECUTORS,
+    ExecutionOptions,
+    Executor,
+    ExternalAgent,
+    RunConfig,
+    RunMetadata,
+    default_workers,
+    selected_tasks,
+    task_file_digest,
+)
 from ._evaluate import RunResult, run_evaluation, run_evaluation_async
 from ._execute import execute_run
 from ._files import (
@@ -14,7 +25,7 @@ from ._files import (
     run_dirs,
     write_run_metadata,
 )
-from ._plan import RunPlan, check_server_mode, default_workers, plan_run, resolve_snapshot
+from ._plan import RunPlan, check_server_mode, plan_run, resolve_snapshot
 from ._preflight import preflight_run
 from ._record import (
     CASSETTES,
@@ -42,8 +53,6 @@ from ._score import (
     write_metrics_file,
 )
 from ._simulations import (
-    EXECUTORS,
-    Executor,
     RunHooks,
     SimulationJob,
     is_retryable,
@@ -55,7 +64,7 @@ from ._summary import NotScored, RunSummary, summarize_run
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture", "read_fixture_info",
     "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
-    "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
+    "ExecutionOptions", "ExternalAgent", "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
     "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
     "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",

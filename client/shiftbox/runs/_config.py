@@ -1,15 +1,21 @@
-"""What decides a run's results (`RunConfig`), what run.json records (`RunMetadata`), and the task file digest."""
+"""What decides a run's results (`RunConfig`), how it is executed (`ExecutionOptions`), an agent its caller brings
+(`ExternalAgent`), what run.json records (`RunMetadata`), and the task file digest."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
 from shiftbox_servers.kit import domain_list, is_cross_domain
 
+from ..cluster import INSTALL_RAY, ray_installed
+from ..errors import RunPlanError
 from ..redact import redact, redact_text
 from ..tasks import Task, TaskFile
 from ..world import ServerMode
@@ -85,3 +91,116 @@ def selected_tasks(config: RunConfig, tasks: list[Task]) -> list[Task]:
 
 def task_file_digest(task_file: TaskFile) -> str:
     return hashlib.sha256(json.dumps(task_file.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+
+
+Executor = Literal["local", "processes", "ray"]
+EXECUTORS: tuple[str, ...] = get_args(Executor)
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How a run's simulations are executed, what does not decide their results (that is `RunConfig`): the one
+    object `shiftbox run`, `plan_run`'s callers, Inspect and the RL environments build, and `execute_run` takes.
+
+    `executor` says where the simulations run: "local" in this process; "processes" in `workers` processes of this
+    machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors on the
+    cluster at `ray_address` (or a local cluster started for the run). Without `executor`, `workers` > 1 means
+    "processes"; both are resolved when the object is made. `concurrency`: simulations at once, in all workers
+    together. `retry_infra`: times a simulation that ended in an infrastructure error is run again.
+    `max_llm_concurrency` caps the live LLM calls in flight across all workers (a provider's rate limit counts
+    every worker's requests). Checked when made: a bad value is a `RunPlanError` naming the option."""
+
+    concurrency: int = 4
+    retry_infra: int = 0
+    executor: Executor | None = None
+    workers: int | None = None
+    ray_address: str | None = None
+    max_llm_concurrency: int | None = None
+
+    def __post_init__(self) -> None:
+        check_option_values({"concurrency": self.concurrency, "retry_infra": self.retry_infra,
+                             "workers": self.workers, "max_llm_concurrency": self.max_llm_concurrency})
+        executor, workers = resolve_executor(self.executor, self.workers, self.ray_address)
+        object.__setattr__(self, "executor", executor)
+        object.__setattr__(self, "workers", workers)
+
+
+@dataclass(frozen=True)
+class ExternalAgent:
+    """An agent the plan's caller brings and makes itself (Inspect's model under test, an RL environment's policy):
+    `plan_run` checks no agent spec for it, and the run's config records it as what it is, `external:<name>`."""
+
+    name: str
+
+    @property
+    def spec(self) -> str:
+        return f"{EXTERNAL_AGENT_KIND}:{self.name}"
+
+
+EXTERNAL_AGENT_KIND = "external"
+
+
+def is_external_agent(spec: str) -> bool:
+    """Whether a recorded agent spec names an agent its caller brought (`ExternalAgent`): no spec makes it."""
+    return spec.split(":", 1)[0] == EXTERNAL_AGENT_KIND
+
+
+WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
+    "trials": (1, ""), "concurrency": (1, ""), "seed": (None, ""), "max_steps": (2, ""), "max_tool_errors": (1, ""),
+    "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),
+    "workers": (1, ", or leave it out for the default"), "max_llm_concurrency": (1, ", or leave it out for no cap"),
+    "limit": (1, " (the first N tasks of the file), or leave it out for all"),
+}
+"""A run's whole-number options: the least each takes (None: any) and what else to do; the options that may be
+left out (None) are those with a hint."""
+SWITCHES = ("one_tool_per_turn", "resume", "dependency_graph")
+MAPPINGS = {"agent_args": "--agent-arg", "user_args": "--user-arg"}
+
+
+def check_option_values(given: Mapping[str, object]) -> None:
+    """Each option's value has its kind and range (whole numbers, true/false, mappings of options, task ids), so a
+    bad one is refused before anything runs, named as `shiftbox run` (`--max-steps`) and Inspect (`-T max_steps`)
+    name it. The CLI's parsing gives the kinds; a caller from Python or Inspect's `-T` (YAML values) may not."""
+    for name, value in given.items():
+        said = f"--{name.replace('_', '-')} ({name}) {value!r}"
+        if name in WHOLE_NUMBERS:
+            least, hint = WHOLE_NUMBERS[name]
+            if value is None and hint:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RunPlanError(f"{said}: give a whole number" + (f", at least {least}" if least is not None else ""))
+            if least is not None and value < least:
+                raise RunPlanError(f"{said}: give a whole number, at least {least}{hint}")
+        elif name in SWITCHES and not isinstance(value, bool):
+            raise RunPlanError(f"{said}: give true or false")
+        elif name in MAPPINGS and value is not None and not (
+                isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+            raise RunPlanError(f"{name} {value!r}: give a mapping of option names to values "
+                               f"(`{MAPPINGS[name]} KEY=VALUE`, Inspect `-T {name}={{KEY: VALUE}}`)")
+        elif name == "task_ids" and value is not None and not (
+                isinstance(value, list) and all(isinstance(i, str) for i in value)):
+            raise RunPlanError(f"task_ids {value!r}: give a task id or a list of them (`--task-id ID`, repeatable; "
+                               "Inspect `-T task_ids=[a,b]`)")
+
+
+def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:
+    """The executor and its number of workers, from the options as given (see `ExecutionOptions`)."""
+    if executor is None:
+        executor = "processes" if workers is not None and workers > 1 else "local"
+    if executor not in EXECUTORS:
+        raise RunPlanError(f"--executor {executor!r} is not one of {', '.join(EXECUTORS)}")
+    if executor == "local" and workers not in (None, 1):
+        raise RunPlanError(f"--executor local runs every simulation in this process; for --workers {workers} "
+                           "use --executor processes (this machine) or --executor ray")
+    if ray_address is not None and executor != "ray":
+        raise RunPlanError("--ray-address is for --executor ray")
+    if executor == "ray" and not ray_installed():
+        raise RunPlanError(f"--executor ray needs Ray, an optional extra: {INSTALL_RAY}")
+    if workers is None:
+        workers = 1 if executor == "local" else default_workers()
+    return executor, workers  # type: ignore[return-value]
+
+
+def default_workers() -> int:
+    """The cores this process may run on (its CPU affinity), the default of `shiftbox run --workers`."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

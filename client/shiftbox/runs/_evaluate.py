@@ -81,8 +81,11 @@ async def run_evaluation_async(
     when resuming, `on_rerun(ids)` after it with the failed simulations run again (`runs_again`), if any.
 
     Raises RunDirError / RunFileError for an --out that does not fit, SnapshotError, DockerError and
-    ToolContractError for servers that cannot serve the run.
+    ToolContractError for servers that cannot serve the run; RunPlanError for a plan whose caller brings the agent
+    (`ExternalAgent`: that caller runs its simulations).
     """
+    if plan.external_agent:
+        plan.make_agent()  # raises, naming the problem
     finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
     rerun = drop_failed(plan.out) if plan.resume else []
     finished -= set(rerun)
@@ -95,11 +98,8 @@ async def run_evaluation_async(
     hooks: RunHooks | None = None
     if plan.record is not None:
         hooks = RecordHooks(plan.record, plan.llm_cassettes)
-    await execute_run(plan.config, plan.tasks, plan.out, make_agent=plan.make_agent, make_user=plan.make_user,
-                      concurrency=plan.concurrency, finished=finished,
-                      on_start=started, on_done=on_done,
-                      hooks=hooks, retry_infra=plan.retry_infra, executor=plan.executor, workers=plan.workers,
-                      ray_address=plan.ray_address, max_llm_concurrency=plan.max_llm_concurrency)
+    await execute_run(plan.config, plan.tasks, plan.out, plan.options, make_agent=plan.make_agent,
+                      make_user=plan.make_user, finished=finished, on_start=started, on_done=on_done, hooks=hooks)
     result = RunResult(plan.out, read_trajectories(plan.out), len(finished), rerun=len(rerun))
     if plan.record is not None:  # a fixture of failures would replay them as if they were the agent's results
         failed = result.not_the_agents_fault + result.agent_program_failures

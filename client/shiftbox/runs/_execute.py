@@ -14,36 +14,31 @@ from ..orchestrator import simulation_id
 from ..tasks import Task
 from ..trajectory import TRAJECTORIES_FILE, Trajectory, TrajectoryWriter
 from ..users import UserSimulator
-from ._config import RunConfig
-from ._simulations import Executor, RunHooks, SimulationJob, open_simulations
+from ._config import ExecutionOptions, RunConfig
+from ._simulations import RunHooks, SimulationJob, open_simulations
 
 
 async def execute_run(
     config: RunConfig,
     tasks: list[Task],
     run_dir: Path,
+    options: ExecutionOptions,
     *,
     make_agent: Callable[[], Agent],
     make_user: Callable[[], UserSimulator],
-    concurrency: int,
     finished: set[str],
     on_done: Callable[[Trajectory], None] = lambda t: None,
     on_start: Callable[[int], None] = lambda n: None,
     hooks: RunHooks | None = None,
-    retry_infra: int = 0,
-    executor: Executor = "local",
-    workers: int = 1,
-    ray_address: str | None = None,
-    max_llm_concurrency: int | None = None,
 ) -> list[Trajectory]:
-    """Run every (task, trial) not in `finished`; returns the new trajectories in completion order.
+    """Run every (task, trial) not in `finished`, as `options` says; returns the new trajectories in completion order.
 
     A simulation that ends in an infrastructure error (server gone, LLM provider down) is run again
-    from the start, in a fresh episode, up to `retry_infra` times; only its last attempt is written.
+    from the start, in a fresh episode, up to `options.retry_infra` times; only its last attempt is written.
     Before that, at the call level, a read-only tool call (`readOnlyHint`) whose transport failed is
     resent up to `retry_infra` times; a call to any other tool is never resent (it may have acted).
 
-    `executor` "processes" runs the simulations in `workers` processes of this machine (`_workers`), "ray" in
+    Executor "processes" runs the simulations in `workers` processes of this machine (`_workers`), "ray" in
     `workers` Ray actors (`_ray`; on the cluster at `ray_address`, or a local one started for the run), with
     `concurrency` shared between them; this process stays the one writer of trajectories.jsonl, and a worker
     that dies fails only its in-flight simulations, as infrastructure errors retried under `retry_infra`
@@ -52,14 +47,15 @@ async def execute_run(
     `max_llm_concurrency` caps the live LLM calls in flight in all of them together, with the gate that fits the
     executor (`LocalLlmGate`, `ProcessLlmGate`, `RayLlmGate`); a replayed call takes no slot.
     """
+    concurrency = options.concurrency
     work = [(task, trial) for task in tasks for trial in range(config.trials)
             if simulation_id(task.id, trial) not in finished]
     on_start(len(work))
-    job = SimulationJob(config, work, make_agent, make_user, hooks or RunHooks(), retry_infra,
+    job = SimulationJob(config, work, make_agent, make_user, hooks or RunHooks(), options.retry_infra,
                         # random, so no other program can name this run's episodes on a server it reaches
                         # (docs/servers.md)
                         run_tag="r" + secrets.token_hex(8),
-                        llm_gate=_llm_gate(executor, max_llm_concurrency))
+                        llm_gate=_llm_gate(options))
     results: list[Trajectory] = []
     writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE)
 
@@ -69,13 +65,13 @@ async def execute_run(
         on_done(trajectory)
 
     try:
-        workers = max(1, min(workers, concurrency, len(work)))
-        if executor == "processes":
+        workers = max(1, min(options.workers or 1, concurrency, len(work)))
+        if options.executor == "processes":
             from ._workers import run_in_processes  # the process machinery only when asked for
             await run_in_processes(job, run_dir, workers, concurrency, write)
-        elif executor == "ray":
+        elif options.executor == "ray":
             from ._ray import run_on_ray  # imports Ray (optional) only when asked for
-            await run_on_ray(job, run_dir, workers, concurrency, write, ray_address, max_llm_concurrency)
+            await run_on_ray(job, run_dir, workers, concurrency, write, options.ray_address, options.max_llm_concurrency)
         else:
             async with open_simulations(job, run_dir) as simulate:
                 limiter = anyio.CapacityLimiter(max(1, concurrency))
@@ -92,8 +88,9 @@ async def execute_run(
     return results
 
 
-def _llm_gate(executor: Executor, limit: int | None) -> LlmGate | None:
+def _llm_gate(options: ExecutionOptions) -> LlmGate | None:
     """The gate for `--max-llm-concurrency` on this machine (Ray's is made once connected, in `_ray`)."""
-    if limit is None or executor == "ray":
+    limit = options.max_llm_concurrency
+    if limit is None or options.executor == "ray":
         return None
-    return ProcessLlmGate(limit) if executor == "processes" else LocalLlmGate(limit)
+    return ProcessLlmGate(limit) if options.executor == "processes" else LocalLlmGate(limit)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -20,15 +19,23 @@ from .._registry import (
     user_from_spec,
 )
 from ..agents import Agent
-from ..cluster import INSTALL_RAY, ray_installed
 from ..errors import RunPlanError
 from ..tasks import Task, TaskFile, load_task_file
 from ..users import UserSimulator
 from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
-from ._config import AGENT_POLICIES, RunConfig, RunMetadata, selected_tasks, task_file_digest
+from ._config import (
+    AGENT_POLICIES,
+    ExecutionOptions,
+    ExternalAgent,
+    RunConfig,
+    RunMetadata,
+    check_option_values,
+    is_external_agent,
+    selected_tasks,
+    task_file_digest,
+)
 from ._record import LLM_CASSETTES, LlmCassettes
-from ._simulations import EXECUTORS, Executor
 
 
 @dataclass(frozen=True)
@@ -39,15 +46,10 @@ class RunPlan:
     task_file: TaskFile
     tasks: list[Task]
     out: Path
-    concurrency: int = 4
+    options: ExecutionOptions = field(default_factory=ExecutionOptions)
     resume: bool = False
     record: Path | None = None
     llm_cassettes: LlmCassettes = "boundary"
-    retry_infra: int = 0
-    executor: Executor = "local"
-    workers: int = 1
-    ray_address: str | None = None
-    max_llm_concurrency: int | None = None
     # the specs and options as given; `config` holds them redacted (no credentials in run.json)
     agent_options: dict[str, str] = field(default_factory=dict)
     user_options: dict[str, str] = field(default_factory=dict)
@@ -59,7 +61,15 @@ class RunPlan:
         return RunMetadata(config=self.config, shiftbox_version=version("shiftbox"),
                            simulations=len(self.tasks) * self.config.trials)
 
+    @property
+    def external_agent(self) -> bool:
+        """Whether the plan's caller brings the agent (`ExternalAgent`: Inspect, an RL environment)."""
+        return is_external_agent(self.config.agent)
+
     def make_agent(self) -> Agent:
+        if self.external_agent:
+            raise RunPlanError(f"agent {self.config.agent} is brought by the plan's caller, which makes it; "
+                               "`run_evaluation` runs plans whose agent is a spec (plan_run(agent=SPEC))")
         return agent_from_spec(self.agent_spec or self.config.agent, self.agent_options)
 
     def make_user(self) -> UserSimulator:
@@ -71,12 +81,12 @@ def plan_run(
     out: Path | str,
     *,
     domain: str | None = None,
-    agent: str = "scripted:oracle",
+    agent: str | ExternalAgent = "scripted:oracle",
     user: str = "scripted",
     agent_args: Mapping[str, str] | None = None,
     user_args: Mapping[str, str] | None = None,
     trials: int = 1,
-    concurrency: int = 4,
+    options: ExecutionOptions | None = None,
     seed: int = 0,
     servers: str = "inproc",
     snapshot: Path | str | None = None,
@@ -89,14 +99,9 @@ def plan_run(
     max_retries: int | None = None,
     record: Path | str | None = None,
     llm_cassettes: str = "boundary",
-    retry_infra: int = 0,
     toolset: str | None = None,
     dependency_graph: bool = False,
     policy: str = "domain",
-    executor: str | None = None,
-    workers: int | None = None,
-    ray_address: str | None = None,
-    max_llm_concurrency: int | None = None,
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
@@ -104,33 +109,33 @@ def plan_run(
     `task_ids` and `limit` select the tasks: the named ones (all without), then the first `limit` of them in file
     order (`selected_tasks`); both are recorded in the config, so `--resume` and replay take the same ones.
 
-    `executor` says where the simulations run: "local" in this process; "processes" in `workers` processes of
-    this machine (default: `default_workers()`, the cores this process may use); "ray" in `workers` Ray actors
-    on the cluster at `ray_address` (or a local cluster started for the run). Without `executor`, `workers` > 1
-    means "processes". Workers are never more than `concurrency`. `max_llm_concurrency` caps the live LLM calls
-    in flight across all of them (a provider's rate limit counts every worker's requests).
+    `options` says how the simulations are executed (`ExecutionOptions`: concurrency, executor, workers,
+    infrastructure retries, the LLM cap; the defaults without). `agent` is a SPEC, or an `ExternalAgent` when the
+    caller makes the agent itself (Inspect's model, an RL policy): no agent spec is then checked, and the config
+    records `external:<name>`.
 
     `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
     (VitaBench's tool dependency graphs); `toolset` (default: the task file's, `TaskFile.toolset_for`: a reference
     import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `llm_cassettes`
     "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
     check_option_values(
-        {"trials": trials, "concurrency": concurrency, "seed": seed, "limit": limit, "max_steps": max_steps,
-         "max_tool_errors": max_tool_errors, "max_retries": max_retries, "retry_infra": retry_infra,
-         "workers": workers, "max_llm_concurrency": max_llm_concurrency, "one_tool_per_turn": one_tool_per_turn,
-         "resume": resume, "dependency_graph": dependency_graph, "agent_args": agent_args, "user_args": user_args,
+        {"trials": trials, "seed": seed, "limit": limit, "max_steps": max_steps, "max_tool_errors": max_tool_errors,
+         "max_retries": max_retries, "one_tool_per_turn": one_tool_per_turn, "resume": resume,
+         "dependency_graph": dependency_graph, "agent_args": agent_args, "user_args": user_args,
          "task_ids": task_ids})
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
     toolset = task_file.toolset_for(toolset)
     check_server_mode(servers)
-    executor, workers = resolve_executor(executor, workers, ray_address)
     if policy not in AGENT_POLICIES:
         raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
-    _check_roles(domain, toolset, agent, user, agent_options, user_options, max_retries)
+    external = isinstance(agent, ExternalAgent)
+    agent = agent.spec if isinstance(agent, ExternalAgent) else agent
+    _check_roles(domain, toolset, None if external else agent, user, agent_options, user_options, max_retries)
     if is_cross_domain(domain) or is_cross_domain(task_file.domain):
-        check_cross_domain_run(domain, task_file, source, record, agent_from_spec(agent, agent_options))
+        check_cross_domain_run(domain, task_file, source, record,
+                               None if external else agent_from_spec(agent, agent_options))
     elif task_file.domain != domain:
         raise RunPlanError(f"{source} holds {task_file.domain} tasks, not {domain}")
     _check_recording(record, resume, llm_cassettes)
@@ -149,50 +154,11 @@ def plan_run(
         one_tool_per_turn=one_tool_per_turn, toolset=toolset, dependency_graph=dependency_graph, policy=policy,
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
-                   out=Path(out),
-                   concurrency=concurrency, resume=resume, record=Path(record) if record is not None else None,
+                   out=Path(out), options=options or ExecutionOptions(), resume=resume,
+                   record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
-                   retry_infra=retry_infra, executor=executor, workers=workers, ray_address=ray_address,
-                   max_llm_concurrency=max_llm_concurrency, agent_options=agent_options, user_options=user_options,
-                   agent_spec=agent, user_spec=user)
-
-
-WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
-    "trials": (1, ""), "concurrency": (1, ""), "seed": (None, ""), "max_steps": (2, ""), "max_tool_errors": (1, ""),
-    "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),
-    "workers": (1, ", or leave it out for the default"), "max_llm_concurrency": (1, ", or leave it out for no cap"),
-    "limit": (1, " (the first N tasks of the file), or leave it out for all"),
-}
-"""`plan_run`'s whole-number options: the least each takes (None: any) and what else to do; the options that may be
-left out (None) are those with a hint."""
-SWITCHES = ("one_tool_per_turn", "resume", "dependency_graph")
-MAPPINGS = {"agent_args": "--agent-arg", "user_args": "--user-arg"}
-
-
-def check_option_values(given: Mapping[str, object]) -> None:
-    """Each option's value has its kind and range (whole numbers, true/false, mappings of options, task ids), so a
-    bad one is refused before anything runs, named as `shiftbox run` (`--max-steps`) and Inspect (`-T max_steps`)
-    name it. The CLI's parsing gives the kinds; a caller from Python or Inspect's `-T` (YAML values) may not."""
-    for name, value in given.items():
-        said = f"--{name.replace('_', '-')} ({name}) {value!r}"
-        if name in WHOLE_NUMBERS:
-            least, hint = WHOLE_NUMBERS[name]
-            if value is None and hint:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise RunPlanError(f"{said}: give a whole number" + (f", at least {least}" if least is not None else ""))
-            if least is not None and value < least:
-                raise RunPlanError(f"{said}: give a whole number, at least {least}{hint}")
-        elif name in SWITCHES and not isinstance(value, bool):
-            raise RunPlanError(f"{said}: give true or false")
-        elif name in MAPPINGS and value is not None and not (
-                isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
-            raise RunPlanError(f"{name} {value!r}: give a mapping of option names to values "
-                               f"(`{MAPPINGS[name]} KEY=VALUE`, Inspect `-T {name}={{KEY: VALUE}}`)")
-        elif name == "task_ids" and value is not None and not (
-                isinstance(value, list) and all(isinstance(i, str) for i in value)):
-            raise RunPlanError(f"task_ids {value!r}: give a task id or a list of them (`--task-id ID`, repeatable; "
-                               "Inspect `-T task_ids=[a,b]`)")
+                   agent_options=agent_options, user_options=user_options,
+                   agent_spec=None if external else agent, user_spec=user)
 
 
 def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str) -> None:
@@ -205,29 +171,6 @@ def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str
             raise RunPlanError("--llm-cassettes http needs --record: it says how a fixture's LLM calls are recorded")
         if not vcr_installed():
             raise RunPlanError(f"--llm-cassettes http records with vcrpy: {INSTALL_VCR}")
-
-
-def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:
-    """The executor and its number of workers, from the options as given (see `plan_run`)."""
-    if executor is None:
-        executor = "processes" if workers is not None and workers > 1 else "local"
-    if executor not in EXECUTORS:
-        raise RunPlanError(f"--executor {executor!r} is not one of {', '.join(EXECUTORS)}")
-    if executor == "local" and workers not in (None, 1):
-        raise RunPlanError(f"--executor local runs every simulation in this process; for --workers {workers} "
-                           "use --executor processes (this machine) or --executor ray")
-    if ray_address is not None and executor != "ray":
-        raise RunPlanError("--ray-address is for --executor ray")
-    if executor == "ray" and not ray_installed():
-        raise RunPlanError(f"--executor ray needs Ray, an optional extra: {INSTALL_RAY}")
-    if workers is None:
-        workers = 1 if executor == "local" else default_workers()
-    return executor, workers  # type: ignore[return-value]
-
-
-def default_workers() -> int:
-    """The cores this process may run on (its CPU affinity), the default of `shiftbox run --workers`."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def check_server_mode(servers: str) -> None:
@@ -249,20 +192,23 @@ def _task_file(tasks: Path | str | TaskFile) -> tuple[TaskFile, str]:
         raise RunPlanError(str(exc)) from None
 
 
-def _check_roles(domain: str, toolset: str, agent: str, user: str, agent_options: dict[str, str],
+def _check_roles(domain: str, toolset: str, agent: str | None, user: str, agent_options: dict[str, str],
                  user_options: dict[str, str], max_retries: int | None) -> None:
-    """Domain and toolset installed, agent and user specs installed and their options accepted (each made
-    once now and preflighted, so bad options fail here, not in every simulation)."""
+    """Domain and toolset installed, agent (None: the caller brings its own) and user specs installed and their
+    options accepted (each made once now and preflighted, so bad options fail here, not in every simulation)."""
+    roles = [(USER_GROUP, user, user_options, user_from_spec)]
+    if agent is not None:
+        roles.insert(0, (AGENT_GROUP, agent, agent_options, agent_from_spec))
     try:
         get_domain(domain).toolset(toolset)
-        check_spec(AGENT_GROUP, agent)
-        check_spec(USER_GROUP, user)
+        for group, spec, _, _ in roles:
+            check_spec(group, spec)
         if max_retries is not None:  # for the roles an LLM plays; scripted roles have nothing to retry
-            for spec, options in ((agent, agent_options), (user, user_options)):
+            for _, spec, options, _ in roles:
                 if spec.startswith("litellm:"):
                     options.setdefault("max_retries", str(max_retries))
-        for made in (agent_from_spec(agent, agent_options), user_from_spec(user, user_options)):
-            made.preflight()
+        for _, spec, options, make in roles:
+            make(spec, options).preflight()
     except (KeyError, SpecError, ValueError) as exc:
         raise RunPlanError(str(exc.args[0])) from None
 
@@ -292,7 +238,7 @@ def _domain_spec(domain: str) -> str:
 
 
 def check_cross_domain_run(domain: str, task_file: TaskFile, source: str, record: Path | str | None,
-                           agent: Agent) -> None:
+                           agent: Agent | None) -> None:
     """A cross-domain run needs a cross-domain task set (namespaced tools and goals), and the other way round;
     recording a fixture and agents that call tools through the gateway are single-domain only."""
     if not is_cross_domain(task_file.domain):
@@ -303,7 +249,7 @@ def check_cross_domain_run(domain: str, task_file: TaskFile, source: str, record
                            f"e.g. --domain {task_file.domain}")
     if record is not None:
         raise RunPlanError("--record is not available for cross-domain runs yet (a fixture replays one domain)")
-    if agent.uses_gateway:
+    if agent is not None and agent.uses_gateway:
         raise RunPlanError(f"agent {agent.name} calls its tools through the gateway, which serves one domain; "
                            "cross-domain runs need an agent whose tool calls the harness makes")
 

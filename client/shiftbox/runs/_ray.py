@@ -26,8 +26,8 @@ from ..errors import RunWorkerError
 from ..llm import RayLlmGate
 from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
+from ._config import default_workers
 from ._dispatch import Dispatch, Slot, WorkerLost
-from ._plan import default_workers
 from ._simulations import SimulationJob, Simulations, open_simulations, record_server_info
 from ._workers import RunSurroundings, concurrency_shares
 

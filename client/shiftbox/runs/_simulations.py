@@ -8,7 +8,6 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from ..agents import Agent
 from ..llm import Cassette, LlmGate, use_cassette, use_llm_gate
@@ -20,9 +19,6 @@ from ..world import CrossWorld, ToolSession, World, episode_id_for, open_run_gat
 from ._config import RunConfig
 from ._dispatch import lost_trajectory
 from ._files import RUN_FILE, read_run_metadata, write_run_metadata
-
-Executor = Literal["local", "processes", "ray"]
-EXECUTORS: tuple[str, ...] = ("local", "processes", "ray")
 
 
 def record_server(run_dir: Path, world: World | CrossWorld,

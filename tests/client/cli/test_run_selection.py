@@ -3,6 +3,7 @@ recorded in run.json so `--resume` and `shiftbox replay` take the same ones; unk
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 
 from shiftbox.cli import app
 from shiftbox.errors import RunPlanError
-from shiftbox.runs import plan_run
+from shiftbox.runs import ExecutionOptions, plan_run
 from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 
@@ -89,5 +90,9 @@ def test_a_number_below_its_minimum_is_refused_by_the_plan_naming_the_option(tmp
     assert f"{option} ({option[2:].replace('-', '_')}) {value}: give a whole number, at least {minimum}" in \
         " ".join(res.output.split())
     assert not (tmp_path / "r").exists()
+    name = option[2:].replace("-", "_")
     with pytest.raises(RunPlanError, match=f"at least {minimum}"):
-        plan_run(HANDWRITTEN, tmp_path / "p", **{option[2:].replace("-", "_"): int(value)})
+        if name in {f.name for f in dataclasses.fields(ExecutionOptions)}:  # how a run executes, not its results
+            plan_run(HANDWRITTEN, tmp_path / "p", options=ExecutionOptions(**{name: int(value)}))
+        else:
+            plan_run(HANDWRITTEN, tmp_path / "p", **{name: int(value)})

@@ -346,3 +346,11 @@ def test_a_bad_task_option_fails_the_task_before_any_sample_naming_the_option(op
     with pytest.raises(shiftbox.RunPlanError, match=named):
         inspect_eval("shiftbox/banking", model="mockllm/model", display="none", log_dir=str(tmp_path),
                      task_args={"tasks": str(HANDWRITTEN), **options})
+
+
+def test_the_task_plans_the_eval_model_as_an_external_agent_not_a_stand_in_spec():
+    """Issue 31 item 3: the task once planned `scripted:oracle` to get through the planner and renamed it."""
+    task = shiftbox_task(HANDWRITTEN, domain="banking", retry_infra=2)
+    assert task.metadata["shiftbox_run_config"]["agent"] == "external:inspect"
+    with pytest.raises(shiftbox.RunPlanError, match=r"--retry-infra \(retry_infra\) -1"):
+        shiftbox_task(HANDWRITTEN, domain="banking", retry_infra=-1)

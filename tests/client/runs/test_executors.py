@@ -8,6 +8,7 @@ stopped after it; they skip, saying so, when Ray (the optional extra shiftbox[ra
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ipaddress
 import json
 import os
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox import RunPlanError, plan_run, run_evaluation
+from shiftbox import ExecutionOptions, RunPlanError, plan_run, run_evaluation
 from shiftbox.cli import app
 from shiftbox.runs import metrics_document, score_run
 from shiftbox.testing import Reply, fake_openai
@@ -35,9 +36,14 @@ runner = CliRunner()
 
 
 
+EXECUTION = {f.name for f in dataclasses.fields(ExecutionOptions)}
+
+
 def run(out: Path, tasks: Path = HANDWRITTEN, **options) -> Path:
+    """A banking run; the options `ExecutionOptions` holds go there, the rest to `plan_run`."""
     options = {"trials": 2, "concurrency": 4, **options}
-    run_evaluation(plan_run(tasks, out, domain="banking", **options))
+    execution = ExecutionOptions(**{k: options.pop(k) for k in sorted(EXECUTION & options.keys())})
+    run_evaluation(plan_run(tasks, out, domain="banking", options=execution, **options))
     return out
 
 
@@ -98,8 +104,9 @@ def test_a_killed_actor_fails_only_its_simulations_in_flight_retried_under_retry
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
 
-    plan = plan_run(GENERATED, tmp_path / "ray", domain="banking", concurrency=4, executor="ray", workers=2,
-                    retry_infra=retry_infra, task_ids=[t["id"] for t in json.loads(GENERATED.read_text())["tasks"]][:60])
+    plan = plan_run(GENERATED, tmp_path / "ray", domain="banking",
+                    options=ExecutionOptions(concurrency=4, executor="ray", workers=2, retry_infra=retry_infra),
+                    task_ids=[t["id"] for t in json.loads(GENERATED.read_text())["tasks"]][:60])
     run_evaluation(plan, on_done=kill_one_actor)
     assert killed, "both actors never ran at once"
     reference = run(tmp_path / "local", GENERATED, trials=1, task_ids=plan.config.task_ids)
@@ -305,13 +312,14 @@ def test_max_llm_concurrency_caps_the_calls_at_the_provider_across_all_workers(t
 
 def test_executor_options_that_do_not_fit_are_refused_before_anything_is_written(tmp_path, monkeypatch):
     with pytest.raises(RunPlanError, match="--executor local runs every simulation in this process"):
-        plan_run(HANDWRITTEN, tmp_path / "a", executor="local", workers=2)
+        ExecutionOptions(executor="local", workers=2)
     with pytest.raises(RunPlanError, match="--max-llm-concurrency"):
-        plan_run(HANDWRITTEN, tmp_path / "a", max_llm_concurrency=0)
+        ExecutionOptions(max_llm_concurrency=0)
     with pytest.raises(RunPlanError, match="--ray-address is for --executor ray"):
-        plan_run(HANDWRITTEN, tmp_path / "b", executor="processes", ray_address="auto")
-    assert plan_run(HANDWRITTEN, tmp_path / "c", workers=2).executor == "processes"
-    assert plan_run(HANDWRITTEN, tmp_path / "c").executor == "local"
+        ExecutionOptions(executor="processes", ray_address="auto")
+    assert ExecutionOptions(workers=2).executor == "processes"
+    assert plan_run(HANDWRITTEN, tmp_path / "c", options=ExecutionOptions(workers=2)).options.executor == "processes"
+    assert plan_run(HANDWRITTEN, tmp_path / "c").options.executor == "local"
     result = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
                                  str(tmp_path / "d"), "--executor", "threads"])
     assert result.exit_code == 2 and "threads" in result.output

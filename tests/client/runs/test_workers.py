@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shiftbox import RunPlanError, plan_run, replay_fixture, run_evaluation
+from shiftbox import ExecutionOptions, RunPlanError, plan_run, replay_fixture, run_evaluation
 from shiftbox.cli import app
 from shiftbox.runs import default_workers, metrics_document, score_run
 from shiftbox_servers.kit import SnapshotError
@@ -26,8 +26,9 @@ runner = CliRunner()
 
 
 def run(out: Path, workers: int, tasks: Path = HANDWRITTEN, **options) -> Path:
-    options = {"trials": 2, "concurrency": 4, **options}
-    run_evaluation(plan_run(tasks, out, domain="banking", workers=workers, **options))
+    options = {"trials": 2, **options}
+    run_evaluation(plan_run(tasks, out, domain="banking", options=ExecutionOptions(concurrency=4, workers=workers),
+                            **options))
     return out
 
 
@@ -74,7 +75,7 @@ def test_a_worker_that_cannot_open_its_servers_fails_the_run_as_one_process_woul
 
 def test_workers_and_concurrency_below_one_are_refused(tmp_path):
     with pytest.raises(RunPlanError, match="--workers"):
-        plan_run(HANDWRITTEN, tmp_path / "x", workers=0)
+        ExecutionOptions(workers=0)
     result = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out",
                                  str(tmp_path / "y"), "--workers", "0"])
     assert result.exit_code == 2 and "--workers" in result.output

@@ -35,7 +35,8 @@ def recorded(tmp_path_factory) -> tuple[Path, list[dict], list[shiftbox.Trajecto
         env.setenv(KEY_ENV, KEY)
         plan = shiftbox.plan_run(HANDWRITTEN, tmp / "live", agent="litellm:openai/fake-model",
                                  user="litellm:openai/fake-model", agent_args=llm_args(server.base_url),
-                                 user_args=llm_args(server.base_url), task_ids=TASK_IDS, concurrency=2,
+                                 user_args=llm_args(server.base_url), task_ids=TASK_IDS,
+                                 options=shiftbox.ExecutionOptions(concurrency=2),
                                  record=tmp / "fixture", llm_cassettes="http")
         result = shiftbox.run_evaluation(plan)
         requests = list(server.requests)

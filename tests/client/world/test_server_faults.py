@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from shiftbox import agent_from_spec, user_from_spec
-from shiftbox.runs import RunConfig, RunHooks, execute_run
+from shiftbox.runs import ExecutionOptions, RunConfig, RunHooks, execute_run
 from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN, handwritten
 
@@ -61,9 +61,9 @@ def run_with_a_kill(out: Path, servers: str, retry_infra: int,
                        trials=TRIALS, servers=servers, snapshot=str(HANDWRITTEN.parent))
     out.mkdir()
     hooks = KillServerAfter(after=3, kill=kill)
-    anyio.run(lambda: execute_run(config, tasks, out, make_agent=lambda: agent_from_spec("scripted:oracle"),
-                                  make_user=lambda: user_from_spec("scripted"), concurrency=2, finished=set(),
-                                  hooks=hooks, retry_infra=retry_infra))
+    options = ExecutionOptions(concurrency=2, retry_infra=retry_infra)
+    anyio.run(lambda: execute_run(config, tasks, out, options, make_agent=lambda: agent_from_spec("scripted:oracle"),
+                                  make_user=lambda: user_from_spec("scripted"), finished=set(), hooks=hooks))
     return read_trajectories(out), hooks
 
 
