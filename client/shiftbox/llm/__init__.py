@@ -24,20 +24,20 @@ from .._cassette_file import check_cassette_file
 from .._usage import COST_FIELD, Usage
 from ._blocking import complete_blocking
 from ._boundary import complete
-from ._cassette import Cassette, Interaction, first_difference, use_cassette
+from ._cassette import Cassette, first_difference, use_cassette
 from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
 from ._http_cassette import HttpCassette, http_cassette_file
 from ._litellm import import_litellm, price_usd
 from ._model import LLMConnection, LLMRequest, Role, first_message
-from ._openai_body import cached_body, dumps, plain_messages
-from ._openai_http import encoded_body, request_body
+from ._openai_body import dumps
+from ._openai_http import request_body
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
 from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "check_cassette_file", "Endpoint", "LLMEndpoint", "check_endpoints", "Interaction", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
+__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "check_cassette_file", "Endpoint", "LLMEndpoint", "check_endpoints", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
            "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message", "http_cassette_file",
            "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",
            # the fast path's request bodies, for tests that compare them with litellm's building
-           "cached_body", "dumps", "encoded_body", "plain_messages", "request_body"]
+           "dumps", "request_body"]
