@@ -20,7 +20,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from shiftbox.world import compile_output_schemas
-from shiftbox_servers.kit import Snapshot, get_domain, http_server_process
+from shiftbox_servers.kit import Snapshot, get_domain, http_server_process, task_domains
 
 REPO = Path(__file__).resolve().parents[1]
 ACB_BANKING = REPO.parent / "shared" / "external" / "agentchangebench" / "banking" / "db.toml"
@@ -58,11 +58,14 @@ async def http_server(domain: str) -> AsyncIterator[str]:
         yield f"{base}/mcp"
 
 
-DETAIL_TOOLS = {  # domain -> (a real DB-backed lookup, the table and column its argument comes from)
-    "banking": ("get_account", "accounts", "account_id"),
-    "retail": ("get_order_details", "orders", "order_id"),
-    "airline": ("get_reservation_details", "reservations", "reservation_id"),
-}
+def detail_lookup(domain: str) -> tuple[str, str, str]:
+    """The domain's real database-backed lookup (tests/servers/<domain>/conftest.py), and the table and column its
+    argument comes from."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # the per-domain facts live beside the domain's tests, imported, never copied
+    from tests.servers.conftest import domain_test_data
+
+    return domain_test_data(domain).NATIVE_DETAIL_LOOKUP
 
 
 def installed(domain: str) -> bool:
@@ -77,7 +80,8 @@ async def bench_round_trips(n: int) -> list[dict]:
     from shiftbox_servers.kit import open_server
 
     rows = []
-    for domain, (tool, table, column) in DETAIL_TOOLS.items():
+    for domain in task_domains():
+        tool, table, column = detail_lookup(domain)
         if not installed(domain):
             continue
         snap = Snapshot.load(get_domain(domain).default_snapshot_dir())
@@ -124,7 +128,7 @@ def bench_fresh_episode(n: int) -> list[dict]:
     from shiftbox_servers.kit import EpisodeStore
 
     rows = []
-    for domain in DETAIL_TOOLS:
+    for domain in task_domains():
         if not installed(domain):
             continue
         snap = Snapshot.load(get_domain(domain).default_snapshot_dir())
@@ -308,7 +312,7 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
     from shiftbox.world import RUN_FLAGS, DockerError, find_image
 
     try:
-        found = {domain: find_image(domain) for domain in DETAIL_TOOLS}
+        found = {domain: find_image(domain) for domain in task_domains()}
         subprocess.run([found["banking"][0], "info"], check=True, capture_output=True, timeout=60)
     except (DockerError, subprocess.SubprocessError) as exc:
         print(f"containers: skipped ({exc})", file=sys.stderr)
@@ -336,7 +340,7 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
                  "docker_median_ms": round(median_ms(in_docker)), "stdio_median_ms": round(median_ms(plain)),
                  "n": starts})
 
-    tool, table, column = DETAIL_TOOLS["banking"]
+    tool, table, column = detail_lookup("banking")
     snap = Snapshot.load(get_domain("banking").default_snapshot_dir())
     key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
     async with Client(container) as boxed, Client(stdio("banking")) as bare:

@@ -20,6 +20,7 @@ from shiftbox.world import RUN_FLAGS, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, Snapshot, free_port, get_domain, open_server
 from tests.conftest import REPO
 from tests.containers.conftest import DOMAINS, build_cli, locked_version
+from tests.servers.conftest import domain_test_data
 from tests.servers.helpers import (
     assert_custom_routes_refuse_foreign_pages,
     digest,
@@ -28,11 +29,6 @@ from tests.servers.helpers import (
     ok,
 )
 
-LOOKUPS = {  # domain -> a real DB-backed lookup tool, and the table and column its argument comes from
-    "banking": ("get_account", "accounts", "account_id"),
-    "retail": ("get_order_details", "orders", "order_id"),
-    "airline": ("get_reservation_details", "reservations", "reservation_id"),
-}
 COMPOSE = REPO / "containers" / "compose.yaml"
 
 
@@ -63,7 +59,7 @@ def test_labels_pin_the_locked_version_the_revision_and_the_snapshot(images):
 @pytest.mark.anyio
 @pytest.mark.parametrize("domain", DOMAINS)
 async def test_stdio_container_serves_what_the_in_process_server_does(docker, images, domain):
-    tool, table, column = LOOKUPS[domain]
+    tool, table, column = domain_test_data(domain).NATIVE_DETAIL_LOOKUP
     snap = snapshot(domain)
     key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
     params = StdioServerParameters(command=docker, args=["run", "-i", "--rm", *RUN_FLAGS, images[domain].id])

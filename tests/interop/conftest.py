@@ -15,29 +15,16 @@ from typing import Any
 
 import pytest
 
+from tests.servers.conftest import domain_test_data
+
 INTEROP = Path(__file__).resolve().parent
 NODE_MODULES = INTEROP / "node_modules"
 SHIFTBOX_SERVER = str(Path(sys.executable).with_name("shiftbox-server"))
 
-# Per domain: a call that succeeds on the built-in snapshot (with a field its result must carry), a call
-# with an argument of the wrong JSON type, and a call naming an id the snapshot does not have.
-CASES: dict[str, dict[str, Any]] = {
-    "banking": {
-        "ok": ("get_customer_by_phone", {"phone_number": "+15555640027"}, ("customer_id", "cust_0011")),
-        "rejected": ("get_account", {"account_id": 5}),
-        "missing": ("get_account", {"account_id": "acc_99999"}),
-    },
-    "retail": {
-        "ok": ("get_order_details", {"order_id": "#W1037640"}, ("user_id", "mei_fischer_5360")),
-        "rejected": ("get_order_details", {"order_id": 1037640}),
-        "missing": ("get_order_details", {"order_id": "#W0000000"}),
-    },
-    "airline": {
-        "ok": ("get_reservation_details", {"reservation_id": "PCQF6E"}, ("user_id", "evelyn_nguyen_6005")),
-        "rejected": ("get_reservation_details", {"reservation_id": ["PCQF6E"]}),
-        "missing": ("get_reservation_details", {"reservation_id": "ZZZZZZ"}),
-    },
-}
+def interop_cases(domain: str) -> dict[str, Any]:
+    """Per domain (tests/servers/<domain>/conftest.py): a call that succeeds on the native snapshot, a call with an
+    argument of the wrong JSON type, and a call naming an id the snapshot does not have."""
+    return domain_test_data(domain).INTEROP_CASES
 
 
 @pytest.fixture(scope="session")

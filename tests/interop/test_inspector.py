@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from shiftbox_servers.kit import get_domain, http_server_process
-from tests.interop.conftest import CASES, SHIFTBOX_SERVER, node_json, run_node
+from tests.interop.conftest import SHIFTBOX_SERVER, interop_cases, node_json, run_node
 from tests.interop.test_ts_sdk import assert_tool_error
 
 INSPECTOR = "node_modules/.bin/mcp-inspector"
@@ -32,7 +32,7 @@ def inspector(node: str, target: list[str], *args: str, exit_code: int = 0) -> A
 
 @pytest.mark.anyio
 async def test_inspector_cli_lists_calls_and_shows_errors_over_http(node):
-    case = CASES[DOMAIN]
+    case = interop_cases(DOMAIN)
     async with http_server_process(DOMAIN, get_domain(DOMAIN).default_snapshot_dir()) as base:
         target = [f"{base}/episodes/inspector/mcp"]
 
@@ -53,5 +53,5 @@ async def test_inspector_cli_lists_calls_and_shows_errors_over_http(node):
 
 
 def test_inspector_cli_shows_errors_over_stdio(node):
-    missing = inspector(node, [SHIFTBOX_SERVER, DOMAIN], *tool_call(*CASES[DOMAIN]["missing"]), exit_code=5)
+    missing = inspector(node, [SHIFTBOX_SERVER, DOMAIN], *tool_call(*interop_cases(DOMAIN)["missing"]), exit_code=5)
     assert "acc_99999" in assert_tool_error(missing, "not_found")["message"]

@@ -11,15 +11,15 @@ import anyio
 import pytest
 
 from shiftbox.trajectory import read_trajectories
-from shiftbox_servers.kit import get_domain, http_server_process
-from tests.interop.conftest import CASES, SHIFTBOX_SERVER, node_json, run_node
+from shiftbox_servers.kit import get_domain, http_server_process, task_domains
+from tests.interop.conftest import SHIFTBOX_SERVER, interop_cases, node_json, run_node
 
-DOMAINS = sorted(CASES)
+DOMAINS = task_domains()
 ERROR_META_KEY = "shiftbox/error"  # the documented contract (docs/servers.md), spelled out on purpose
 
 
 def plan(domain: str) -> list[dict[str, Any]]:
-    case = CASES[domain]
+    case = interop_cases(domain)
     return [{"name": case[key][0], "arguments": case[key][1]} for key in ("ok", "rejected", "missing")]
 
 
@@ -43,11 +43,11 @@ def check(domain: str, out: dict[str, Any]) -> None:
     assert out["server"]["name"] == f"shiftbox-{domain}"
     assert out["tools"] == [spec.name for spec in get_domain(domain).tools]
     ok, rejected, missing = (call["result"] for call in out["calls"])
-    key, value = CASES[domain]["ok"][2]
+    key, value = interop_cases(domain)["ok"][2]
     assert not ok.get("isError") and ok["structuredContent"][key] == value
     assert json.loads(ok["content"][0]["text"]) == ok["structuredContent"]
     error = assert_tool_error(rejected, "invalid_arguments")
-    assert error["fields"] == [next(iter(CASES[domain]["rejected"][1]))]
+    assert error["fields"] == [next(iter(interop_cases(domain)["rejected"][1]))]
     assert_tool_error(missing, "not_found")
 
 

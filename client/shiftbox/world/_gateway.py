@@ -127,8 +127,8 @@ class Gateway:
             types.Resource(uri=POLICY_URI, name="policy", mime_type="text/markdown")])
 
     async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        if str(params.uri) != POLICY_URI:
-            raise ValueError(f"unknown resource {params.uri}; this gateway has: {POLICY_URI}")
+        if str(params.uri) != POLICY_URI:  # Invalid params, as for an unknown prompt (MCP retired -32002)
+            raise MCPError(INVALID_PARAMS, f"unknown resource {params.uri}; this gateway has: {POLICY_URI}")
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=POLICY_URI, text=self.world.domain.policy, mime_type="text/markdown")])
 

@@ -15,12 +15,7 @@ from shiftbox.trajectory import ToolCall
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
 from shiftbox_servers.kit import get_domain, task_domains
-
-MISSING = {  # a lookup of an id no snapshot holds: a tool-level not_found
-    "banking": ("get_customer_by_id", {"customer_id": "cust_missing"}),
-    "retail": ("get_user_details", {"user_id": "nobody_missing_0"}),
-    "airline": ("get_user_details", {"user_id": "nobody_missing_0"}),
-}
+from tests.servers.conftest import domain_test_data
 
 
 class FailedLookupAgent(OracleAgent):
@@ -37,7 +32,7 @@ class FailedLookupAgent(OracleAgent):
         calls = super().calls_for(action, i)
         if self.current_goal not in self.looked:
             self.looked.add(self.current_goal)
-            tool, arguments = MISSING[self.domain]
+            tool, arguments = domain_test_data(self.domain).NATIVE_MISSING_LOOKUP
             calls.insert(0, ToolCall(id=calls[0].id + "_missing", name=tool, arguments=arguments))
         return calls
 

@@ -1,6 +1,6 @@
 """The recording gateway (`shiftbox serve`, a run's agent URLs) answers invalid requests as the domain servers
 do: a request whose id is no string or integer is Invalid Request (-32600) and never reaches a route, over
-HTTP and stdio; an unknown prompt and a `_meta` episode that is no string are Invalid params (-32602)."""
+HTTP and stdio; an unknown prompt or resource and a `_meta` episode that is no string are Invalid params (-32602)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,10 @@ async def test_gateway_over_http_refuses_invalid_ids_unknown_prompts_and_non_str
         prompt = await client.post(link.url, headers=headers, content=json.dumps(
             {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "nope"}}))
         assert prompt.json()["error"]["code"] == INVALID_PARAMS and "nope" in prompt.json()["error"]["message"]
+        resource = await client.post(link.url, headers=headers, content=json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "shiftbox://episode/digest"}}))
+        error = resource.json()["error"]
+        assert error["code"] == INVALID_PARAMS and "shiftbox://episode/digest" in error["message"], error
         meta = await client.post(link.url, headers=headers, content=json.dumps(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": PAYEE | {"_meta": {"shiftbox/episode": 5}}}))
         error = meta.json()["error"]

@@ -139,3 +139,21 @@ ISOLATION = IsolationProbe(
 
 
 airline_snapshot, air = domain_fixtures("airline", "air")
+
+
+# What tests elsewhere exercise on the native snapshot (tests/interop, containers, metrics, bench/run.py):
+NATIVE_DETAIL_LOOKUP = ("get_reservation_details", "reservations", "reservation_id")
+"""A real database-backed lookup, and the table and column its argument comes from."""
+NATIVE_MISSING_LOOKUP = ("get_user_details", {"user_id": "nobody_missing_0"})
+"""A lookup of an id no snapshot holds: a tool-level not_found."""
+NATIVE_INVISIBLE_WRITES = [("update_reservation_passengers",
+                            {"reservation_id": "EHGLP3", "passengers": [{"first_name": "{}", "last_name": "Kim",
+                                                                         "dob": "1990-07-28"}]})]
+"""Writes on the native snapshot, "{}" where an invisible value goes."""
+INTEROP_CASES = {
+    "ok": ("get_reservation_details", {"reservation_id": "PCQF6E"}, ("user_id", "evelyn_nguyen_6005")),
+    "rejected": ("get_reservation_details", {"reservation_id": ["PCQF6E"]}),
+    "missing": ("get_reservation_details", {"reservation_id": "ZZZZZZ"}),
+}
+"""A call that succeeds on the native snapshot (with a field its result carries), one with an argument of the wrong
+JSON type, one naming an id the snapshot does not have."""

@@ -68,3 +68,20 @@ ISOLATION = IsolationProbe(
 
 
 banking_snapshot, bank = domain_fixtures("banking", "bank")
+
+
+# What tests elsewhere exercise on the native snapshot (tests/interop, containers, metrics, bench/run.py):
+NATIVE_DETAIL_LOOKUP = ("get_account", "accounts", "account_id")
+"""A real database-backed lookup, and the table and column its argument comes from."""
+NATIVE_MISSING_LOOKUP = ("get_customer_by_id", {"customer_id": "cust_missing"})
+"""A lookup of an id no snapshot holds: a tool-level not_found."""
+NATIVE_INVISIBLE_WRITES = [("add_payee", {"customer_id": "cust_0001", "name": "{}"}),
+                           ("lock_card", {"card_id": "card_00002", "reason": "{}"})]
+"""Writes on the native snapshot, "{}" where an invisible value goes."""
+INTEROP_CASES = {
+    "ok": ("get_customer_by_phone", {"phone_number": "+15555640027"}, ("customer_id", "cust_0011")),
+    "rejected": ("get_account", {"account_id": 5}),
+    "missing": ("get_account", {"account_id": "acc_99999"}),
+}
+"""A call that succeeds on the native snapshot (with a field its result carries), one with an argument of the wrong
+JSON type, one naming an id the snapshot does not have."""

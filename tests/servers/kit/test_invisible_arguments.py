@@ -15,6 +15,7 @@ from mcp import Client
 from pydantic import ValidationError
 
 from shiftbox_servers.kit import DomainServer, Snapshot, get_domain, task_domains
+from tests.servers.conftest import domain_test_data
 from tests.servers.helpers import call, digest
 
 DOMAINS = task_domains()
@@ -81,16 +82,6 @@ def test_invisible_only_is_refused_where_whitespace_only_is(domain, tool, path):
     assert not refused_at(model, path, VISIBLE), "a value with something visible in it is not blank"
 
 
-WRITES = {
-    # domain: (tool, arguments of the default snapshot with "{}" where the invisible value goes)
-    "banking": [("add_payee", {"customer_id": "cust_0001", "name": "{}"}),
-                ("lock_card", {"card_id": "card_00002", "reason": "{}"})],
-    "retail": [("modify_user_address", {"user_id": "aaliyah_anderson_9606", "address1": "{}", "address2": "",
-                                        "city": "Austin", "state": "TX", "country": "USA", "zip": "78701"})],
-    "airline": [("update_reservation_passengers",
-                 {"reservation_id": "EHGLP3", "passengers": [{"first_name": "{}", "last_name": "Kim",
-                                                              "dob": "1990-07-28"}]})],
-}
 
 
 def _filled(arguments: Any, value: str) -> Any:
@@ -105,7 +96,7 @@ def _filled(arguments: Any, value: str) -> Any:
 def test_writes_with_invisible_values_store_nothing(domain):
     """The attack as it was run: each write with each invisible value; before the fix every one was stored."""
     server = DomainServer(get_domain(domain), Snapshot.load(get_domain(domain).default_snapshot_dir()))
-    writes = WRITES[domain]
+    writes = domain_test_data(domain).NATIVE_INVISIBLE_WRITES
 
     async def attack() -> tuple[int, int, bool, list[bool]]:
         stored = attempts = 0

@@ -126,3 +126,21 @@ ISOLATION = IsolationProbe(
 
 
 retail_snapshot, shop = domain_fixtures("retail", "shop")
+
+
+# What tests elsewhere exercise on the native snapshot (tests/interop, containers, metrics, bench/run.py):
+NATIVE_DETAIL_LOOKUP = ("get_order_details", "orders", "order_id")
+"""A real database-backed lookup, and the table and column its argument comes from."""
+NATIVE_MISSING_LOOKUP = ("get_user_details", {"user_id": "nobody_missing_0"})
+"""A lookup of an id no snapshot holds: a tool-level not_found."""
+NATIVE_INVISIBLE_WRITES = [("modify_user_address", {"user_id": "aaliyah_anderson_9606", "address1": "{}",
+                                                    "address2": "", "city": "Austin", "state": "TX",
+                                                    "country": "USA", "zip": "78701"})]
+"""Writes on the native snapshot, "{}" where an invisible value goes."""
+INTEROP_CASES = {
+    "ok": ("get_order_details", {"order_id": "#W1037640"}, ("user_id", "mei_fischer_5360")),
+    "rejected": ("get_order_details", {"order_id": 1037640}),
+    "missing": ("get_order_details", {"order_id": "#W0000000"}),
+}
+"""A call that succeeds on the native snapshot (with a field its result carries), one with an argument of the wrong
+JSON type, one naming an id the snapshot does not have."""
