@@ -1,7 +1,6 @@
 """Metrics: TSR, TUE, TCRR, GSRT, the pass^k family and the VitaBench rubric, computed from saved trajectories."""
 
 from ._aggregate import (
-    USAGE_ROLES,
     aggregate,
     aggregate_gsrt,
     compute_run_metrics,
@@ -13,15 +12,14 @@ from ._catalog import (
     PASS_K,
     CatalogView,
     HeadlineMetric,
-    headline_metric,
     headline_metrics,
     register_metric,
     unregister_metric,
 )
 from ._compare import Comparison, MetricDifference, compare
-from ._goal_paths import MatchedCalls, goal_path, goal_paths
-from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
-from ._gsrt import ShiftWindow, shift_recoveries, shift_windows
+from ._goal_paths import goal_paths
+from ._graph_refusals import graph_refusal_score
+from ._gsrt import shift_windows
 from ._judges import (
     RUBRIC_STRIDE,
     RUBRIC_WINDOW,
@@ -40,7 +38,7 @@ from ._llm_judge import (
     parse_verdicts,
     render_transcript,
 )
-from ._missions import MISSION_TYPES, aggregate_paths, goal_graph, mission_type
+from ._missions import MISSION_TYPES, aggregate_paths, mission_type
 from ._model import (
     PATH_ERRORS,
     AgentScores,
@@ -50,7 +48,6 @@ from ._model import (
     GraphRefusalScore,
     GSRTAggregate,
     Interval,
-    MetricsMode,
     MissionType,
     PathAggregate,
     PathError,
@@ -75,29 +72,29 @@ from ._passk import pass_at_k, pass_family, pass_hat_k
 from ._paths import ExecutionPath, execution_paths, fewest_steps, optimal_paths
 from ._ratios import mean_of_present, ratio
 from ._retention import Retention, retention
-from ._rubric import aggregate_rubric, rubric_score, rubric_windows
-from ._shift_reports import aggregate_shift_reports, shift_report_score
-from ._tcrr import BATCH, WINDOW, call_identity, redundancy_labels, tcrr_score
-from ._tsr import WEIGHTS, action_score, communicate_info_score, normalize_text, tsr_score
-from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_score, tue_value
+from ._rubric import rubric_score, rubric_windows
+from ._shift_reports import shift_report_score
+from ._tcrr import BATCH, WINDOW, redundancy_labels, tcrr_score
+from ._tsr import WEIGHTS, action_score, tsr_score
+from ._tue import P_WEIGHT, T_WEIGHT, TUE_FORMULA, tue_value
 from ._uncertainty import MIN_INTERVAL_TASKS, interval_gap
 
 __all__ = [
-    "CatalogView", "HeadlineMetric", "PASS_K", "headline_metric", "headline_metrics", "register_metric", "unregister_metric",
-    "mean_of_present", "ratio", "MIN_INTERVAL_TASKS", "interval_gap", "USAGE_ROLES", "usage_by_role",
+    "CatalogView", "HeadlineMetric", "PASS_K", "headline_metrics", "register_metric", "unregister_metric",
+    "mean_of_present", "ratio", "MIN_INTERVAL_TASKS", "interval_gap", "usage_by_role",
     "ACK_SYSTEM_PROMPT", "NL_SYSTEM_PROMPT", "LLMJudge", "extract_json_object", "parse_acknowledges", "parse_verdicts", "render_transcript",
     "AgentScores", "Comparison", "Interval", "MetricDifference", "compare", "Turns", "score_by_agent",
-    "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report", "MetricsMode",
+    "BATCH", "WEIGHTS", "WINDOW", "Breakdown", "DeterministicDetector", "GSRTAggregate", "Judge", "judge_report",
     "NLVerdicts", "Retention", "RunMetrics", "ShiftRecovery", "ShiftReportAggregate", "ShiftReportScore",
-    "aggregate_shift_reports", "shift_report_score", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
+    "shift_report_score", "SimulationMetrics", "TCRRAggregate", "TCRRScore",
     "TSRAggregate", "TSRScore", "TUEAggregate", "TUEScore", "action_score", "aggregate", "aggregate_gsrt",
-    "call_identity", "communicate_info_score", "compute_run_metrics", "normalize_text", "pass_at_k",
-    "pass_family", "pass_hat_k", "redundancy_labels", "retention", "shift_recoveries", "simulation_metrics", "tcrr_score", "tsr_score", "tue_score",
-    "GraphRefusalAggregate", "GraphRefusalScore", "aggregate_graph_refusals", "graph_refusal_score",
-    "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "ShiftWindow", "shift_windows",
+    "compute_run_metrics", "pass_at_k",
+    "pass_family", "pass_hat_k", "redundancy_labels", "retention", "simulation_metrics", "tcrr_score", "tsr_score",
+    "GraphRefusalAggregate", "GraphRefusalScore", "graph_refusal_score",
+    "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "shift_windows",
     "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
-    "aggregate_rubric", "rubric_score", "rubric_windows",
+    "rubric_score", "rubric_windows",
     "ExecutionPath", "GoalPath", "MISSION_TYPES", "MissionType", "PATH_ERRORS", "PathAggregate", "PathError",
-    "PathSlice", "MatchedCalls", "aggregate_paths", "execution_paths", "fewest_steps", "goal_graph", "goal_path", "goal_paths",
+    "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_paths",
     "mission_type", "optimal_paths",
 ]

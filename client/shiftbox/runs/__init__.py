@@ -1,7 +1,7 @@
 """Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them."""
 
 from ..errors import RecordWriteError, RunDirError, RunPlanError, RunWorkerError
-from ._compare import ComparedRuns, comparability_warnings, compare_run_dirs
+from ._compare import ComparedRuns, compare_run_dirs
 from ._config import (
     AGENT_POLICIES,
     EXECUTORS,
@@ -23,9 +23,8 @@ from ._files import (
     read_run,
     read_run_metadata,
     run_dirs,
-    write_run_metadata,
 )
-from ._plan import RunPlan, check_server_mode, plan_run, resolve_snapshot
+from ._plan import RunPlan, check_server_mode, plan_run
 from ._preflight import preflight_run
 from ._record import (
     CASSETTES,
@@ -44,30 +43,26 @@ from ._score import (
     COMPAT_MODES,
     METRICS_FILE,
     RunScores,
-    judge_cassettes,
     make_judge,
     measure_run,
     metrics_document,
     score_run,
     score_trajectories,
-    write_metrics_file,
 )
 from ._simulations import (
     RunHooks,
     SimulationJob,
-    is_retryable,
     open_simulations,
-    record_server,
 )
 from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture", "read_fixture_info",
     "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
-    "ExecutionOptions", "ExternalAgent", "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "comparability_warnings", "compare_run_dirs",
-    "execute_run", "is_retryable", "preflight_run", "judge_cassettes", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
-    "read_run_metadata", "record_server", "resolve_snapshot", "run_dirs", "run_evaluation", "run_evaluation_async",
+    "ExecutionOptions", "ExternalAgent", "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "compare_run_dirs",
+    "execute_run", "preflight_run", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
+    "read_run_metadata", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
-    "write_metrics_file", "write_run_metadata", "read_report_inputs", "check_server_mode",
+    "read_report_inputs", "check_server_mode",
     "SimulationJob", "open_simulations", "NotScored", "RunSummary", "summarize_run",
 ]

@@ -4,7 +4,6 @@ from ._calculate import evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._contract import (
     ToolContract,
-    contract_changes,
     describe_changes,
     published_contract,
     tool_contract,
@@ -22,7 +21,6 @@ from ._cross import (
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
-    cross_domain,
     deferred,
     domain_names,
     get_domain,
@@ -36,7 +34,6 @@ from ._episode import (
     EPISODE_META_KEY,
     Episode,
     EpisodeStore,
-    current_episode_id,
 )
 from ._errors import (
     ERROR_META_KEY,
@@ -58,7 +55,6 @@ from ._graph import (
     Step,
     dependency_graph,
     is_graph_refusal,
-    render_dependency_graph,
     render_dependency_graphs,
     with_dependency_graphs,
 )
@@ -83,7 +79,7 @@ from ._missions import (
     mission_call,
 )
 from ._open import open_server
-from ._reference import reference_calculate, reference_message, reference_result
+from ._reference import reference_calculate, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
@@ -98,7 +94,6 @@ from ._server import (
     EpisodePathRouter,
     connection_episode_id,
     meta_episode_id,
-    request_episode_id,
     without_tracing,
 )
 from ._shared_pages import MEMORY_ENV, MappedDatabase
@@ -110,8 +105,6 @@ from ._snapshot import (
     new_database,
     row_counts,
     select_rows,
-    sqlite_utils_database,
-    state_diff,
     write_snapshot,
 )
 from ._spawn import die_with_parent, free_port, http_server_process
@@ -121,7 +114,6 @@ from ._tools import (
     ToolSet,
     ToolSpec,
     escape_lone_surrogates,
-    lone_surrogate_fields,
     not_unicode_error,
 )
 from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transfer
@@ -135,14 +127,14 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "without_tracing", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "current_episode_id", "domain_names", "error_result", "escape_lone_surrogates", "lone_surrogate_fields", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "sqlite_utils_database", "meta_episode_id", "new_database", "open_server",
-    "registered_domains", "request_episode_id", "result_error", "row_counts", "snapshots_root", "state_diff", "task_domains", "write_snapshot",
-    "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "contract_changes", "describe_changes", "stamp_tool_contracts", "tool_contract",
-    "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "cross_domain", "domain_list", "domain_of",
+    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
+    "registered_domains", "result_error", "row_counts", "snapshots_root", "task_domains", "write_snapshot",
+    "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "describe_changes", "stamp_tool_contracts", "tool_contract",
+    "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",
     "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
-    "dependency_graph", "is_graph_refusal", "render_dependency_graph", "render_dependency_graphs",
+    "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
-    "record_transfer", "reference_calculate", "reference_message", "reference_result", "serve_stdio",
+    "record_transfer", "reference_calculate", "reference_result", "serve_stdio",
 ]
