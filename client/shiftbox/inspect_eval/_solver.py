@@ -7,7 +7,7 @@ import secrets
 from inspect_ai.model import ChatMessageSystem, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ..runs import RunHooks, RunPlan, SimulationJob, open_simulations
+from ..runs import RunPlan, simulate_one
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._agent import InspectModelAgent
@@ -43,10 +43,7 @@ def simulation(plan: RunPlan) -> Solver:
             agents.append(InspectModelAgent(model))
             return agents[-1]
 
-        job = SimulationJob(plan.config, [(task, trial)], make_agent, plan.make_user, RunHooks(), plan.options.retry_infra,
-                            run_tag="inspect" + secrets.token_hex(6))
-        async with open_simulations(job, None) as simulate:
-            trajectory = await simulate(task, trial)
+        trajectory = await simulate_one(plan, task, trial, make_agent, run_tag="inspect" + secrets.token_hex(6))
         agents[-1].note_goal_shifts(trajectory.messages)
         recorded = trajectory.model_dump(mode="json")
         state.store.set(TRAJECTORY_KEY, recorded)

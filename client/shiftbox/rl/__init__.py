@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._extras import extra_installed, install_command
-from ..orchestrator import SimulationLimits
 from ._env import AssistantMessage, EnvironmentClosed, EnvironmentInUse, Observation, ShiftboxEnv
 from ._policy import EpisodeTruncated, PolicyAgent
 from ._rewards import REWARDS, Reward, reward_function
@@ -28,7 +27,7 @@ INSTALL_VERIFIERS = install_command("verifiers")
 
 __all__ = [
     "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EnvironmentClosed", "EnvironmentInUse", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
-    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SimulationLimits", "SyncShiftboxEnv", "load_environment", "reward_function",
+    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SyncShiftboxEnv", "load_environment", "reward_function",
     "verifiers_installed",
 ]
 

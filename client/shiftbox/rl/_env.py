@@ -4,14 +4,16 @@
 agent is given first (the user simulator's opening message, the tools, the policy); `await env.step(message)`
 hands the policy's assistant message (text and/or tool calls) to it and returns `(observation, reward, done,
 info)`: tool calls are executed in the episode and their results come back, text goes to the user simulator
-and its reply comes back. The simulation is shiftbox's own (`run_simulation`, in a background task, with a
-`PolicyAgent` whose `respond` waits for `step`), so the trajectory, its end and its scores are a normal run's.
+and its reply comes back. The environment is planned as a run is (`plan_run`, the policy an `ExternalAgent`), and
+each simulation is run by the run's own path (`simulate_one`, in a background task, with a `PolicyAgent` whose
+`respond` waits for `step`), so the options, the trajectory, its end and its scores are a normal run's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,6 @@ from typing import Any
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel, Field
 
-from .._registry import user_from_spec
 from ..agents import (
     AgentContext,
     AgentReply,
@@ -31,10 +32,18 @@ from ..agents import (
 )
 from ..errors import ShiftboxError
 from ..metrics import simulation_metrics
-from ..orchestrator import SimulationLimits, run_simulation
-from ..tasks import Task, TaskFile, load_task_file
+from ..runs import (
+    ExecutionOptions,
+    ExternalAgent,
+    RunConfig,
+    RunHooks,
+    RunPlan,
+    plan_run,
+    simulate_one,
+)
+from ..tasks import Task, TaskFile
 from ..trajectory import Message
-from ..world import World, open_world
+from ..world import CrossWorld, ToolSession, World, episode_id_for
 from ._policy import TRUNCATE, EpisodeEnd, Event, PolicyAgent, PolicyTurn, channel
 from ._rewards import Reward, reward_function
 
@@ -59,7 +68,7 @@ class Observation(BaseModel):
                     "or the tool results (role tool, `tool_call_id` the id the step's call carried)")
     system_prompt: str = Field("", description="what shiftbox's LLM agents are told: instructions and the policy")
     tools: list[dict[str, Any]] = Field(default_factory=list, description="the episode's tools, OpenAI function format")
-    policy: str = Field("", description="the domain policy (empty with `give_policy=False`)")
+    policy: str = Field("", description="the domain policy (empty with `policy=\"none\"`)")
 
 
 @dataclass
@@ -79,38 +88,50 @@ class _Episode:
 class ShiftboxEnv:
     """One simulation per `reset`, stepped by the policy; reward from shiftbox's metrics once done.
 
-    `tasks`: a task file (path or `TaskFile`) or tasks, so `reset` also takes a task id. `user`/`user_args`: the
-    user simulator's SPEC and options (as `shiftbox run --user`). `servers`, `snapshot`, `toolset`,
-    `dependency_graph`: the domain server, as for a run; or pass an open `world` (`shiftbox.open_world`) to share
-    one server between environments (each episode is still its own). `seed` is the run seed the simulation's
-    seed derives from (with the task id and trial), as in a run. `reward`: a name in `REWARDS` or a callable on
-    the `SimulationMetrics`. Use it in one asyncio event loop, one call at a time (a call while another runs is
-    refused, `EnvironmentInUse`; concurrent episodes take an environment each); `close()` (or `async with`) ends
-    everything, and a closed environment refuses every call (`EnvironmentClosed`).
+    `tasks`: a task file (path or `TaskFile`) or tasks, so `reset` also takes a task id. The options are
+    `shiftbox run`'s and are checked by its planning (`plan_run`) when the environment is made (a bad one raises
+    `RunPlanError` naming the fix; without `tasks`, at the first `reset` of each domain): `user`/`user_args` (the user
+    simulator's SPEC and options), `seed` (the run seed each simulation's seed derives from, with the task id and
+    trial), `max_steps`, `max_tool_errors`, `one_tool_per_turn`, `policy` ("none": the policy is given no domain
+    policy), and the domain server: `servers`, `snapshot` (default: the task file's), `toolset` (default: the task
+    file's), `dependency_graph`. Or pass an open `world` (`shiftbox.open_world`) to share one server between
+    environments (each episode is still its own). `reward`: a name in `REWARDS` or a callable on the
+    `SimulationMetrics`; `agent_name` is recorded as `Trajectory.agent`. Use it in one asyncio event loop, one call
+    at a time (a call while another runs is refused, `EnvironmentInUse`; concurrent episodes take an environment
+    each); `close()` (or `async with`) ends everything, and a closed environment refuses every call
+    (`EnvironmentClosed`).
     """
 
     def __init__(self, tasks: Path | str | TaskFile | Sequence[Task] | None = None, *, user: str = "scripted",
                  user_args: dict[str, str] | None = None, servers: str = "inproc", snapshot: Path | str | None = None,
-                 toolset: str = "default", dependency_graph: bool = False, seed: int = 0,
-                 reward: str | Reward = "tsr", success_threshold: float = 1.0,
-                 limits: SimulationLimits | None = None, agent_name: str = "rl:policy", world: World | None = None):
-        if isinstance(tasks, str | Path):
-            tasks = load_task_file(Path(tasks))
-        found = tasks.tasks if isinstance(tasks, TaskFile) else list(tasks or [])
-        self.tasks: dict[str, Task] = {t.id: t for t in found}
-        self.user, self.user_args = user, dict(user_args or {})
-        user_from_spec(user, self.user_args)  # a bad SPEC fails here, not at the first reset
-        self.world_options = {"servers": servers, "snapshot_dir": snapshot, "toolset": toolset,
-                              "dependency_graph": dependency_graph}
-        self.seed, self.success_threshold = seed, success_threshold
-        self.reward = reward_function(reward)
-        self.limits = limits or SimulationLimits()
+                 toolset: str | None = None, dependency_graph: bool = False, seed: int = 0, max_steps: int = 100,
+                 max_tool_errors: int = 5, one_tool_per_turn: bool = False, policy: str = "domain",
+                 reward: str | Reward = "tsr", success_threshold: float = 1.0, agent_name: str = "rl:policy",
+                 world: World | CrossWorld | None = None):
         self.agent_name = agent_name
+        self.run_options: dict[str, Any] = {
+            "agent": ExternalAgent(agent_name), "user": user, "user_args": user_args, "servers": servers,
+            "snapshot": snapshot, "toolset": toolset, "dependency_graph": dependency_graph, "seed": seed,
+            "max_steps": max_steps, "max_tool_errors": max_tool_errors, "one_tool_per_turn": one_tool_per_turn,
+            "policy": policy, "options": ExecutionOptions()}
+        """`plan_run`'s arguments, as `shiftbox run` passes its options."""
+        self.plans: dict[str, RunPlan] = {}
+        """Domain -> the plan its episodes run by."""
+        for task_file in _task_files(tasks):
+            plan = self._plan(task_file)
+            self.plans.setdefault(plan.config.domain, plan)
+        self.tasks: dict[str, Task] = {t.id: t for plan in self.plans.values() for t in plan.tasks}
+        self.success_threshold = success_threshold
+        self.reward = reward_function(reward)
         self._shared_world = world
         self._held: _HeldWorld | None = None
         self._episode: _Episode | None = None
         self._running: str | None = None  # the call in progress
         self._closed = False
+
+    def _plan(self, tasks: Path | str | TaskFile) -> RunPlan:
+        """The environment's options checked and resolved for `tasks` by `shiftbox run`'s planning (nothing written)."""
+        return plan_run(tasks, ".", **self.run_options)
 
     async def __aenter__(self) -> ShiftboxEnv:
         return self
@@ -133,14 +154,16 @@ class ShiftboxEnv:
     async def _reset(self, task: Task | str, trial: int) -> Observation:
         await self._truncate()
         task = self._task(task)
-        world = await self._world(task.domain)
-        user = user_from_spec(self.user, self.user_args)
+        plan = self.plans.get(task.domain) or self.plans.setdefault(
+            task.domain, self._plan(_task_files([task])[0]))
+        world = await self._world(plan.config)
         send, receive = channel()
         agent = PolicyAgent(self.agent_name, send)
 
         async def simulate() -> None:
             try:
-                trajectory = await run_simulation(task, trial, self.seed, agent, user, world, self.limits, "rl")
+                trajectory = await simulate_one(plan, task, trial, lambda: agent, world=world, hooks=_FRESH_EPISODES,
+                                                run_tag=EPISODE_TAG)
                 send.send_nowait(EpisodeEnd(trajectory))
             except Exception as exc:  # e.g. the server is gone: `step` raises it
                 send.send_nowait(EpisodeEnd(None, exc))
@@ -223,7 +246,10 @@ class ShiftboxEnv:
             raise KeyError(f"no task {task!r} in this environment's tasks ({len(self.tasks)} tasks)")
         return self.tasks[task]
 
-    async def _world(self, domain: str) -> World:
+    async def _world(self, config: RunConfig) -> World | CrossWorld:
+        """The shared world, or the one this environment holds open for the plan's domain (opened as a run opens
+        its world, `RunHooks.world`)."""
+        domain = config.domain
         if self._shared_world is not None:
             if self._shared_world.domain.name != domain:
                 raise ValueError(f"a {domain} task on the shared {self._shared_world.domain.name} world")
@@ -232,7 +258,7 @@ class ShiftboxEnv:
             held, self._held = self._held, None
             await held.close()
         if self._held is None:
-            self._held = await _HeldWorld.open(domain, self.world_options)
+            self._held = await _HeldWorld.open(config)
         return self._held.world
 
     def _reply(self, episode: _Episode, message: AssistantMessage) -> AgentReply:
@@ -281,23 +307,48 @@ class ShiftboxEnv:
                            tools=[tool_schema(t) for t in context.tools], policy=context.policy)
 
 
+EPISODE_TAG = "rl"
+"""What an environment's episode ids begin with: `rl.<task id>.<trial>.<random>`."""
+
+
+class _FreshEpisodes(RunHooks):
+    """Every episode under an id of its own (a random part after the run's): an environment resets one task many
+    times on one server, and a closed episode id stays closed there."""
+
+    def episode(self, world: World, task: Task, trial: int, episode_id: str) -> ToolSession | None:
+        return world.episode(episode_id_for(episode_id, secrets.token_hex(4)))
+
+
+_FRESH_EPISODES = _FreshEpisodes()
+IN_MEMORY = "tasks given to ShiftboxEnv"
+"""The source of the task file planned for tasks given as objects (planning's messages name it)."""
+
+
+def _task_files(tasks: Path | str | TaskFile | Sequence[Task] | None) -> list[Path | str | TaskFile]:
+    """What to plan for: the task file as given, or in-memory tasks as a task file per domain (in first-seen order)."""
+    if tasks is None or isinstance(tasks, str | Path | TaskFile):
+        return [] if tasks is None else [tasks]
+    domains = list(dict.fromkeys(t.domain for t in tasks))
+    return [TaskFile(domain=d, source=IN_MEMORY, tasks=[t for t in tasks if t.domain == d]) for d in domains]
+
+
 class _HeldWorld:
     """A world opened and closed in a task of its own (its task group cannot span the caller's tasks)."""
 
     def __init__(self) -> None:
-        self.world: World | None = None
+        self.world: World | CrossWorld | None = None
         self._stop = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
 
     @classmethod
-    async def open(cls, domain: str, options: dict[str, Any]) -> _HeldWorld:
+    async def open(cls, config: RunConfig) -> _HeldWorld:
         held = cls()
         ready = asyncio.Event()
 
         async def hold() -> None:
             try:
-                async with open_world(domain, **options) as world:
+                async with RunHooks().world(config) as world:
                     held.world = world
                     ready.set()
                     await held._stop.wait()
@@ -310,7 +361,7 @@ class _HeldWorld:
         await ready.wait()
         if held.world is None:
             await held._runner
-            raise held._error or RuntimeError(f"could not open the {domain} world")
+            raise held._error or RuntimeError(f"could not open the {config.domain} world")
         return held
 
     async def close(self) -> None:

@@ -66,13 +66,15 @@ def assistant_message(message: Any) -> dict[str, Any]:
 class ShiftboxVerifiersEnv(vf.MultiTurnEnv):
     """One rollout per dataset row (a task id and trial): shiftbox's user simulator answers the model.
 
-    `env_options` are `ShiftboxEnv`'s (user, user_args, servers, snapshot, seed, limits, ...); each rollout
-    gets an environment of its own (its own server and episode), closed when the rollout ends."""
+    `env_options` are `ShiftboxEnv`'s (user, user_args, servers, snapshot, seed, max_steps, ...), checked by
+    `shiftbox run`'s planning when this environment is made (a bad one raises `RunPlanError`); each rollout gets an
+    environment of its own (its own server and episode), closed when the rollout ends."""
 
     def __init__(self, tasks: TaskFile, *, reward: str | Reward = "tsr", trials: int = 1,
                  env_options: dict[str, Any] | None = None, max_turns: int = -1, **kwargs: Any):
         self.task_file = tasks
         self.env_options = dict(env_options or {})
+        ShiftboxEnv(tasks, **self.env_options)  # planned now, so a bad option is refused before any rollout
         rows = [{"prompt": [{"role": "user", "content": task.id}], "answer": "",
                  "info": {"task_id": task.id, "trial": trial}}
                 for task in tasks.tasks for trial in range(trials)]
@@ -121,7 +123,7 @@ class ShiftboxVerifiersEnv(vf.MultiTurnEnv):
 def load_environment(tasks: str | Path | None = None, *, domain: str = "banking", reward: str | Reward = "tsr",
                      trials: int = 1, **env_options: Any) -> ShiftboxVerifiersEnv:
     """The verifiers entry: a task file (default: the domain's handwritten tasks in its default snapshot),
-    the reward, trials per task, and `ShiftboxEnv`'s options (user, user_args, servers, seed, limits, ...)."""
+    the reward, trials per task, and `ShiftboxEnv`'s options (user, user_args, servers, seed, max_steps, ...)."""
     if tasks is None:
         from shiftbox_servers.kit import get_domain
 

@@ -24,6 +24,7 @@ from ._files import (
     read_run_metadata,
     run_dirs,
 )
+from ._one import simulate_one
 from ._plan import RunPlan, check_server_mode, plan_run
 from ._preflight import preflight_run
 from ._record import (
@@ -49,11 +50,7 @@ from ._score import (
     score_run,
     score_trajectories,
 )
-from ._simulations import (
-    RunHooks,
-    SimulationJob,
-    open_simulations,
-)
+from ._simulations import RunHooks
 from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
@@ -64,5 +61,5 @@ __all__ = [
     "read_run_metadata", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "read_report_inputs", "check_server_mode",
-    "SimulationJob", "open_simulations", "NotScored", "RunSummary", "summarize_run",
+    "simulate_one", "NotScored", "RunSummary", "summarize_run",
 ]

@@ -95,8 +95,10 @@ class Simulations:
 
 
 @contextlib.asynccontextmanager
-async def open_simulations(job: SimulationJob, run_dir: Path | None) -> AsyncIterator[Simulations]:
-    """The world (and the gateway, for agents that need one) open for the job; yields `simulate(task, trial,
+async def open_simulations(job: SimulationJob, run_dir: Path | None,
+                           world: World | CrossWorld | None = None) -> AsyncIterator[Simulations]:
+    """The world (and the gateway, for agents that need one) open for the job (`world` when the caller holds one
+    open, else the one `hooks.world` opens); yields `simulate(task, trial,
     first_attempt=0)`, which runs one simulation with its infrastructure retries (attempts `first_attempt` to
     `retry_infra`: a driver hands a simulation whose worker died to another as its next attempt). The server's
     identity goes to `run_dir`'s run.json."""
@@ -104,7 +106,8 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None) -> AsyncIte
     limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn,
                               give_policy=job.config.policy == "domain")
     needs_gateway = bool(job.work) and hooks.agent(*job.work[0], job.make_agent).uses_gateway
-    async with hooks.world(job.config) as world, contextlib.AsyncExitStack() as stack:
+    opened = contextlib.nullcontext(world) if world is not None else hooks.world(job.config)
+    async with opened as world, contextlib.AsyncExitStack() as stack:
         if run_dir is not None:
             record_server(run_dir, world, job.make_user)
         world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure

@@ -68,3 +68,49 @@ async def test_an_episode_is_the_simulation_its_agent_gives_on_shiftboxs_own_pat
     assert reward == scored.tsr.score < 1.0
     assert len(opened) == 2 and opened[0] != opened[1]
     assert all(re.fullmatch(rf"rl\.{TASK_ID}\.0\.[0-9a-f]{{8}}", i) for i in opened), opened
+
+
+def planning_error(**options) -> RunPlanError:
+    with pytest.raises(RunPlanError) as refused:
+        plan_run(HANDWRITTEN, ".", **options)
+    return refused.value
+
+
+@pytest.mark.parametrize(("options", "cli"), [
+    ({"max_steps": 1}, ["--max-steps", "1"]),
+    ({"servers": "nowhere"}, ["--servers", "nowhere"]),
+    ({"user": "nobody:at-all"}, ["--user", "nobody:at-all"]),
+    ({"policy": "mine"}, ["--policy", "mine"]),
+])
+def test_an_option_planning_refuses_is_refused_as_shiftbox_run_refuses_it(options, cli, tmp_path):
+    """The environment is made through `plan_run`: the same error class and message, when it is made."""
+    expected = planning_error(**options)
+    with pytest.raises(RunPlanError) as refused:
+        ShiftboxEnv(HANDWRITTEN, **options)
+    assert str(refused.value) == str(expected)
+    res = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--out", str(tmp_path / "r"), *cli])
+    assert res.exit_code == 2
+    if "servers" not in options and "policy" not in options:  # typer's own choice check answers those first
+        assert " ".join(str(expected).split()) in " ".join(res.output.split())
+
+
+async def test_the_plans_limits_and_policy_are_what_an_episode_runs_with():
+    async with ShiftboxEnv(HANDWRITTEN, max_steps=4, policy="none") as env:
+        observation = await env.reset(TASK_ID)
+        assert observation.policy == "" and observation.tools
+        reward, info = await play_talker(env)
+    trajectory = info["trajectory"]
+    assert trajectory.termination.reason == "max_steps"
+    assert len(trajectory.messages) == 4 and reward < 1.0
+
+
+def test_the_snapshot_is_resolved_by_planning():
+    """A task file written for a snapshot that is not there is refused naming it, as `shiftbox run` refuses it;
+    in-memory tasks (a `TaskFile` or a list of tasks) are planned too."""
+    written = load_task_file(HANDWRITTEN).model_copy(update={"snapshot": "banking/not-here"})
+    with pytest.raises(RunPlanError) as expected:
+        plan_run(written, ".")
+    with pytest.raises(RunPlanError) as refused:
+        ShiftboxEnv(written)
+    assert str(refused.value) == str(expected.value) and "banking/not-here" in str(expected.value)
+    assert set(ShiftboxEnv(list(TASKS.values())).tasks) == set(TASKS)

@@ -88,3 +88,12 @@ def test_the_rubric_reward_is_a_choice_of_shiftbox_scores():
     names = [f.__name__ for f in rubric.funcs]
     assert dict(zip(names, rubric.weights, strict=True)) == {"tsr": 0.0, "tue": 0.0, "action": 0.0,
                                                              "communicate_info": 0.0, "success": 1.0}
+
+
+def test_an_option_planning_refuses_is_refused_when_the_environment_is_made():
+    """Before any rollout, with the error `shiftbox run`'s planning gives (`plan_run`)."""
+    with pytest.raises(shiftbox.RunPlanError) as expected:
+        shiftbox.plan_run(TASKS, ".", max_steps=1)
+    with pytest.raises(shiftbox.RunPlanError) as refused:
+        shiftbox.rl.load_environment(str(TASKS), max_steps=1)
+    assert str(refused.value) == str(expected.value)
