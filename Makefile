@@ -48,7 +48,9 @@ tasks: env $(SNAPSHOTS)
 		$(RUN) shiftbox tasks generate $$d --n 150 --seed 7 --out snapshots/$$d/v1/tasks.json || exit 1; \
 	done
 	$(RUN) shiftbox tasks generate-cross $$($(RUN) python -c 'import json; print(json.load(open("tasks/cross-domain.json"))["domain"])') \
-		--per-pair 11 --seed 7 --out tasks/cross-domain.json
+		--per-pair 11 --seed 7 --out tasks/cross-domain.json || exit 1; \
+	$(RUN) shiftbox tasks generate-cross $$($(RUN) python -c 'import json; print(json.load(open("tasks/cross-domain.json"))["domain"])') \
+		--per-pair 11 --seed 7 --independent --out tasks/cross-domain-independent.json
 
 # The interop tests' MCP clients (pinned npm packages, tests/interop/package-lock.json) are installed
 # when node and npm exist; without them, or if the install fails, those tests skip and say why.

@@ -198,16 +198,19 @@ def generate_cross(
     out: Annotated[Path, typer.Option(help="native task file to write")],
     per_pair: Annotated[int, typer.Option(help="tasks per ordered pair of domains")] = 11,
     seed: Annotated[int, typer.Option(help="generator seed (same seed -> identical file)")] = 7,
+    independent: Annotated[bool, typer.Option(help="goals independent of each other (generator v1), the baseline "
+                                                   "to compare the default dependent tasks against")] = False,
 ) -> None:
     """Generate a seeded cross-domain task set: for every ordered pair of DOMAINS, tasks whose goals alternate
-    between the two (one customer, tools and goals namespaced), gold calls replayed on each domain's snapshot.
+    between the two (one customer, tools and goals namespaced), gold calls replayed on each domain's snapshot;
+    in every task a later goal needs a value read in the other domain (unless --independent).
 
     Example: shiftbox tasks generate-cross banking,retail,airline --per-pair 11 --seed 7 --out tasks/cross-domain.json
     """
     from shiftbox_servers.kit import domain_list
 
     try:
-        task_file = generate_cross_tasks(domain_list(domains), per_pair=per_pair, seed=seed)
+        task_file = generate_cross_tasks(domain_list(domains), per_pair=per_pair, seed=seed, independent=independent)
     except KeyError as exc:
         raise fail(f"{exc.args[0]}\n  fix: pass installed domain names") from None
     except (GenerationError, ValueError) as exc:

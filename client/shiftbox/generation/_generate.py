@@ -41,6 +41,7 @@ from shiftbox_servers.kit import (
     STATE_DIGEST_URI,
     Domain,
     DomainServer,
+    Given,
     Mission,
     MissionCall,
     Snapshot,
@@ -160,15 +161,24 @@ def _lookup(value: Any, path: list[str]) -> Any:
     return value
 
 
-def _resolve(params: Any, outputs: dict[str, Any]) -> Any:
+def _resolve(params: Any, outputs: dict[str, Any], given: dict[str, Any] | None = None) -> Any:
+    """Params with `{"$from": "key.path"}` (an earlier call's output) and `{"$given": "field"}` (a fact read in
+    another domain) replaced by their values."""
     if isinstance(params, dict):
         if set(params) == {"$from"}:
             key, *path = params["$from"].split(".")
             return _lookup(outputs[key], path)
-        return {k: _resolve(v, outputs) for k, v in params.items()}
+        if set(params) == {"$given"}:
+            return (given or {})[params["$given"]]
+        return {k: _resolve(v, outputs, given) for k, v in params.items()}
     if isinstance(params, list):
-        return [_resolve(v, outputs) for v in params]
+        return [_resolve(v, outputs, given) for v in params]
     return params
+
+
+def given_params(params: dict[str, Any]) -> list[str]:
+    """The params a fact read in another domain fills (`{"$given": "field"}`)."""
+    return [k for k, v in params.items() if isinstance(v, dict) and set(v) == {"$given"}]
 
 
 def _fact_text(value: Any) -> str | None:
@@ -251,14 +261,20 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
 
 
 async def play_mission(client: Client, server: DomainServer, episode: str, goal: str, subject: dict[str, Any],
-                       rng: random.Random, opened: list[str]
+                       rng: random.Random, opened: list[str], given: Given | None = None, given_by: str = ""
                        ) -> tuple[Mission, list[ActionSet], dict[str, Any]] | None:
     """Build `goal`'s mission on the episode as earlier goals left it and run its gold calls there in the
     oracle's order: the mission, its action sets (after `opened`, the opener's actions, when a call has no
-    dependency of its own) and each call's output by key; None if the mission doesn't fit or a call fails."""
+    dependency of its own) and each call's output by key; None if the mission doesn't fit or a call fails.
+    With `given` (a fact read in another domain by action `given_by`), the goal's `FactUse` builds the mission
+    and each call that takes a given value also depends on `given_by`."""
     meta = {EPISODE_META_KEY: episode}
     db: sqlite3.Connection = server.episodes.get(episode).db
-    mission = server.domain.missions[goal](db, rng, subject)
+    if given is None:
+        mission = server.domain.missions[goal](db, rng, subject)
+    else:
+        use = next(u for u in server.domain.missions.uses.values() if u.goal == goal)
+        mission = use.build(db, rng, subject, given)
     if mission is None:
         return None
     if mission.goal != goal or mission.action_type not in ACTION_TYPES:
@@ -271,12 +287,14 @@ async def play_mission(client: Client, server: DomainServer, episode: str, goal:
     mine: dict[str, Any] = {}
     action_sets: list[ActionSet] = []
     for call in _oracle_order(mission.calls):
-        params = _resolve(call.params, mine)
+        params = _resolve(call.params, mine, dict(given.values) if given else None)
         result = await client.call_tool(call.tool, params, meta=meta)
         if result.is_error:
             return None
         mine[call.key] = result.structured_content
         deps = [f"{goal}.{k}" for k in call.after] or list(opened)
+        if given_params(call.params):
+            deps.append(given_by)
         action_sets.append(ActionSet(
             action_id=f"{goal}.{call.key}", goal=goal,
             allowed_tools=[ToolCallSpec(function_name=call.tool, params=params)],

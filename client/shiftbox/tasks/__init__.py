@@ -13,6 +13,7 @@ from ._matching import (
     spec_matches,
 )
 from ._model import (
+    INDEPENDENT_GOALS,
     NOTES_ACTION_TYPES,
     TASK_FILE_SCHEMA_VERSION,
     ActionSet,
@@ -50,7 +51,7 @@ from ._validate import (
 )
 
 __all__ = [
-    "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
+    "INDEPENDENT_GOALS", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
     "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",

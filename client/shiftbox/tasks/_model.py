@@ -19,11 +19,15 @@ from pydantic import (
     model_validator,
 )
 
-from shiftbox_servers.kit import ACTION_TYPES, DEFAULT_TOOLSET
+from shiftbox_servers.kit import ACTION_TYPES, DEFAULT_TOOLSET, domain_of
 
 TASK_FILE_SCHEMA_VERSION = 1
 ActionType = Literal[ACTION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
 """A goal's kind of mission: single, serial, parallel, chat or clarify (the kit's `ACTION_TYPES`, one list)."""
+INDEPENDENT_GOALS = "independent goals"
+"""What a cross-domain task file's `source` says when its goals were generated independent of each other on
+purpose (`shiftbox tasks generate-cross --independent`): the validator then only warns that its tasks have no
+cross-domain dependency."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -195,6 +199,15 @@ class Task(_Model):
             elsewhere = {item for g, items in listed.items() if g != goal for item in items}
             return [item for item in criteria.communicate_info if item in mine or item not in elsewhere]
         return [item for item in criteria.communicate_info if item in mine]
+
+    def cross_domain_dependencies(self) -> list[tuple[str, str]]:
+        """(action id, the action of another domain it depends on): a call that needs a value the agent can
+        only read in the other domain. An action's domain is that of its tools' namespaced names."""
+        sets = self.evaluation_criteria.action_sets
+        domains = {a.action_id: {domain_of(t.function_name) for t in a.allowed_tools} for a in sets}
+        return [(a.action_id, dep) for a in sets for dep in a.depends_on
+                if dep in domains and domains[dep] and domains[a.action_id] and None not in domains[dep]
+                and domains[dep].isdisjoint(domains[a.action_id])]
 
     def unchecked_goals(self) -> list[str]:
         """Goals nothing deterministic measures (no action set tagged with them, no communicate_info attributed

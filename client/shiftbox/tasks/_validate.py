@@ -6,7 +6,9 @@ list, communicate_info values already in known_info (the agent repeating what th
 nothing; matched case-insensitively as a whole token), `communicate_info_by_goal` naming goals or items
 the task lacks, and — as warnings — goals with no deterministic check
 (no action set and no attributed communicate_info: only a judge could score them), and rubric items that are blank
-or repeated. Tools (installed domain): unknown tool names,
+or repeated, and cross-domain tasks (`domain` naming two domains or more) without a cross-domain
+dependency (no action depends on an action of another domain: its goals can be solved one domain at a
+time; a warning in a file generated with independent goals on purpose). Tools (installed domain): unknown tool names,
 params the tool's schema rejects (missing params are allowed: gold specs may be partial). Snapshot
 (optional): the gold path (initial-state calls, then the first allowed tool of every action set) is
 replayed on a fresh episode per task; a call whose `expected_error` is set must fail with that kind
@@ -48,7 +50,7 @@ from shiftbox_servers.kit import (
     result_error,
 )
 
-from ._model import ExpectedError, Task, TaskFile, ToolCallSpec
+from ._model import INDEPENDENT_GOALS, ExpectedError, Task, TaskFile, ToolCallSpec
 from ._reference import REFERENCE_SOURCE, is_reference_file
 
 FILE_LEVEL = "*"
@@ -75,8 +77,9 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolse
     """
     reference = is_reference_file(task_file)
     findings = _duplicate_ids(task_file)
+    independent = INDEPENDENT_GOALS in task_file.source
     for task in task_file.tasks:
-        findings += _structure(task) + _rubric(task)
+        findings += _structure(task) + _rubric(task) + _cross_dependency(task, independent)
     _mark(findings, reference)
     toolset = task_file.toolset_for(toolset)
     reference_tools = reference and task_file.toolset == toolset
@@ -184,6 +187,20 @@ def _structure(task: Task) -> list[Finding]:
                 "without looking anything up",
                 "remove it, or replace it with a fact the agent can only get from a tool output")
     return found
+
+
+def _cross_dependency(task: Task, independent: bool) -> list[Finding]:
+    """A cross-domain task needs one goal that depends on the other domain (VitaBench's cross-scenario tasks are
+    one request whose parts constrain each other); without one it is two single-domain tasks in a row."""
+    if "," not in task.domain or task.cross_domain_dependencies():
+        return []
+    return [Finding(
+        task_id=task.id, field="evaluation_criteria.action_sets", severity="warning" if independent else "error",
+        problem=f"cross-domain task {task.id!r} has no cross-domain dependency: no action set depends on an action "
+                "of another domain, so its goals can be solved one domain at a time",
+        fix="add an action set whose call takes a value read in the other domain and list that read in its "
+            "depends_on (`shiftbox tasks generate-cross` writes one per task), or, for a deliberately independent "
+            f"set, generate it with --independent (its source then says {INDEPENDENT_GOALS!r})")]
 
 
 def _rubric(task: Task) -> list[Finding]:

@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from shiftbox_servers.kit import Mission, MissionSet
+from shiftbox_servers.kit import Fact, Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
@@ -494,6 +494,28 @@ def account(subject: dict[str, Any]) -> str:
     return f"Your airline user id is {subject['user_id']}."
 
 
+# -- facts other domains' missions need (cross-domain dependencies) ---------------------------------------
+
+
+def address_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Fact | None:
+    """The home address on the user's airline profile."""
+    return Fact("the home address on your airline profile",
+                _call("profile", "get_user_details", {"user_id": subject["user_id"]}),
+                {f: f"address.{f}" for f in ("address1", "address2", "city", "state", "country", "zip")})
+
+
+def amount_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Fact | None:
+    """What the user paid for one of their reservations (one payment, so the amount is unambiguous)."""
+    paid = [r for r in _reservations(db, subject["user_id"], upcoming=False) if db.execute(
+        "SELECT count(*) FROM payments WHERE reservation_id = ?", (r["reservation_id"],)).fetchone()[0] == 1]
+    if not paid:
+        return None
+    rid = rng.choice(paid)["reservation_id"]
+    return Fact(f"what you paid for your airline reservation {rid}",
+                _call("paid", "get_reservation_details", {"reservation_id": rid}),
+                {"amount": "payment_history.0.amount"}, known=(f"Your airline reservation is {rid}.",))
+
+
 MISSIONS = MissionSet({
     "reservation_lookup": reservation_lookup,
     "booking": booking,
@@ -504,6 +526,6 @@ MISSIONS = MissionSet({
     "flight_status": flight_status,
     "compensation": compensation,
 }, opener="reservation_lookup", subjects_query="SELECT user_id AS customer_id, * FROM users ORDER BY user_id",
-    introduce=introduce, account=account)
+    introduce=introduce, account=account, facts={"address": address_fact, "amount": amount_fact})
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about every user, in a stable order,
-and most start by looking up a reservation."""
+and most start by looking up a reservation. Offers other domains the user's address and a reservation's price."""

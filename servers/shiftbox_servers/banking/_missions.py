@@ -25,7 +25,7 @@ import random
 import sqlite3
 from typing import Any
 
-from shiftbox_servers.kit import Mission, MissionSet
+from shiftbox_servers.kit import Fact, FactUse, Given, Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
@@ -164,12 +164,24 @@ def payments(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
             nl=("Agent confirmed the request before canceling it", "Agent told the customer the request is canceled"))
     if any(r["status"] == "Awaiting Payment" for r in open_requests):
         return None  # a customer may have only one request awaiting payment
+    return _pay(db, rng, customer_id, None, "")
+
+
+def _pay(db: sqlite3.Connection, rng: random.Random, customer_id: str, given: Given | None,
+         known_amount: str) -> Mission | None:
+    """A new payment (create -> authorize -> pay) to a payee, new or saved, from an account that covers it: of a
+    random amount, or of the amount `given` by another domain (its param `{"$given": "amount"}`)."""
+    floor = 60.0 if given is None else float(given.values["amount"]) + 1
     sources = [a for a in _accounts(db, customer_id)
-               if a["status"] == "Active" and a["type"] in ("checking", "savings") and a["available_balance"] >= 60]
+               if a["status"] == "Active" and a["type"] in ("checking", "savings") and a["available_balance"] >= floor]
     if not sources:
         return None
     account = rng.choice(sources)
-    amount = round(rng.uniform(20, min(600.0, account["available_balance"] / 2)), 2)
+    if given is None:
+        amount: Any = round(rng.uniform(20, min(600.0, account["available_balance"] / 2)), 2)
+        what = f"{amount:.2f}"
+    else:
+        amount, what = {"$given": "amount"}, given.phrase
     payees = _rows(db, "SELECT * FROM payees WHERE customer_id = ? ORDER BY payee_id", (customer_id,))
     calls: list[dict[str, Any]] = []
     known = [f"Your {_label(account)} account is {account['account_id']}."]
@@ -191,12 +203,24 @@ def payments(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
         _call("authorize", "authorize_payment_request", {"request_id": {"$from": "create.request_id"}}, ("create",)),
         _call("pay", "make_payment", {"request_id": {"$from": "create.request_id"}}, ("authorize",)),
     ]
+    if known_amount:
+        known.append(known_amount)
     return _mission(
         "payments", "serial",
-        f"You want to pay {amount:.2f} to {name} from your {_label(account)} account today.",
+        f"You want to pay {what} to {name} from your {_label(account)} account today.",
         calls, known=tuple(known), communicate=("create.request_id", "pay.settled_tx_id"),
         nl=("Agent got the customer's explicit confirmation before moving money",
             "Agent told the customer the payment settled"))
+
+
+def payment_of_given(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any],
+                     given: Given) -> Mission | None:
+    """A payment whose amount another domain holds: the user names it, never states it."""
+    if db.execute("SELECT 1 FROM payment_requests WHERE customer_id = ? AND status = 'Awaiting Payment'",
+                  (subject["customer_id"],)).fetchone():
+        return None
+    return _pay(db, rng, subject["customer_id"], given,
+                "You don't know the amount yourself: the agent must look it up there.")
 
 
 def cards(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
@@ -335,6 +359,14 @@ def account(subject: dict[str, Any]) -> str:
     return f"Your bank knows you by phone number {subject['phone_number']}."
 
 
+def address_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Fact | None:
+    """The address the bank has on file for the customer (read by the phone number the user states)."""
+    fields = {"address1": "street", "city": "city", "state": "state", "zip": "postal_code"}
+    return Fact("the address your bank has on file",
+                _call("customer", "get_customer_by_phone", {"phone_number": subject["phone_number"]}),
+                {f: f"address.{column}" for f, column in fields.items()})
+
+
 MISSIONS = MissionSet({
     "authentication": authentication,
     "account_info": account_info,
@@ -345,6 +377,7 @@ MISSIONS = MissionSet({
     "dispute": dispute,
     "fraud_response": fraud_response,
     "insights": insights,
-}, opener="authentication", introduce=introduce, account=account)
+}, opener="authentication", introduce=introduce, account=account, facts={"address": address_fact},
+    uses={"amount": FactUse("payments", payment_of_given)})
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about `customers` rows and most
 start by identifying the customer."""

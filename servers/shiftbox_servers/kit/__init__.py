@@ -70,6 +70,10 @@ from ._input_files import (
 )
 from ._missions import (
     ACTION_TYPES,
+    Fact,
+    FactBuilder,
+    FactUse,
+    Given,
     Mission,
     MissionBuilder,
     MissionCall,
@@ -135,6 +139,6 @@ __all__ = [
     "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
     "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
-    "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
+    "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
     "record_transfer", "reference_calculate", "reference_result", "serve_stdio",
 ]

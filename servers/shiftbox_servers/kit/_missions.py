@@ -5,6 +5,12 @@ goal, its action type, the user's reason, the gold calls in order with their dep
 the user knows, which call outputs the agent must communicate (attributed to this goal in the task),
 and NL assertions. A domain declares one `MissionSet`: a builder per goal label, the goal that opens
 a task, who tasks are about and how the user introduces themselves.
+
+Cross-domain dependencies (`shiftbox tasks generate-cross`): a domain may *offer* facts about its subject
+(`MissionSet.facts`: kind -> a builder of a `Fact`, one read whose output holds the value, e.g. the address the
+bank has on file) and *use* facts of a kind another domain offers (`MissionSet.uses`: kind -> a `FactUse`, a
+goal whose mission takes the value as `{"$given": "field"}` params, e.g. the store address set to it). The user
+never states the value: the agent must read it in the other domain.
 """
 
 from __future__ import annotations
@@ -70,6 +76,42 @@ def mission(goal: str, action_type: ActionType, reason: str, calls: list[Mission
     return Mission(goal, action_type, reason, tuple(calls), tuple(known), tuple(communicate), tuple(nl))
 
 
+@dataclass(frozen=True)
+class Fact:
+    """A value about the subject that one read of this domain returns, for another domain's mission."""
+
+    phrase: str
+    """How the user names it, to fit "... to {phrase}" ("the address your bank has on file")."""
+    call: MissionCall
+    """The read that returns it (its `after` is ignored: it runs after the domain's opener, if any)."""
+    fields: Mapping[str, str]
+    """Field -> "path" into the read's output (dots index lists too), e.g. {"city": "address.city"}."""
+    known: tuple[str, ...] = ()
+    """Sentences the user needs to point at it (e.g. "Your airline reservation is ABC123.")."""
+
+
+FactBuilder = Callable[[sqlite3.Connection, random.Random, Subject], Fact | None]
+"""build(db, rng, subject): the fact on the domain's episode as the task left it; None: this subject has none."""
+
+
+@dataclass(frozen=True)
+class Given:
+    """A fact read in another domain, as a using mission sees it: its values (to check feasibility: never state
+    them) and how the user names it."""
+
+    values: Mapping[str, Any]
+    phrase: str
+
+
+@dataclass(frozen=True)
+class FactUse:
+    """A goal of this domain that needs a fact of another: `build(db, rng, subject, given)` returns the goal's
+    mission, whose params name the fact's fields as `{"$given": "field"}` (None: it doesn't fit)."""
+
+    goal: str
+    build: Callable[[sqlite3.Connection, random.Random, Subject, Given], Mission | None]
+
+
 def introduce_by_name(subject: Subject) -> str:
     """The default first sentence of known_info: the subject's `full_name`."""
     return f"You are {subject['full_name']}."
@@ -86,6 +128,8 @@ class MissionSet(Mapping[str, MissionBuilder]):
     - `introduce`: subject -> the first sentence of known_info (default: "You are <full_name>.").
     - `account`: subject -> the sentence naming their account here in a cross-domain task, whose known_info
       says who they are once, by name (e.g. "Your airline user id is …"); None: nothing beyond the name.
+    - `facts`: fact kind (e.g. "address", "amount") -> builder of a `Fact` this domain offers another.
+    - `uses`: fact kind -> the `FactUse` of this domain that needs a fact of that kind from another domain.
     """
 
     builders: Mapping[str, MissionBuilder] = field(default_factory=dict)
@@ -93,10 +137,16 @@ class MissionSet(Mapping[str, MissionBuilder]):
     subjects_query: str = DEFAULT_SUBJECTS_QUERY
     introduce: Callable[[Subject], str] = introduce_by_name
     account: Callable[[Subject], str] | None = None
+    facts: Mapping[str, FactBuilder] = field(default_factory=dict)
+    uses: Mapping[str, FactUse] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.opener is not None and self.opener not in self.builders:
             raise ValueError(f"opener {self.opener!r} is not one of the goals: {sorted(self.builders)}")
+        for kind, use in self.uses.items():
+            if use.goal not in self.builders:
+                raise ValueError(f"the use of fact {kind!r} names goal {use.goal!r}, which is not one of the goals: "
+                                 f"{sorted(self.builders)}")
 
     def __getitem__(self, goal: str) -> MissionBuilder:
         return self.builders[goal]

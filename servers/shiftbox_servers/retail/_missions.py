@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from shiftbox_servers.kit import Mission, MissionSet
+from shiftbox_servers.kit import Fact, FactUse, Given, Mission, MissionSet
 from shiftbox_servers.kit import mission as _mission
 from shiftbox_servers.kit import mission_call as _call
 from shiftbox_servers.kit import select_rows as _rows
@@ -427,6 +427,39 @@ def product_inquiry(db: sqlite3.Connection, rng: random.Random, subject: dict[st
         nl=("Agent looked the product up instead of guessing its options",))
 
 
+# -- cross-domain dependencies -----------------------------------------------------------------------
+
+
+def address_of_given(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any],
+                     given: Given) -> Mission | None:
+    """The default address set to one another domain holds (the user names it, never states it)."""
+    user_id = subject["user_id"]
+    if given.values["address1"] == _user(db, user_id)["address1"]:
+        return None
+    address = {f: {"$given": f} if given.values.get(f) else default
+               for f, default in (("address1", ""), ("address2", ""), ("city", ""), ("state", ""),
+                                  ("country", "USA"), ("zip", ""))}
+    return _identified(db, rng, subject, _mission(
+        "account_update", "single", f"You want your default address here changed to {given.phrase}.",
+        [_call("update", "modify_user_address", {"user_id": user_id, **address},
+               required=["user_id", "address1", "city", "state", "zip"])],
+        known=("You don't remember that address yourself: the agent must look it up there.",),
+        nl=("Agent read the address from the other service instead of asking the user to spell it out",
+            "Agent confirmed the new default address before changing it")))
+
+
+def amount_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Fact | None:
+    """What the user paid for one of their orders (one payment, so the amount is unambiguous)."""
+    paid = [o for o in _orders(db, subject["user_id"], (PENDING, "processed", DELIVERED)) if db.execute(
+        "SELECT count(*) FROM order_payments WHERE order_id = ?", (o["order_id"],)).fetchone()[0] == 1]
+    if not paid:
+        return None
+    order_id = rng.choice(paid)["order_id"]
+    return Fact(f"what you paid for your store order {order_id}",
+                _call("paid", "get_order_details", {"order_id": order_id}),
+                {"amount": "payment_history.0.amount"}, known=(f"Your store order is {order_id}.",))
+
+
 MISSIONS = MissionSet({
     "order_tracking": order_tracking,
     "order_cancellation": order_cancellation,
@@ -438,7 +471,8 @@ MISSIONS = MissionSet({
     "account_update": account_update,
     "product_inquiry": product_inquiry,
 }, subjects_query="SELECT user_id AS customer_id, first_name || ' ' || last_name AS full_name, * "
-                  "FROM users ORDER BY user_id")
+                  "FROM users ORDER BY user_id",
+    facts={"amount": amount_fact}, uses={"address": FactUse("account_update", address_of_given)})
 """Goal label -> mission builder (every label of GOAL_TOOLS). Tasks are about every user (`customer_id` and
 `full_name` for the generator), who introduces themselves by name (how to identify comes from the first
 mission); no goal opens a task."""

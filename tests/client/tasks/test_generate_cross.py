@@ -44,8 +44,47 @@ def test_every_ordered_pair_of_domains_has_its_tasks():
     tasks = seed7().tasks
     assert len(tasks) == 66
     assert Counter(t.domain for t in tasks) == {f"{a},{b}": 11 for a, b in permutations(DOMAINS, 2)}
-    # CROSS_LENGTHS (2, 3, 4, 2, 3) over k = 0..10 of each pair: 2 goals 5 times, 3 goals 4 times, 4 goals twice
-    assert Counter(len(t.goals) for t in tasks) == {2: 30, 3: 24, 4: 12}
+    # CROSS_LENGTHS (2, 3, 4, 2, 3) over k = 0..10 of each pair: 2 goals 5 times, 3 goals 4 times, 4 goals twice;
+    # airline uses no fact, so the 5 two-goal tasks of banking->airline and of retail->airline get 3 goals
+    assert Counter(len(t.goals) for t in tasks) == {2: 30 - 10, 3: 24 + 10, 4: 12}
+
+
+def test_every_dependent_task_has_a_cross_domain_dependency():
+    counted = 0
+    for t in seed7().tasks:
+        deps = t.cross_domain_dependencies()
+        assert deps, t.id
+        for action_id, read in deps:
+            using = next(a for a in t.evaluation_criteria.action_sets if a.action_id == action_id)
+            source = next(a for a in t.evaluation_criteria.action_sets if a.action_id == read)
+            assert domain_of(using.allowed_tools[0].function_name) != domain_of(source.allowed_tools[0].function_name)
+            assert using.goal == source.goal  # the read serves the goal that needs its value
+            assert t.goals.index(using.goal) >= 1  # a later goal: the other domain has had a goal before it
+        counted += 1
+    assert counted == 66
+
+
+def test_the_independent_variant_has_none_and_is_only_warned_about():
+    indep = generate_cross_tasks(DOMAINS, per_pair=1, seed=7, independent=True)
+    assert indep.source == "cross-domain generator v1 seed=7 (independent goals)"
+    assert all(t.cross_domain_dependencies() == [] for t in indep.tasks)
+    findings = [f for f in validate_tasks(indep) if "no cross-domain dependency" in f.problem]
+    assert len(findings) == 6 and {f.severity for f in findings} == {"warning"}
+    assert load_task_file(REPO / "tasks" / "cross-domain-independent.json").tasks == \
+        generate_cross_tasks(DOMAINS, per_pair=11, seed=7, independent=True).tasks
+
+
+def test_the_validator_refuses_a_cross_domain_task_without_a_dependency():
+    task = seed7().tasks[0]
+    sets = [a.model_copy(update={"depends_on": [d for d in a.depends_on if domain_of(d) == domain_of(a.action_id)]})
+            for a in task.evaluation_criteria.action_sets]
+    broken = task.model_copy(update={"evaluation_criteria": task.evaluation_criteria.model_copy(
+        update={"action_sets": sets})})
+    assert broken.cross_domain_dependencies() == []
+    file = seed7().model_copy(update={"tasks": [broken]})
+    errors = [f for f in validate_tasks(file) if f.severity == "error"]
+    assert len(errors) == 1 and errors[0].task_id == task.id and "no cross-domain dependency" in errors[0].problem
+    assert "depends_on" in errors[0].fix
 
 
 def test_goals_alternate_domains_so_every_shift_crosses():
@@ -53,10 +92,13 @@ def test_goals_alternate_domains_so_every_shift_crosses():
         first, second = domain_list(t.domain)
         assert [domain_of(g) for g in t.goals] == [(first, second)[k % 2] for k in range(len(t.goals))], t.id
         assert all(domain_of(a) != domain_of(b) for a, b in pairwise(t.goals))
+        crossing = dict(t.cross_domain_dependencies())
         for action in t.evaluation_criteria.action_sets:
             domain = domain_of(action.goal)
-            assert all(domain_of(s.function_name) == domain for s in action.allowed_tools)
-            assert all(d.startswith(f"{domain}__") for d in action.depends_on)
+            if action.action_id not in crossing.values():  # a read in the other domain serves the goal needing it
+                assert all(domain_of(s.function_name) == domain for s in action.allowed_tools)
+            home = domain_of(action.allowed_tools[0].function_name)
+            assert all(d.startswith(f"{home}__") for d in action.depends_on if d != crossing.get(action.action_id))
 
 
 def _name(domain: str, customer_id: str) -> str:
@@ -100,7 +142,7 @@ def test_the_set_is_valid():
 
 
 def test_the_oracle_solves_a_sample_of_every_pair():
-    sample = seed7().tasks[::3]
+    sample = seed7().tasks[::3]  # dependent tasks: the oracle reads the value in one domain and uses it in the other
     assert {t.domain for t in sample} == {f"{a},{b}" for a, b in permutations(DOMAINS, 2)}
 
     async def run():
