@@ -11,7 +11,6 @@ from shiftbox_servers.kit import Domain, SnapshotManifest, ToolSet, deferred
 from ._schema import SNAPSHOT_VERSION
 from ._tools import snapshot_tools
 
-
 EXAMPLE_FILE = Path(__file__).with_name("example.jsonl")
 """One record in MMTB's format (single, clarify and chat missions), the native snapshot's source."""
 

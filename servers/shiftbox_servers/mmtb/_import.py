@@ -6,9 +6,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shiftbox_servers.kit import ImportedTask, Mission, SnapshotManifest, mission, mission_call, stamp_tool_contracts
+from shiftbox_servers.kit import (
+    ImportedTask,
+    Mission,
+    SnapshotManifest,
+    mission,
+    mission_call,
+    stamp_tool_contracts,
+)
 
-from ._records import ANSWER_STEP, ASK_STEP, MissionRecord, Record, RecordFormatError, read_mmtb_file
+from ._records import (
+    ANSWER_STEP,
+    ASK_STEP,
+    MissionRecord,
+    Record,
+    RecordFormatError,
+    read_mmtb_file,
+)
 from ._schema import SCHEMA, SNAPSHOT_VERSION
 from ._tools import match_key
 

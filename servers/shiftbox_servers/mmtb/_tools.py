@@ -16,7 +16,14 @@ from typing import Any
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, RootModel
 
-from shiftbox_servers.kit import Episode, NotFound, Snapshot, ToolSet, ToolSpec, strict_arguments_model
+from shiftbox_servers.kit import (
+    Episode,
+    NotFound,
+    Snapshot,
+    ToolSet,
+    ToolSpec,
+    strict_arguments_model,
+)
 
 JSON_TYPES: dict[str, Any] = {
     "string": str, "integer": int, "number": float | int, "boolean": bool, "array": list[Any],
