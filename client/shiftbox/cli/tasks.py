@@ -23,6 +23,7 @@ from ..agentchangebench import (
 from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
     TaskFile,
+    import_domain_tasks,
     load_task_file,
     render_stats,
     task_stats,
@@ -137,6 +138,29 @@ def import_acb(
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(failing.items())) or "none"
         typer.echo(f"gold outcomes recorded on {snapshot}: final state of {recorded} tasks; gold calls expected "
                    f"to fail: {kinds}")
+
+
+@tasks_app.command("import-mmtb")
+def import_mmtb(
+    file: Annotated[Path, typer.Argument(help="Multi-Mission Tool Bench data file (JSONL, one record a line)")],
+    out: Annotated[Path, typer.Option(help="native task file to write")],
+    snapshot: Annotated[Path, typer.Option(help="snapshot directory to write: the records' tools and annotated "
+                                                "observations, served by the mmtb domain")],
+) -> None:
+    """Import MMTB records as native tasks of the mmtb domain (one goal per mission, MMTB's mission type and gold
+    calls on each) and write the snapshot that serves their tools, answering each call with the annotated
+    observation of the matching gold call. Run them with `shiftbox run --domain mmtb --snapshot DIR`.
+
+    Example: shiftbox tasks import-mmtb Multi-Mission-Tool-Bench.jsonl --snapshot snapshots/mmtb/data --out tasks/mmtb.json
+    """
+    try:
+        task_file = import_domain_tasks("mmtb", "mmtb", file, snapshot)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    write_task_file(task_file, out)
+    goals = Counter(kind for t in task_file.tasks for kind in t.action_types.values())
+    typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} mmtb tasks, missions by type: "
+               f"{', '.join(f'{k} {n}' for k, n in sorted(goals.items()))}; snapshot {task_file.snapshot} in {snapshot}")
 
 
 @tasks_app.command("stats")

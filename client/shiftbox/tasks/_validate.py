@@ -84,9 +84,9 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolse
     toolset = task_file.toolset_for(toolset)
     reference_tools = reference and task_file.toolset == toolset
     domains = _installed(task_file, findings)
-    tools = {name: domain.toolset(toolset) for name, domain in domains.items()}
+    tools = {name: _domain_tools(domain, toolset, snapshot_dir, findings) for name, domain in domains.items()}
     for task in task_file.tasks:
-        if task.domain in domains:
+        if tools.get(task.domain) is not None:
             findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
                               reference_tools)
     if snapshot_dir is not None:
@@ -233,6 +233,22 @@ def _installed(task_file: TaskFile, findings: list[Finding]) -> dict[str, Domain
                 problem=f"tool checks were skipped: domain {name!r} isn't installed ({exc.args[0]})",
                 fix=f"install the shiftbox {name} domain server package to check tool names, params and ids"))
     return domains
+
+
+def _domain_tools(domain: Domain, toolset: str, snapshot_dir: Path | None, findings: list[Finding]) -> ToolSet | None:
+    """The tools to check the calls against: the tool set's; for a domain whose tools come with its snapshot (mmtb),
+    the snapshot's, or None (a warning: the checks are skipped) without one."""
+    if domain.snapshot_tools is None:
+        return domain.toolset(toolset)
+    if snapshot_dir is not None:
+        snapshot = Snapshot.load(Path(snapshot_dir))
+        if snapshot.manifest.domain == domain.name:
+            return domain.tools_for(snapshot, toolset)
+    findings.append(Finding(
+        task_id=FILE_LEVEL, field="domain", severity="warning",
+        problem=f"tool checks were skipped: the tools of domain {domain.name!r} come with its snapshot",
+        fix=f"pass --snapshot, the {domain.name} snapshot the tasks were imported with"))
+    return None
 
 
 def _calls(task: Task) -> Iterator[tuple[str, ToolCallSpec]]:

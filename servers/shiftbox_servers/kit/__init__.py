@@ -67,6 +67,7 @@ from ._input_files import (
     load_json_file,
     load_toml_file,
     loads_json,
+    read_input_text,
 )
 from ._missions import (
     ACTION_TYPES,
@@ -74,6 +75,7 @@ from ._missions import (
     FactBuilder,
     FactUse,
     Given,
+    ImportedTask,
     Mission,
     MissionBuilder,
     MissionCall,
@@ -119,19 +121,20 @@ from ._tools import (
     ToolSpec,
     escape_lone_surrogates,
     not_unicode_error,
+    strict_arguments_model,
 )
 from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transfer
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
     "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
-    "loads_json",
+    "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",
     "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "without_tracing", "Conflict", "Domain", "DomainError", "DomainServer",
     "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
+    "ToolSpec", "strict_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "result_error", "row_counts", "snapshots_root", "task_domains", "write_snapshot",
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
@@ -139,6 +142,6 @@ __all__ = [
     "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
     "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
-    "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
+    "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "ImportedTask", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
     "record_transfer", "reference_calculate", "reference_result", "serve_stdio",
 ]

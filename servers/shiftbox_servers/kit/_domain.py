@@ -13,8 +13,8 @@ from typing import Any
 
 from ._cross import cross_policy, domain_list, is_cross_domain, namespaced, namespaced_tools
 from ._graph import DependencyGraph
-from ._missions import MissionSet
-from ._snapshot import SnapshotManifest
+from ._missions import ImportedTask, MissionSet
+from ._snapshot import Snapshot, SnapshotManifest
 from ._tools import ToolSet
 from ._transfer import TRANSFER_TOOL
 
@@ -54,6 +54,13 @@ class Domain:
     dependency_graph: DependencyGraph = field(default_factory=DependencyGraph)
     """Tool -> what must have succeeded earlier in the episode; enforced only in dependency-graph mode
     (`DomainServer(dependency_graph=True)`, VitaBench's tool dependency graphs)."""
+    snapshot_tools: Callable[[Snapshot], ToolSet] | None = None
+    """For a domain whose tools come with its data (each imported MMTB file brings its own): snapshot -> the tools
+    its server serves, in place of `tools`; None: the tools are the declared ones."""
+    task_importers: Mapping[str, Callable[[Path, Path], tuple[SnapshotManifest, list[ImportedTask]]]] = field(
+        default_factory=dict)
+    """Source format (e.g. 'mmtb') -> function(source file, out dir) writing the snapshot the source's tasks run
+    on and returning those tasks (`shiftbox tasks import-<format>`)."""
 
     @property
     def transfer_tools(self) -> tuple[str, ...]:
@@ -67,6 +74,14 @@ class Domain:
 
     def toolset_names(self) -> list[str]:
         return [DEFAULT_TOOLSET, *sorted(set(self.toolsets) - {DEFAULT_TOOLSET})]
+
+    def tools_for(self, snapshot: Snapshot, name: str = "default") -> ToolSet:
+        """The tools a server of tool set `name` serves over `snapshot`: the snapshot's own for a domain with
+        `snapshot_tools`, else `toolset(name)`."""
+        if self.snapshot_tools is not None:
+            self.toolset(name)  # KeyError naming the tool sets there are
+            return self.snapshot_tools(snapshot)
+        return self.toolset(name)
 
     def toolset(self, name: str = "default") -> ToolSet:
         """The tools of profile `name` ('default': `tools`); KeyError naming the profiles there are."""

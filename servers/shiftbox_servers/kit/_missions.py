@@ -59,6 +59,17 @@ class Mission:
     nl_assertions: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ImportedTask:
+    """A task a domain's task importer read from another benchmark's file (`Domain.task_importers`): its missions
+    in order (one goal each), the user's known facts and notes on where it came from."""
+
+    id: str
+    missions: tuple[Mission, ...]
+    known: tuple[str, ...] = ()
+    notes: str = ""
+
+
 MissionBuilder = Callable[[sqlite3.Connection, random.Random, Subject], Mission | None]
 """build(db, rng, subject): `db` is the task's episode database as earlier goals left it (read it, never
 write), `rng` the generator's seeded random; None means "not feasible for this subject" (another is tried)."""

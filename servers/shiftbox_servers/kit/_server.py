@@ -124,7 +124,7 @@ class DomainServer:
         self.domain = domain
         self.snapshot = snapshot
         self.toolset = toolset
-        self.tools = domain.toolset(toolset)
+        self.tools = domain.tools_for(snapshot, toolset)
         self.graph = domain.dependency_graph if dependency_graph else None
         """The enforced dependency graph (VitaBench mode), or None: no call is refused for its order."""
         if self.graph is not None:
@@ -189,6 +189,8 @@ class DomainServer:
         call.__signature__ = spec.signature  # type: ignore[attr-defined]
         del call.__wrapped__  # type: ignore[attr-defined]
         tool = Tool.from_function(call, name=spec.name, description=spec.description, annotations=spec.annotations)
+        if spec.input_schema is not None:
+            tool.parameters = dict(spec.input_schema)
         # The published schema is closed, like the validator behind it.
         tool.parameters["additionalProperties"] = False
         return tool

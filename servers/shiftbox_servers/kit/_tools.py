@@ -27,6 +27,9 @@ class ToolSpec:
     fn: Callable[..., BaseModel]
     annotations: ToolAnnotations
     arguments_model: type[BaseModel]
+    input_schema: dict[str, Any] | None = None
+    """The input schema to publish as it is (a tool read from data, e.g. an imported MMTB record's); None: the one
+    derived from the signature."""
 
     @property
     def description(self) -> str:

@@ -1,0 +1,87 @@
+"""MMTB's JSONL format end to end: a small file in that format (tests/servers/mmtb/mmtb_file.py) imported with
+`shiftbox tasks import-mmtb`, validated, and run with the scripted oracle on the mmtb domain: every tool result the
+agent received is the observation annotated for that gold call, and the run's metrics are computed."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from shiftbox.cli import app
+from shiftbox.tasks import TaskFile
+from tests.servers.mmtb.mmtb_file import HOLIDAY, TRIP, write_mmtb_file
+
+runner = CliRunner()
+
+
+def _cli(*args: str):
+    res = runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def test_import_gives_one_goal_per_mission_with_mmtb_types_and_gold_calls(tmp_path):
+    source = write_mmtb_file(tmp_path / "mmtb.jsonl")
+    res = _cli("tasks", "import-mmtb", str(source), "--snapshot", str(tmp_path / "snap"), "--out",
+               str(tmp_path / "tasks.json"))
+    assert "2 mmtb tasks" in res.stdout
+    task_file = TaskFile.model_validate_json((tmp_path / "tasks.json").read_text())
+    assert task_file.snapshot == "mmtb/v1" and task_file.domain == "mmtb"
+    trip, holiday = task_file.tasks
+    assert (trip.id, holiday.id) == ("rec_trip", "rec_holiday")  # a list id is joined, as MMTB joins it
+    # by hand from the records' type codes and dependency lists
+    assert trip.action_types == {"mission_1": "single", "mission_2": "parallel", "mission_3": "clarify",
+                                 "mission_4": "serial"}
+    assert holiday.action_types == {"mission_1": "serial", "mission_2": "chat"}
+    assert "mission_1=多 serial+parallel" in holiday.description.notes
+    assert trip.user_scenario.goal_shifts.required_shifts == 3
+    calls = [(a.goal, a.allowed_tools[0].function_name, a.allowed_tools[0].params, a.depends_on)
+             for a in trip.evaluation_criteria.action_sets]
+    assert calls == [
+        ("mission_1", "get_weather", {"city": "Lisbon"}, []),
+        ("mission_2", "get_weather", {"city": "Porto"}, []),
+        ("mission_2", "get_weather", {"city": "Faro"}, []),
+        ("mission_3", "search_flights", {"origin": "Lisbon", "destination": "Porto", "date": "2025-06-10"}, []),
+        ("mission_4", "search_flights", {"origin": "Lisbon", "destination": "Porto", "date": "2025-06-10"}, []),
+        ("mission_4", "book_flight", {"flight_no": "FR8311", "seats": 2}, ["m4.0"]),
+    ]
+    assert "On 2025-06-10." in trip.user_scenario.instructions.known_info  # the clarification's answer
+    assert trip.user_scenario.instructions.reason_for_call == "What's the weather in Lisbon?"
+    assert holiday.action_sets_for("mission_2") == []  # chat: no tool
+    validated = runner.invoke(app, ["tasks", "validate", str(tmp_path / "tasks.json"), "--snapshot",
+                                    str(tmp_path / "snap"), "--json"])
+    assert validated.exit_code == 0, validated.output
+    findings = json.loads(validated.stdout)  # only the chat mission, which no tool call checks, is worth a warning
+    assert [(f["task_id"], f["field"], f["severity"]) for f in findings] == [
+        ("rec_holiday", "user_scenario.goal_shifts.goals[1]", "warning")]
+
+
+def test_the_oracle_run_gets_the_annotated_observations_and_metrics(tmp_path):
+    source = write_mmtb_file(tmp_path / "mmtb.jsonl")
+    snap, tasks, out = tmp_path / "snap", tmp_path / "tasks.json", tmp_path / "run"
+    _cli("tasks", "import-mmtb", str(source), "--snapshot", str(snap), "--out", str(tasks))
+    _cli("run", "--domain", "mmtb", "--tasks", str(tasks), "--snapshot", str(snap), "--agent", "scripted:oracle",
+         "--user", "scripted", "--out", str(out))
+    annotated = {}  # (task, tool, arguments) -> the observations annotated for it, in order
+    for record in (TRIP, HOLIDAY):
+        task_id = record["id"] if isinstance(record["id"], str) else "".join(record["id"])
+        for steps in record["english_answer_list"]:
+            for s in steps:
+                if s["action"]["name"] not in ("prepare_to_answer", "ask_user_for_required_parameters"):
+                    key = (task_id, s["action"]["name"], json.dumps(s["action"]["arguments"], sort_keys=True))
+                    annotated.setdefault(key, []).append(s["observation"])
+    received = {}
+    for line in (out / "trajectories.jsonl").read_text().splitlines():
+        t = json.loads(line)
+        for c in t["tool_calls"]:
+            assert not c["is_error"], c
+            key = (t["task_id"], c["name"], json.dumps(c["arguments"], sort_keys=True))
+            received.setdefault(key, []).append(c["result"])
+    # every gold call was made once and answered with its annotation; a string observation arrives as its text
+    assert received == annotated
+    metrics = json.loads(_cli("metrics", str(out), "--json").stdout)
+    # by hand: 2 records, 6 + 3 gold calls, 4 + 2 missions (goals), 3 + 1 goal shifts
+    assert (metrics["simulations"], metrics["tool_calls"], metrics["paths"]["goals"]) == (2, 9, 6)
+    assert metrics["gsrt"]["shifts"] == 4 and metrics["by_domain"]["mmtb"]["simulations"] == 2
+    assert metrics["tsr"]["action"] == 1.0  # every gold call made and answered
