@@ -69,7 +69,7 @@ def aggregate_paths(sims: Iterable[SimulationMetrics]) -> PathAggregate:
     by_transition: dict[str, list[GoalPath]] = defaultdict(list)
     for sim in sims:
         previous: GoalPath | None = None
-        for path in sim.paths:
+        for path in sim.goal_walks:
             if not path.reached:
                 not_reached += 1
                 continue
