@@ -136,14 +136,14 @@ MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat",
 label for chat and clarify goals (`shiftbox.metrics.mission_type`)."""
 PathError = Literal["wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order", "premature_call",
                     "tool_for_chat"]
-"""The error classes of path evaluation, in the order reports list them (docs/metrics.md)."""
+"""The error classes of the lenient goal walk, in the order reports list them (docs/metrics.md)."""
 PATH_ERRORS: tuple[str, ...] = ("wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order",
                                 "premature_call", "tool_for_chat")
 
 
 class GoalPath(BaseModel):
-    """Path evaluation of one goal of a simulation: how the agent's calls while the goal was current walked the
-    decision tree of the goal's valid execution paths."""
+    """shiftbox's lenient goal walk of one goal (not MMTB's path evaluation): how the agent's calls while the goal was
+    current walked the goal's valid execution paths."""
 
     goal: str
     position: int = Field(description="the goal's place in the task's sequence, from 1")
@@ -332,7 +332,7 @@ class GSRTAggregate(BaseModel):
 
 
 class PathSlice(BaseModel):
-    """Path evaluation over the reached goals of one slice (a mission type, a position, a transition)."""
+    """The lenient goal walk over the reached goals of one slice (a mission type, a position, a transition)."""
 
     goals: int
     success: float | None = Field(description="accuracy: share of goals whose path succeeded")
@@ -341,7 +341,7 @@ class PathSlice(BaseModel):
 
 
 class PathAggregate(BaseModel):
-    """Multi-Mission Tool Bench's path evaluation over a run's scored simulations (reached goals)."""
+    """shiftbox's lenient goal walk over a run's scored simulations (reached goals); MMTB's is `MissionAggregate`."""
 
     goals: int
     not_reached: int = Field(0, description="goals the conversation ended before (not evaluated)")
