@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations, permutations
+from itertools import combinations
 from typing import Any, Literal
 
 from ._paths import fewest_steps
@@ -116,15 +116,30 @@ def _runs(ready: Sequence[GoldCall]) -> list[list[GoldCall]]:
 
 
 def _fits(chosen: Sequence[GoldCall], names: Sequence[str]) -> bool:
-    """The calls' tool names can be handed out one to each chosen gold call allowing it."""
-    return len(chosen) == len(names) and any(all(n in c.tools for n, c in zip(order, chosen, strict=True)) for order in permutations(names))
+    """The calls' tool names can be handed out one to each chosen gold call allowing it (a bipartite matching, found
+    by augmenting paths)."""
+    if len(chosen) != len(names):
+        return False
+    holder: dict[int, int] = {}  # gold call index -> the name index it holds
+
+    def place(name: int, seen: set[int]) -> bool:
+        for i, call in enumerate(chosen):
+            if names[name] in call.tools and i not in seen:
+                seen.add(i)
+                if i not in holder or place(holder[i], seen):
+                    holder[i] = name
+                    return True
+        return False
+
+    return all(place(n, set()) for n in range(len(names)))
 
 
 def _match(ready: Sequence[GoldCall], names: Sequence[str]) -> tuple[list[GoldCall], list[GoldCall]] | None:
     """The ready gold calls a step's calls match (the first set in gold order), and the run they commit to doing one
     per step after this one; None when no allowed set matches."""
     runs = [run for run in _runs(ready) if len(run) > 1]
-    for chosen in combinations(ready, len(names)):
+    called = set(names)
+    for chosen in combinations([c for c in ready if called & c.tools.keys()], len(names)):
         if not _fits(chosen, names):
             continue
         keys = {c.key for c in chosen}

@@ -160,6 +160,19 @@ def test_after_the_first_of_a_run_alone_the_next_step_holds_only_the_next_of_the
     assert walk(SAME, [calls("get_x"), calls("get_x", "get_y"), say()]).ending == "unmatched_call"
 
 
+def test_a_gold_call_allowing_two_tools_is_matched_by_either():
+    either = Mission((GoldCall("a", {"get_a": [{}], "find_a": [{}]}), B))
+    assert walk(either, [calls("find_a", "get_b"), say()]).ending == "answered"
+    assert walk(either, [calls("get_a", "get_b"), say()]).ending == "answered"
+    assert walk(either, [calls("get_a", "find_a"), say()]).ending == "unmatched_call"  # both on the one gold call
+
+
+def test_many_parallel_calls_in_one_step_are_matched_without_trying_every_order():
+    wide = Mission(tuple(gold(f"k{i}", f"tool_{i}") for i in range(12)))
+    names = [f"tool_{i}" for i in reversed(range(12))]
+    assert walk(wide, [calls(*names), say()]).ending == "answered"
+
+
 def test_the_call_structure_is_mmtbs_layering_of_the_gold_calls():
     assert [m.structure() for m in (Mission((A,)), SERIAL, PARALLEL, BOTH)] == [
         None, "serial", "parallel", "serial+parallel"]
