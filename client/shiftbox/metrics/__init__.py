@@ -39,6 +39,10 @@ from ._llm_judge import (
     render_transcript,
 )
 from ._missions import MISSION_TYPES, aggregate_paths, mission_type
+from ._mmtb_aggregate import aggregate_missions, every_prefix
+from ._mmtb_arguments import call_score, rouge_l
+from ._mmtb_goals import MMTB_TYPES, mission_verdicts
+from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
 from ._model import (
     PATH_ERRORS,
     AgentScores,
@@ -48,7 +52,11 @@ from ._model import (
     GraphRefusalScore,
     GSRTAggregate,
     Interval,
+    MissionAggregate,
+    MissionSlice,
     MissionType,
+    MissionVerdict,
+    MMTBType,
     PathAggregate,
     PathError,
     PathSlice,
@@ -97,4 +105,6 @@ __all__ = [
     "ExecutionPath", "GoalPath", "MISSION_TYPES", "MissionType", "PATH_ERRORS", "PathAggregate", "PathError",
     "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_paths",
     "mission_type", "optimal_paths",
+    "AgentStep", "GoldCall", "MMTB_TYPES", "MMTBType", "Mission", "MissionAggregate", "MissionSlice", "MissionVerdict",
+    "aggregate_missions", "call_score", "every_prefix", "mission_verdicts", "rouge_l", "walk",
 ]

@@ -25,6 +25,9 @@ from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge, judge_report
 from ._missions import aggregate_paths
+from ._mmtb_aggregate import aggregate_missions
+from ._mmtb_arguments import resolve
+from ._mmtb_goals import mission_verdicts
 from ._model import (
     AgentScores,
     Breakdown,
@@ -64,6 +67,8 @@ class DomainFacts(BaseModel):
 
     model_config = {"arbitrary_types_allowed": True}
     schemas: dict[str, type[BaseModel]] | None
+    json_schemas: dict[str, dict] | None = None
+    """tool name -> its published JSON schema, references inlined (MMTB's argument check reads it)."""
     read_only: set[str] | None
     goal_tools: dict[str, set[str]]
     lexicon: dict[str, tuple[str, ...]]
@@ -93,6 +98,7 @@ def domain_facts(name: str, toolset: str = "default") -> DomainFacts:
         every = list({s.name: s for ts in (domain.tools, *domain.toolsets.values()) for s in ts}.values())
     return DomainFacts(
         schemas={s.name: s.arguments_model for s in every},
+        json_schemas={s.name: resolve(s.arguments_model.model_json_schema()) for s in every},
         read_only={s.name for s in every if s.annotations.read_only_hint},
         goal_tools={g: set(t) for g, t in domain.goal_tools.items()},
         lexicon=dict(domain.goal_lexicon), generic_terms=tuple(domain.generic_terms),
@@ -117,7 +123,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
-        paths=goal_paths(trajectory, task),
+        paths=mission_verdicts(trajectory, task, facts.json_schemas), goal_walks=goal_paths(trajectory, task),
         graph_refusals=graph_refusal_score(trajectory), usage=usage_by_role([trajectory.usage]),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )
@@ -279,7 +285,8 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         by_persona={k: _breakdown(v) for k, v in sorted(groups["persona"].items())},
         by_goal_pair={k: _breakdown(list(pair_sims[k].values()), pairs[k]) for k in sorted(pairs)},
         by_domain_crossing={k: _breakdown(list(crossing_sims[k].values()), crossing[k]) for k in sorted(crossing)},
-        paths=aggregate_paths(scored), notes=notes, usage=usage_by_role(s.usage for s in sims),
+        paths=aggregate_missions(scored), goal_walks=aggregate_paths(scored), notes=notes,
+        usage=usage_by_role(s.usage for s in sims),
     )
 
 

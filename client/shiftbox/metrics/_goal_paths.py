@@ -1,5 +1,5 @@
-"""Path evaluation per goal (Multi-Mission Tool Bench): the agent's calls while a goal was current, walked
-down the decision tree of the goal's valid execution paths (`_paths.py`).
+"""shiftbox's lenient goal walk (`goal_walks`; not MMTB's path evaluation, which is `_mmtb_goals.py`): the agent's
+calls while a goal was current, walked down the goal's valid execution paths (`_paths.py`).
 
 A goal is current from the user message that raised it (the first message, or its shift) up to the
 next shift; a goal raised by a stacked request together with the one before it is current from the

@@ -1,5 +1,5 @@
-"""Mission types (Multi-Mission Tool Bench) of a task's goals, and path evaluation pooled by mission type,
-position in the sequence and transition (the mission types of two consecutive goals).
+"""Mission types (Multi-Mission Tool Bench) of a task's goals, and shiftbox's lenient goal walk (`goal_walks`) pooled
+by mission type, position in the sequence and transition (the mission types of two consecutive goals).
 
 A goal's mission type comes from its action sets' dependency graph: one set is `single`, a chain
 `serial`, sets all independent `parallel`, anything else `serial+parallel`. The graph cannot tell a
@@ -69,7 +69,7 @@ def aggregate_paths(sims: Iterable[SimulationMetrics]) -> PathAggregate:
     by_transition: dict[str, list[GoalPath]] = defaultdict(list)
     for sim in sims:
         previous: GoalPath | None = None
-        for path in sim.paths:
+        for path in sim.goal_walks:
             if not path.reached:
                 not_reached += 1
                 continue

@@ -136,14 +136,14 @@ MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat",
 label for chat and clarify goals (`shiftbox.metrics.mission_type`)."""
 PathError = Literal["wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order", "premature_call",
                     "tool_for_chat"]
-"""The error classes of path evaluation, in the order reports list them (docs/metrics.md)."""
+"""The error classes of the lenient goal walk, in the order reports list them (docs/metrics.md)."""
 PATH_ERRORS: tuple[str, ...] = ("wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order",
                                 "premature_call", "tool_for_chat")
 
 
 class GoalPath(BaseModel):
-    """Path evaluation of one goal of a simulation: how the agent's calls while the goal was current walked the
-    decision tree of the goal's valid execution paths."""
+    """shiftbox's lenient goal walk of one goal (not MMTB's path evaluation): how the agent's calls while the goal was
+    current walked the goal's valid execution paths."""
 
     goal: str
     position: int = Field(description="the goal's place in the task's sequence, from 1")
@@ -161,6 +161,77 @@ class GoalPath(BaseModel):
     success: bool = Field(False, description="completed, valid order, no premature call, no tool for a chat goal")
     optimal: bool = Field(False, description="success in the fewest steps with no other call")
     errors: list[PathError] = Field(default_factory=list)
+
+
+MMTBType = Literal["single", "multiple", "chat", "clarify"]
+"""Multi-Mission Tool Bench's four mission types (its 单, 多, 拒, 反): shiftbox's single, the three multi-call types,
+chat and clarify (`shiftbox.metrics.MMTB_TYPES`)."""
+CallStructure = Literal["serial", "parallel", "serial+parallel"]
+RelationType = Literal["none", "previous", "long_term"]
+"""How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,
+or on one further back (docs/metrics.md)."""
+MissionEnding = Literal["answered", "unmatched_call", "text_instead_of_call", "empty_reply", "unfinished"]
+
+
+class MissionVerdict(BaseModel):
+    """Multi-Mission Tool Bench's verdict on one goal of a simulation (its decision tree and argument check)."""
+
+    goal: str
+    position: int = Field(description="the goal's place in the task's sequence, from 1")
+    mission_type: MMTBType
+    structure: CallStructure | None = Field(None, description="MMTB's multi-call class of the gold calls; None for "
+                                                               "one call or none")
+    relation: RelationType = "none"
+    reached: bool = Field(description="the user raised the goal; a goal never reached is not evaluated")
+    gold_steps: int = Field(description="the gold steps: calls, the question on a clarify goal, the final answer")
+    steps: int = Field(0, description="agent steps matched, the final answer included")
+    fewest_steps: int = Field(0, description="steps of the shortest valid walk")
+    matched: int = Field(0, description="gold steps matched before the first mismatch (progress's numerator)")
+    ending: MissionEnding = Field("unfinished", description="the final answer, or what ended the walk")
+    arguments_pass: bool | None = Field(None, description="every matched call scores 0.7 or more; None when the walk "
+                                                          "did not reach the answer")
+    success: bool = Field(False, description="MMTB's accuracy: the walk reached the answer and the arguments pass")
+    optimal: bool = Field(False, description="success in the fewest steps")
+
+
+class MissionSlice(BaseModel):
+    """MMTB path accuracy over the goals of one slice (a type, a position, a type prefix, a relation)."""
+
+    goals: int
+    correct: int
+    accuracy: float | None = Field(description="correct / goals; None without goals")
+
+
+class MissionAggregate(BaseModel):
+    """Multi-Mission Tool Bench's path evaluation over a run's scored simulations (reached goals), as its evaluator
+    reports it."""
+
+    goals: int
+    not_reached: int = Field(0, description="goals the conversation ended before (not evaluated)")
+    accuracy: float | None = Field(description="path accuracy: goals whose walk reached the answer with passing "
+                                               "arguments / goals")
+    optimal: float | None = Field(description="optimal path rate: optimal goals / goals whose gold calls are "
+                                              "parallel or serial+parallel")
+    optimal_goals: int = Field(0, description="goals whose gold calls are parallel or serial+parallel")
+    optimal_by_structure: dict[str, float | None] = Field(default_factory=dict)
+    progress: float | None = Field(description="accomplished progress: gold steps matched / gold steps, pooled over "
+                                               "the goals whose gold calls are serial or serial+parallel")
+    progress_goals: int = 0
+    progress_by_structure: dict[str, float | None] = Field(default_factory=dict)
+    endings: dict[str, int] = Field(default_factory=dict, description="how the walks ended -> goals")
+    argument_failures: int = Field(0, description="walks that reached the answer but failed the argument check")
+    by_type: dict[str, MissionSlice] = Field(default_factory=dict, description="MMTB mission type -> slice")
+    by_position: dict[str, MissionSlice] = Field(default_factory=dict, description="\"1\" ... \"4\"")
+    by_type_and_position: dict[str, dict[str, MissionSlice]] = Field(default_factory=dict)
+    by_structure: dict[str, MissionSlice] = Field(default_factory=dict, description="parallel, serial, "
+                                                                                    "serial+parallel -> slice")
+    by_relation: dict[str, MissionSlice] = Field(default_factory=dict)
+    prefixes: dict[str, MissionSlice] = Field(
+        default_factory=dict, description="every full prefix of MMTB mission types up to 4 (4 + 16 + 64 + 256 cells, "
+                                          "\"single->chat\"): accuracy of the goals at that place after those types")
+    layer_variance: dict[str, float | None] = Field(
+        default_factory=dict, description="prefix length L -> sample variance, over the prefixes of length L, of the "
+                                          "accuracy of the goal that follows each; None with fewer than two")
 
 
 class GraphRefusalScore(BaseModel):
@@ -202,7 +273,10 @@ class SimulationMetrics(BaseModel):
         None, exclude_if=lambda v: v is None, description="only when the agent was offered log_shift_event")
     rubric: RubricScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the task has rubric items")
-    paths: list[GoalPath] = Field(default_factory=list, description="path evaluation of each goal, in order")
+    paths: list[MissionVerdict] = Field(default_factory=list,
+                                        description="MMTB path evaluation of each goal, in order")
+    goal_walks: list[GoalPath] = Field(default_factory=list,
+                                       description="shiftbox's lenient goal walk of each goal, in order")
     graph_refusals: GraphRefusalScore | None = Field(
         None, exclude_if=lambda v: v is None, description="only when the server enforced the dependency graph")
     usage: dict[str, Usage] = Field(
@@ -258,7 +332,7 @@ class GSRTAggregate(BaseModel):
 
 
 class PathSlice(BaseModel):
-    """Path evaluation over the reached goals of one slice (a mission type, a position, a transition)."""
+    """The lenient goal walk over the reached goals of one slice (a mission type, a position, a transition)."""
 
     goals: int
     success: float | None = Field(description="accuracy: share of goals whose path succeeded")
@@ -267,7 +341,7 @@ class PathSlice(BaseModel):
 
 
 class PathAggregate(BaseModel):
-    """Multi-Mission Tool Bench's path evaluation over a run's scored simulations (reached goals)."""
+    """shiftbox's lenient goal walk over a run's scored simulations (reached goals); MMTB's is `MissionAggregate`."""
 
     goals: int
     not_reached: int = Field(0, description="goals the conversation ended before (not evaluated)")
@@ -341,9 +415,12 @@ class RunMetrics(BaseModel):
         description="cross-domain conversations' shifts, 'crossed' (to another domain's goal) or 'same_domain': GSRT "
                     "over those shifts, the other figures over the simulations with such a shift; absent without "
                     "cross-domain simulations")
-    paths: PathAggregate | None = Field(
+    paths: MissionAggregate | None = Field(
         None, exclude_if=lambda v: v is None,
-        description="Multi-Mission Tool Bench path evaluation and mission-type reports (default definitions only)")
+        description="Multi-Mission Tool Bench path evaluation and its reports (default definitions only)")
+    goal_walks: PathAggregate | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="shiftbox's lenient goal walk over the live conversation (default definitions only)")
     intervals: dict[str, Interval] = Field(
         default_factory=dict, description="metric -> 95% bootstrap interval over tasks (each "
                                           "headline metric: tsr, tue, tcrr, recovery, ...; pass^k)")

@@ -113,11 +113,13 @@ def headline(m: RunMetrics, sims: Sequence[SimulationMetrics]) -> str:
                            f"<th>avg@k</th></tr></thead><tbody>{rows}</tbody></table>"))
     if m.paths is not None:
         p = m.paths
-        cards.append(_card("Path accuracy \u00b7 MMTB", f3(p.success), f"share of {p.goals} reached goals whose path "
-                           "succeeded", _dl([("optimal path", f3(p.optimal)), ("valid order", f3(p.valid_order)),
-                                             ("progress", f3(p.progress)),
-                                             ("errors (goals)", e(", ".join(f"{k} {v}" for k, v in p.errors.items())
-                                                                  or "none"))])))
+        walk = m.goal_walks
+        cards.append(_card("Path accuracy \u00b7 MMTB", f3(p.accuracy), f"share of {p.goals} reached goals whose walk "
+                           "reached the answer with passing arguments",
+                           _dl([("optimal path rate", f"{f3(p.optimal)} ({p.optimal_goals} goals)"),
+                                ("accomplished progress", f"{f3(p.progress)} ({p.progress_goals} goals)"),
+                                ("walks ended", e(", ".join(f"{k} {v}" for k, v in p.endings.items()) or "none")),
+                                ("goal walk (shiftbox, lenient)", f3(walk.success) if walk else "\u2013")])))
     every = sum(m.usage.values(), Usage())
     cards.append(_card("LLM tokens and cost", f"${every.cost_usd:.4f}",
                        f"{every.prompt_tokens + every.completion_tokens} tokens in {every.calls} calls, every "

@@ -18,8 +18,9 @@ from ..metrics import (
     HeadlineMetric,
     Interval,
     MetricDifference,
+    MissionAggregate,
+    MissionSlice,
     PathAggregate,
-    PathSlice,
     Retention,
     RunMetrics,
     Turns,
@@ -99,51 +100,72 @@ def ordinal(position: str) -> str:
     return ORDINALS.get(position, f"{position}th")
 
 
-def path_positions(p: PathAggregate) -> list[str]:
-    """The goal positions ("1", "2", ...) the path evaluation has, in order."""
-    return sorted(p.by_position, key=int)
-
-
-def path_detail(p: PathAggregate) -> str:
-    """The path headline's detail: optimal-path rate, valid order, progress, counts and error classes."""
+def walk_detail(p: PathAggregate) -> str:
+    """The lenient goal walk's detail (shiftbox): optimal share, valid order, progress, counts and error classes."""
     errors = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in p.errors.items()) or "none"
     unreached = f"; {p.not_reached} not reached" if p.not_reached else ""
-    return (f"optimal path {fmt(p.optimal)}, valid order {fmt(p.valid_order)}, progress {fmt(p.progress)} over "
-            f"{p.goals} goals{unreached}; errors (goals): {errors}")
+    return (f"shiftbox's lenient walk of the live conversation (not MMTB's): optimal {fmt(p.optimal)}, valid order "
+            f"{fmt(p.valid_order)}, progress {fmt(p.progress)} over {p.goals} goals{unreached}; errors (goals): "
+            f"{errors}")
 
 
-def _path_cell(s: PathSlice | None) -> str:
-    return "-" if s is None else f"{fmt(s.success)} ({s.goals})"
+def path_detail(p: MissionAggregate) -> str:
+    """MMTB's path headline detail: optimal path rate and accomplished progress with their pools, how walks ended."""
+    unreached = f"; {p.not_reached} not reached" if p.not_reached else ""
+    endings = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in p.endings.items()) or "none"
+    return (f"optimal path rate {fmt(p.optimal)} over {p.optimal_goals} parallel and serial+parallel goals; "
+            f"accomplished progress {fmt(p.progress)} over {p.progress_goals} serial and serial+parallel goals; "
+            f"{p.goals} goals{unreached}; walks ended: {endings}; {p.argument_failures} answered but failed on "
+            "arguments")
 
 
-def mission_table(p: PathAggregate, suffix: str = "") -> Table:
-    """Path accuracy (goals) by mission type x position (MMTB), with each type's optimal-path rate and progress."""
-    positions = path_positions(p)
-    table = Table("mission type", *(ordinal(k) for k in positions), "all", "optimal", "progress",
-                  title=f"path accuracy by mission type x position (MMTB){suffix}", title_justify="left")
-    for kind, overall in p.by_mission_type.items():
-        cells = p.by_type_and_position.get(kind, {})
-        table.add_row(kind, *(_path_cell(cells.get(k)) for k in positions), _path_cell(overall),
-                      fmt(overall.optimal), fmt(overall.progress))
-    table.add_row("all", *(_path_cell(p.by_position.get(k)) for k in positions), f"{fmt(p.success)} ({p.goals})",
-                  fmt(p.optimal), fmt(p.progress))
-    table.caption = "accuracy (goals): share of the reached goals whose path succeeded"
-    return table
+def _cell(s: MissionSlice | None) -> str:
+    return "-" if s is None or not s.goals else f"{fmt(s.accuracy)} ({s.goals})"
 
 
-def transition_table(p: PathAggregate, suffix: str = "") -> Table:
-    """Path accuracy of the goal after each mission transition (ordered pair of consecutive goals' types)."""
-    table = Table("transition", "goals", "accuracy", "optimal", "progress",
-                  title=f"path accuracy by mission transition (MMTB){suffix}", title_justify="left")
-    for key, s in p.by_transition.items():
-        table.add_row(key.replace("->", " -> "), str(s.goals), fmt(s.success), fmt(s.optimal), fmt(s.progress))
-    table.caption = "scored on the second goal of each pair of consecutive goals"
-    return table
+MissionTable = tuple[str, list[str], list[list[str]], str]
+"""A path-evaluation table as text: title, header, rows, caption (the terminal and the HTML report draw it)."""
 
 
-def mission_tables(p: PathAggregate | None, suffix: str = "") -> list[Table]:
-    """The mission-type and transition tables; none without path evaluation (compat mode)."""
-    return [] if p is None else [mission_table(p, suffix), transition_table(p, suffix)]
+def mission_table_specs(p: MissionAggregate) -> list[MissionTable]:
+    """MMTB's tables: accuracy by mission type x position, by call structure (with the optimal path rate and
+    progress), by relation to earlier goals, and by full type prefix (the prefixes with goals; layer variance)."""
+    positions = sorted(p.by_position, key=int)
+    by_type = [[kind, *(_cell(p.by_type_and_position.get(kind, {}).get(k)) for k in positions), _cell(overall)]
+               for kind, overall in p.by_type.items()]
+    by_type.append(["all", *(_cell(p.by_position.get(k)) for k in positions), f"{fmt(p.accuracy)} ({p.goals})"])
+    structure = [[kind, _cell(s), fmt(p.optimal_by_structure.get(kind)), fmt(p.progress_by_structure.get(kind))]
+                 for kind, s in p.by_structure.items()]
+    relation = [[kind.replace("_", " "), _cell(s)] for kind, s in p.by_relation.items()]
+    filled = [[key.replace("->", " -> "), _cell(s)] for key, s in p.prefixes.items() if s.goals]
+    variance = ", ".join(f"after {n} goal{'s' if n != '1' else ''} {fmt(v, 4)}" for n, v in p.layer_variance.items())
+    return [
+        ("path accuracy by mission type x position (MMTB)", ["mission type", *(ordinal(k) for k in positions), "all"],
+         by_type, "accuracy (goals): share of the reached goals whose walk reached the answer with passing arguments"),
+        ("path accuracy by call structure (MMTB)", ["gold calls", "accuracy", "optimal path", "progress"], structure,
+         "optimal path rate over parallel and serial+parallel goals; accomplished progress pooled over serial and "
+         "serial+parallel goals"),
+        ("path accuracy by relation to earlier goals (MMTB)", ["relation", "accuracy"], relation,
+         "none: no gold call depends on an earlier goal's; previous: on the goal just before; long term: on one "
+         "further back"),
+        ("path accuracy by type prefix (MMTB)", ["mission types so far", "accuracy"], filled,
+         f"{len(filled)} of {len(p.prefixes)} prefixes have goals (all are in metrics.json); layer variance: "
+         f"{variance}"),
+    ]
+
+
+def mission_tables(p: MissionAggregate | None, suffix: str = "") -> list[Table]:
+    """MMTB's path-evaluation tables; none without path evaluation (compat mode)."""
+    if p is None:
+        return []
+    tables = []
+    for title, head, rows, caption in mission_table_specs(p):
+        table = Table(*head, title=f"{title}{suffix}", title_justify="left")
+        for row in rows:
+            table.add_row(*row)
+        table.caption = caption
+        tables.append(table)
+    return tables
 
 
 def _pass_k(m: RunMetrics) -> str:
@@ -208,7 +230,9 @@ def headline_table(m: RunMetrics) -> Table:
                       f"({r.simulations - r.judged} not judged); items met {fmt(r.item_rate)} ({r.items_met} of "
                       f"{r.items})")
     if m.paths is not None:
-        table.add_row("path accuracy", fmt(m.paths.success), path_detail(m.paths))
+        table.add_row("path accuracy (MMTB)", fmt(m.paths.accuracy), path_detail(m.paths))
+    if m.goal_walks is not None:
+        table.add_row("goal walk success", fmt(m.goal_walks.success), walk_detail(m.goal_walks))
     if m.graph_refusals is not None:
         refusals = m.graph_refusals
         table.add_row("graph refusals", fmt(refusals.share),
@@ -287,8 +311,9 @@ def agents_table(scores: Mapping[str, AgentScores]) -> Table:
         *((f"pass^{k}", [with_interval(m.pass_hat_k.get(k), m.intervals.get(f"pass^{k}")) for m in ms])
           for k in sorted({k for m in ms for k in m.pass_hat_k})),
         ("rerun agreement", [fmt(m.rerun_agreement) for m in ms]),
-        ("path accuracy (MMTB)", [fmt(m.paths.success) if m.paths else "-" for m in ms]),
-        ("optimal path (MMTB)", [fmt(m.paths.optimal) if m.paths else "-" for m in ms]),
+        ("path accuracy (MMTB)", [fmt(m.paths.accuracy) if m.paths else "-" for m in ms]),
+        ("optimal path rate (MMTB)", [fmt(m.paths.optimal) if m.paths else "-" for m in ms]),
+        ("accomplished progress (MMTB)", [fmt(m.paths.progress) if m.paths else "-" for m in ms]),
         ("LLM cost (USD)", [f"{sum(m.usage.values(), Usage()).cost_usd:.4f}" for m in ms]),
         ("LLM tokens", [str(sum(u.prompt_tokens + u.completion_tokens for u in m.usage.values())) for m in ms]),
     ]

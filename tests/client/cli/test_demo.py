@@ -34,8 +34,8 @@ def test_demo_runs_every_agent_and_writes_trajectories(tmp_path, capsys):
     assert "compare · A = scripted:oracle · B = scripted:late_ack" in out
     for agent in DEMO_AGENTS:  # MMTB path evaluation, for each agent
         assert f"path accuracy by mission type x position (MMTB) · {agent}" in out
-        assert f"path accuracy by mission transition (MMTB) · {agent}" in out
+        assert f"path accuracy by type prefix (MMTB) · {agent}" in out
     report = tmp_path / "report.html"
     assert report.exists() and f"HTML report: {report.resolve()}" in out.replace("\n", "")
     html = report.read_text()
-    assert html.count('class="data mission-table"') == html.count('class="data transition-table"') == len(DEMO_AGENTS)
+    assert html.count('class="data mission-table"') == html.count('class="data prefix-table"') == len(DEMO_AGENTS)

@@ -13,8 +13,9 @@ runner = CliRunner()
 PROMISED = ["mode", "simulations", "tool_calls", "tsr.mean", "tsr.communicate_info", "tsr.action",
             "tsr.nl_assertion", "tue.tue", "tue.t", "tue.p", "tcrr.pooled", "tcrr.mean", "tcrr.redundant",
             "gsrt.shifts", "gsrt.recovery_rate", "gsrt.transfer_rate", "gsrt.median_ack", "gsrt.median_tool",
-            "gsrt.median_outcome", "pass_hat_k", "paths.success", "paths.optimal", "paths.progress", "paths.errors",
-            "paths.by_mission_type", "paths.by_type_and_position", "paths.by_transition"]
+            "gsrt.median_outcome", "pass_hat_k", "paths.accuracy", "paths.optimal", "paths.progress", "paths.by_type",
+            "paths.by_type_and_position", "paths.by_structure", "paths.by_relation", "paths.prefixes",
+            "paths.layer_variance", "goal_walks.success", "goal_walks.errors"]
 
 
 def make_run(tmp_path, agent="scripted:late_ack"):
@@ -39,6 +40,7 @@ def test_json_has_every_promised_key_and_metrics_file_is_written(tmp_path):
     # late_ack stalls one turn at every shift; EASY_2 (hw_banking_002) switches abruptly at such a stall and
     # leaves its cards goal undone, so 4 of the 5 tasks pass in both trials
     assert data["gsrt"]["median_ack"] == 2 and data["pass_hat_k"] == {"1": 0.8, "2": 0.8}
+    assert len(data["paths"]["prefixes"]) == 4 + 16 + 64 + 256 and set(data["paths"]["layer_variance"]) == {"1", "2", "3"}
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["run"] == data and len(saved["simulations"]) == 10
 
@@ -56,7 +58,7 @@ def test_summary_table_and_compat_mode(tmp_path):
     res = runner.invoke(app, ["metrics", str(out)])
     assert res.exit_code == 0 and "TSR" in res.output and "by persona" in res.output and "HARD_1" in res.output
     assert "path accuracy by mission type x position (MMTB)" in res.output
-    assert "path accuracy by mission transition (MMTB)" in res.output
+    assert "path accuracy by type prefix (MMTB)" in res.output
     res = runner.invoke(app, ["metrics", str(out), "--compat", "agentchangebench", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["mode"] == "agentchangebench"

@@ -273,7 +273,7 @@ def test_run_aggregates_by_mission_type_position_and_transition():
     partial = authenticated().agent(calls=[ACCOUNTS, TRANSACTIONS]).build(trial=1)
     cut_short = Builder().user("hi", goal="authentication").agent(calls=[PHONE]).build(trial=2)
     run, sims = compute_run_metrics([optimal, partial, cut_short], {"t1": insights_task()})
-    p = run.paths
+    p = run.goal_walks
     # reached goals: auth x3 (all optimal), insights x2 (one optimal, one missing i.st: progress 2/3)
     assert (p.goals, p.not_reached) == (5, 1)
     assert p.success == pytest.approx(4 / 5) and p.optimal == pytest.approx(4 / 5)
@@ -289,4 +289,4 @@ def test_run_aggregates_by_mission_type_position_and_transition():
         "single": {"1": 3}, "parallel": {"2": 2}}
     assert list(p.by_transition) == ["single->parallel"]
     assert (p.by_transition["single->parallel"].goals, p.by_transition["single->parallel"].success) == (2, 0.5)
-    assert [len(s.paths) for s in sims] == [2, 2, 2]
+    assert [len(s.goal_walks) for s in sims] == [2, 2, 2]

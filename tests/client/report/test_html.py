@@ -89,16 +89,19 @@ def test_headline_figures_and_counts(late_ack, late_ack_html):
     assert "k=2" in html
 
 
-def test_path_evaluation_tables_by_mission_type_position_and_transition(late_ack, late_ack_html):
+def test_path_evaluation_tables_by_mission_type_position_structure_relation_and_prefix(late_ack, late_ack_html):
     paths = score_run(late_ack)[0].paths
     html = late_ack_html
-    assert 'class="data mission-table"' in html and 'class="data transition-table"' in html and "Path accuracy \u00b7 MMTB" in html
-    assert paths.goals and paths.by_mission_type and paths.by_transition
-    for kind, s in paths.by_mission_type.items():
-        assert f"<tr><td>{kind}</td>" in html and f"<td>{s.success:.3f} <small>({s.goals})</small></td>" in html
-    for key, s in paths.by_transition.items():
-        pair = key.replace("->", " \u2192 ")
-        assert f"<tr><td>{pair}</td><td>{s.goals}</td><td>{s.success:.3f}</td>" in html
+    for kind in ("mission-table", "structure-table", "relation-table", "prefix-table"):
+        assert f'class="data {kind}"' in html
+    assert "Path accuracy \u00b7 MMTB" in html
+    assert paths.goals and paths.by_type and paths.by_relation
+    for kind, s in paths.by_type.items():
+        assert f"<tr><td>{kind}</td>" in html and f"<td>{s.accuracy:.3f} ({s.goals})</td></tr>" in html
+    for key, s in paths.prefixes.items():
+        row = f"<tr><td>{key.replace('->', ' -&gt; ')}</td><td>{s.accuracy:.3f} ({s.goals})</td></tr>" if s.goals else ""
+        assert row in html
+    assert f"{sum(s.goals > 0 for s in paths.prefixes.values())} of 340 prefixes have goals" in html
 
 
 def test_every_simulation_is_listed_with_its_conversation(late_ack, late_ack_html):

@@ -1,0 +1,104 @@
+"""Multi-Mission Tool Bench's verdict on each goal of a conversation: the goal as a mission (`_mmtb_walk.Mission`), the
+agent's replies while it was current as the steps walked, then the argument check (`_mmtb_arguments`).
+
+A goal is current from the user message that raised it up to the next shift (`shiftbox.trajectory.goal_spans`,
+stacked="turned_to"); its steps are the agent's replies after that user message. Its gold calls are its action sets
+(the tools each allows, with their params as the gold arguments), less those met by calls before the goal began,
+each after the goal's own sets it depends on; a clarify goal starts with the question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..tasks import Task
+from ..trajectory import SHIFT_REPORT_TOOL, Message, Trajectory, goal_spans
+from ._goal_paths import MatchedCalls
+from ._missions import mission_type
+from ._mmtb_arguments import arguments_pass
+from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
+from ._model import MissionType, MissionVerdict, MMTBType, RelationType
+
+MMTB_TYPES: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
+                                   "serial+parallel": "multiple", "chat": "chat", "clarify": "clarify"}
+"""shiftbox's mission type -> MMTB's (its four: single, multiple, chat, clarify)."""
+
+
+def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = frozenset()) -> Mission:
+    """The goal's gold steps: its action sets not met before it began, in task order, each after the goal's own sets
+    it depends on; a clarify goal starts with the question."""
+    actions = [a for a in task.action_sets_for(goal) if a.action_id not in met_before]
+    keys = {a.action_id for a in actions}
+    calls = []
+    for action in actions:
+        tools: dict[str, list[dict[str, Any]]] = {}
+        for spec in action.allowed_tools:
+            tools.setdefault(spec.function_name, []).append(dict(spec.params))
+        calls.append(GoldCall(action.action_id, tools, frozenset(d for d in action.depends_on if d in keys)))
+    return Mission(tuple(calls), clarify=kind == "clarify")
+
+
+def relation_of(task: Task, goal: str) -> RelationType:
+    """How the goal relates to the earlier ones: `long_term` when a set of it depends on a set of a goal two or more
+    places back, `previous` on the goal just before, else `none`."""
+    owner = {a.action_id: a.goal for a in task.evaluation_criteria.action_sets}
+    place = {g: i for i, g in enumerate(task.goals)}
+    here = place[goal]
+    back = {here - place[owner[d]] for a in task.action_sets_for(goal) for d in a.depends_on
+            if owner.get(d) in place and place[owner[d]] < here}
+    if any(b >= 2 for b in back):
+        return "long_term"
+    return "previous" if back else "none"
+
+
+def agent_steps(messages: Sequence[Message]) -> list[AgentStep]:
+    """The agent's replies after the span's first user message, each its calls (shift reports left out) or its text."""
+    first_user = next((m.index for m in messages if m.role == "user"), None)
+    steps = []
+    for m in messages:
+        if m.role != "assistant" or first_user is None or m.index < first_user:
+            continue
+        calls = tuple((c.name, c.arguments) for c in m.tool_calls if c.name != SHIFT_REPORT_TOOL)
+        if not calls and m.tool_calls and not m.content:
+            continue  # only a shift report: no step of the mission
+        steps.append(AgentStep(text=m.content, calls=calls))
+    return steps
+
+
+def verdict(mission: Mission, steps: Sequence[AgentStep], schemas: Mapping[str, Mapping[str, Any]] | None,
+            parallel: bool = True) -> dict[str, Any]:
+    """The walk and argument check of one mission: the fields of `MissionVerdict` they decide."""
+    result = walk(mission, steps)
+    passed = arguments_pass(result.calls, [c.tools for c in mission.calls], schemas) if result.answered else None
+    fewest = mission.fewest_steps(parallel)
+    success = bool(passed)
+    return {"gold_steps": mission.length, "steps": result.steps, "fewest_steps": fewest, "matched": result.items,
+            "ending": result.ending, "arguments_pass": passed, "success": success,
+            "optimal": success and result.steps <= fewest, "structure": mission.structure()}
+
+
+def mission_verdicts(trajectory: Trajectory, task: Task,
+                     schemas: Mapping[str, Mapping[str, Any]] | None) -> list[MissionVerdict]:
+    """Every goal of the task in order: reached goals walked and checked, the others marked not reached.
+    `schemas`: tool name -> its JSON schema, resolved (`_mmtb_arguments.resolve`); None when the domain is not
+    installed (each call is then checked against its gold call's parameters only)."""
+    matched = MatchedCalls.of(trajectory, task)
+    spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
+    out = []
+    for i, goal in enumerate(task.goals):
+        kind = mission_type(task, goal)
+        base = {"goal": goal, "position": i + 1, "mission_type": MMTB_TYPES[kind], "relation": relation_of(task, goal)}
+        if i >= len(spans):
+            mission = mission_of(task, goal, kind)
+            out.append(MissionVerdict(**base, reached=False, gold_steps=mission.length,
+                                      structure=mission.structure()))
+            continue
+        start, end = spans[i].start, spans[i].end
+        before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
+                  for a in met}
+        mission = mission_of(task, goal, kind, before)
+        messages = [m for m in trajectory.messages if start <= m.index < end]
+        out.append(MissionVerdict(**base, reached=True,
+                                  **verdict(mission, agent_steps(messages), schemas, not trajectory.one_tool_per_turn)))
+    return out
