@@ -19,6 +19,7 @@ from ._model import (
     ActionType,
     EvaluationCriteria,
     GoalShifts,
+    GoldTurn,
     InitialState,
     Instructions,
     Task,
@@ -51,7 +52,7 @@ from ._validate import (
 
 __all__ = [
     "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
-    "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
+    "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "GoldTurn", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",

@@ -114,11 +114,27 @@ class UserScenario(_Model):
     goal_shifts: GoalShifts
 
 
+class GoldTurn(_Model):
+    """One earlier goal's gold exchange, played before the live conversation (the per-mission protocol): the user's
+    request, the gold calls made on the episode (one assistant message per dependency level, parallel calls
+    together) and the agent's gold answer."""
+
+    goal: str
+    request: str
+    calls: list[list[ToolCallSpec]] = Field(default_factory=list)
+    answer: str
+
+
 class InitialState(_Model):
     """Applied to the episode before the conversation; never shown to the agent as its own calls."""
 
     tool_calls: list[ToolCallSpec] = Field(default_factory=list)
     data: dict[str, Any] | None = Field(None, description="reference initialization data, kept verbatim")
+    gold_dialogue: list[GoldTurn] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="the gold conversation of the earlier goals, played on the episode (real tool results) and "
+                    "shown to the agent before the live goal starts (`shiftbox run --protocol per-mission` makes "
+                    "it); its calls are recorded in `setup_calls`; written only when set")
 
 
 class EvaluationCriteria(_Model):
