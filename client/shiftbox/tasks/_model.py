@@ -24,6 +24,12 @@ from shiftbox_servers.kit import ACTION_TYPES, DEFAULT_TOOLSET
 TASK_FILE_SCHEMA_VERSION = 1
 ActionType = Literal[ACTION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
 """A goal's kind of mission: single, serial, parallel, chat or clarify (the kit's `ACTION_TYPES`, one list)."""
+MMTB_TYPES: tuple[str, ...] = ("single", "multi", "clarify", "chat")
+"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒): one tool call, several, ask for a missing detail
+first, answer without a tool. Its switching analysis reads a task's goals as a sequence of these."""
+MMTB_TYPE_OF: dict[str, str] = {"single": "single", "serial": "multi", "parallel": "multi",
+                                "serial+parallel": "multi", "clarify": "clarify", "chat": "chat"}
+"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -195,6 +201,13 @@ class Task(_Model):
     def action_types(self) -> dict[str, ActionType]:
         """Goal -> action type (`GoalShifts.action_types`); {} for a task that records none (hand-written, imported)."""
         return self.user_scenario.goal_shifts.action_types
+
+    def mmtb_types(self) -> tuple[str, ...] | None:
+        """The goals' MMTB mission types in order (`MMTB_TYPE_OF` of each action type); None when a goal has none."""
+        types = self.action_types
+        if not all(g in types for g in self.goals):
+            return None
+        return tuple(MMTB_TYPE_OF[types[g]] for g in self.goals)
 
     def action_sets_for(self, goal: str) -> list[ActionSet]:
         return [a for a in self.evaluation_criteria.action_sets if a.goal == goal]
