@@ -11,16 +11,7 @@ from typer.testing import CliRunner
 from shiftbox.cli import app
 from shiftbox.errors import RunPlanError
 from shiftbox.runs import mission_tasks, plan_run
-from shiftbox.tasks import (
-    ActionSet,
-    EvaluationCriteria,
-    GoalShifts,
-    Instructions,
-    Task,
-    ToolCallSpec,
-    UserScenario,
-    load_task_file,
-)
+from shiftbox.tasks import Task, load_task_file
 from shiftbox.testing.fake_brains import ScriptedLLM
 from shiftbox.testing.fake_openai import fake_openai
 from shiftbox.trajectory import read_trajectories
@@ -29,32 +20,32 @@ from tests.client.harness import HANDWRITTEN
 runner = CliRunner()
 
 
-def _action(action_id: str, goal: str, tool: str, depends_on: list[str], **params) -> ActionSet:
-    return ActionSet(action_id=action_id, goal=goal, depends_on=depends_on,
-                     allowed_tools=[ToolCallSpec(function_name=tool, params=params)])
+def _action(action_id: str, goal: str, tool: str, depends_on: list[str], **params) -> dict:
+    return {"action_id": action_id, "goal": goal, "depends_on": depends_on,
+            "allowed_tools": [{"function_name": tool, "params": params}]}
 
 
 def three_goal_task() -> Task:
     """Goals a (one call), b (two independent calls after a's), c (a chain of two), in a domain not installed."""
-    return Task(
-        id="t1", domain="nowhere",
-        user_scenario=UserScenario(
-            persona="EASY_1",
-            instructions=Instructions(reason_for_call="You want a.", known_info="You are Ann Lee.",
-                                      task_instructions="Raise one request at a time, in this order:\n"
-                                                        "1. You want a.\n2. You want b.\n3. You want c."),
-            goal_shifts=GoalShifts(required_shifts=2, goals=["goal_a", "goal_b", "goal_c"],
-                                   action_types={"goal_a": "single", "goal_b": "parallel", "goal_c": "serial"})),
-        evaluation_criteria=EvaluationCriteria(
-            action_sets=[_action("a1", "goal_a", "find", [], name="Ann"),
-                         _action("b1", "goal_b", "get_x", ["a1"], id="1"),
-                         _action("b2", "goal_b", "get_y", ["a1"], id="2"),
-                         _action("c1", "goal_c", "make", ["a1"], n=1),
-                         _action("c2", "goal_c", "confirm", ["c1"], n=2)],
-            communicate_info=["X-1", "Y-2", "whole"],
-            communicate_info_by_goal={"goal_b": ["X-1", "Y-2"]},
-            nl_assertions=["The agent was polite."],
-            expected_state_digest="abc"))
+    return Task.model_validate({
+        "id": "t1", "domain": "nowhere",
+        "user_scenario": {
+            "persona": "EASY_1",
+            "instructions": {"reason_for_call": "You want a.", "known_info": "You are Ann Lee.",
+                             "task_instructions": "Raise one request at a time, in this order:\n"
+                                                  "1. You want a.\n2. You want b.\n3. You want c."},
+            "goal_shifts": {"required_shifts": 2, "goals": ["goal_a", "goal_b", "goal_c"],
+                            "action_types": {"goal_a": "single", "goal_b": "parallel", "goal_c": "serial"}}},
+        "evaluation_criteria": {
+            "action_sets": [_action("a1", "goal_a", "find", [], name="Ann"),
+                            _action("b1", "goal_b", "get_x", ["a1"], id="1"),
+                            _action("b2", "goal_b", "get_y", ["a1"], id="2"),
+                            _action("c1", "goal_c", "make", ["a1"], n=1),
+                            _action("c2", "goal_c", "confirm", ["c1"], n=2)],
+            "communicate_info": ["X-1", "Y-2", "whole"],
+            "communicate_info_by_goal": {"goal_b": ["X-1", "Y-2"]},
+            "nl_assertions": ["The agent was polite."],
+            "expected_state_digest": "abc"}})
 
 
 def test_a_task_becomes_one_mission_per_goal_with_the_gold_conversation_of_the_earlier_goals():
