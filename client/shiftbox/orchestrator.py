@@ -5,7 +5,8 @@ world's recorder); the user answers and may shift goals — the harness records 
 index of each shift. Ends on a stop/transfer/out-of-scope token, an agent transfer, `max_steps`
 messages, or `max_tool_errors` consecutive failed tool calls. Failures that are not the agent's
 answer (its program did not run, the user simulator or the infrastructure failed) are recorded as such
-and blamed accordingly.
+and blamed accordingly. A task with a gold dialogue (the per-mission protocol) starts from it: the earlier
+goals' gold conversation, played on the episode before the user's first live turn.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .trajectory import (
     GoalShift,
     Message,
     Termination,
+    ToolCall,
     ToolCallRecord,
     Trajectory,
     shift_reports_of,
@@ -141,6 +143,7 @@ class Simulation:
 
     async def _setup(self) -> None:
         await apply_initial_state(self.episode, self.task.initial_state.tool_calls, self.setup_calls)
+        await self._gold_dialogue()
         context = AgentContext(
             domain=self.world.domain.name, policy=self.world.domain.policy if self.limits.give_policy else "",
             tools=self.world.tools, seed=self.seed,
@@ -159,6 +162,24 @@ class Simulation:
                                               goal_tools=dict(self.world.domain.goal_tools)))
         except Exception as exc:
             raise _Ended(Termination(reason="user_error", detail=f"start: {exc!r}", blame="user")) from exc
+
+    async def _gold_dialogue(self) -> None:
+        """The gold conversation of the earlier goals (per-mission protocol): the user's requests, the gold calls made
+        on the episode (their real results shown; recorded in setup_calls, ids `gold_<turn>_<level>_<i>`) and the gold
+        answers, as messages before the live conversation; none of it is an agent turn."""
+        for t, turn in enumerate(self.task.initial_state.gold_dialogue):
+            self._add(role="user", content=turn.request, goal=turn.goal)
+            for level, specs in enumerate(turn.calls):
+                calls = [ToolCall(id=f"gold_{t}_{level}_{i}", name=spec.function_name, arguments=dict(spec.params))
+                         for i, spec in enumerate(specs)]
+                message = self._add(role="assistant", tool_calls=calls)
+                for call in calls:
+                    record = await self.episode.call(call.name, call.arguments, call_id=call.id,
+                                                     message_index=message.index, agent_turn=None)
+                    self.setup_calls.append(record)
+                    self._add(role="tool", content=tool_message_content(record), tool_call_id=call.id,
+                              is_error=record.is_error)
+            self._add(role="assistant", content=turn.answer)
 
     async def _user_turn(self) -> None:
         try:

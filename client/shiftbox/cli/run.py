@@ -51,7 +51,7 @@ def summary_table(trajectories: list[Trajectory], tasks: dict) -> Table:
     for t in sorted(trajectories, key=lambda t: (t.task_id, t.trial)):
         done, total = gold_progress(t, tasks[t.task_id]) if t.task_id in tasks else (0, 0)
         errors = sum(c.is_error for c in t.tool_calls)
-        turns = sum(m.role == "assistant" for m in t.messages)
+        turns = sum(m.role == "assistant" and m.agent_turn is not None for m in t.messages)  # not a gold dialogue's
         end = t.termination.reason if t.termination.scored else f"[red]{t.termination.reason}[/]"
         table.add_row(t.simulation_id, t.persona or "-", " > ".join(t.goals), str(len(t.shifts)), end,
                       str(len(t.tool_calls)), str(errors), f"{done}/{total}", str(turns))
@@ -119,6 +119,11 @@ def run(
              "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,
     policy: Annotated[PolicyChoice, typer.Option(
         help="the policy the agent is given: domain (the domain's policy.md) or none (VitaBench)")] = PolicyChoice.domain,
+    protocol: Annotated[str, typer.Option(
+        help="how each task is played: live (one conversation through every goal) or per-mission (each goal its own "
+             "scored simulation, <task>~m<k>, started from the gold conversation of the goals before it: MMTB's "
+             "teacher forcing; docs/metrics.md). Not the scripted user's shift protocol (--user-arg protocol=...)")]
+        = "live",
     preflight: Annotated[bool, typer.Option(
         help="before the run, one cheap request per model endpoint and A2A agent the run calls (a missing or "
              "refused key, or nobody listening, stops the run at once)")] = True,
@@ -139,7 +144,7 @@ def run(
             servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, toolset=toolset,
-            dependency_graph=dependency_graph, policy=policy.value)
+            dependency_graph=dependency_graph, policy=policy.value, protocol=protocol)
         if preflight:
             preflight_run(plan)
     except (SpecError, RunPlanError) as exc:
@@ -196,7 +201,7 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
     when `--record`'s fixture was refused."""
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
-    tasks = {t.id: t for t in plan.task_file.tasks}
+    tasks = {t.id: t for t in plan.tasks}  # as run: with --protocol per-mission, the missions
     if verbose:
         out.print(summary_table(result.trajectories, tasks))
     summary = summarize_run(plan.out, result.trajectories, tasks, planned=plan.metadata.simulations,

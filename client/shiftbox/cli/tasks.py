@@ -27,6 +27,7 @@ from ..tasks import (
     load_task_file,
     render_stats,
     task_stats,
+    type_sequence_coverage,
     write_task_file,
 )
 from ._common import choices, fail
@@ -183,12 +184,18 @@ def stats(
 def generate(
     domain: Annotated[str, typer.Argument(help="installed domain with task missions, e.g. banking")],
     out: Annotated[Path, typer.Option(help="native task file to write")],
-    n: Annotated[int, typer.Option("--n", help="how many tasks")] = 150,
+    n: Annotated[int | None, typer.Option("--n", help="how many tasks [default: 150; with --cover types, one per "
+                                                      "four-type sequence the domain's missions can make]")] = None,
     seed: Annotated[int, typer.Option(help="generator seed (same seed -> identical file)")] = 7,
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the domain's own)")] = None,
+    cover: Annotated[str, typer.Option(
+        help="what the set covers: pairs (every ordered goal pair, 1-4 goals per task) or types (every MMTB "
+             "mission type sequence single/multi/clarify/chat up to 4 goals, as prefixes of four-goal tasks)")]
+        = "pairs",
 ) -> None:
-    """Generate a seeded native task set from a snapshot: every ordered goal pair, 1-4 goals per task,
-    every catalog persona in turn, gold calls replayed for communicate_info and the expected state digest.
+    """Generate a seeded native task set from a snapshot: every ordered goal pair (or, --cover types, every MMTB
+    mission type sequence), every catalog persona in turn, gold calls replayed for communicate_info and the expected
+    state digest.
 
     Example: shiftbox tasks generate banking --n 150 --seed 7 --out snapshots/banking/v1/tasks.json
     """
@@ -203,16 +210,18 @@ def generate(
                     "(goal label -> builder; docs/adding-a-domain.md)")
     snapshot_dir = snapshot or dom.default_snapshot_dir()
     try:
-        task_file = generate_tasks(domain, snapshot_dir, n=n, seed=seed)
+        task_file = generate_tasks(domain, snapshot_dir, n=n, seed=seed, cover=cover)
     except SnapshotError as exc:
         raise fail(f"cannot use snapshot {snapshot_dir}: {exc}\n  fix: pass a snapshot directory of the {domain} "
                     "domain (see `shiftbox snapshots build`)") from None
     except (GenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
     write_task_file(task_file, out)
-    cover = task_stats(task_file)["goal_pair_coverage"]
+    pairs = task_stats(task_file)["goal_pair_coverage"]
+    types = "".join(f", {c}/{p}" for c, p in type_sequence_coverage(task_file.tasks).values())[2:]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {domain} tasks on {task_file.snapshot}; "
-               f"ordered goal pairs covered: {cover['covered']}/{cover['possible']}")
+               f"ordered goal pairs covered: {pairs['covered']}/{pairs['possible']}"
+               + (f"; MMTB type sequences of 1-4 goals covered: {types}" if cover == "types" else ""))
 
 
 @tasks_app.command("generate-cross")

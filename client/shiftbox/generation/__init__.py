@@ -8,10 +8,15 @@ from ._cross import (
 )
 from ._generate import (
     ACTION_TYPES,
+    COVERS,
     GENERATOR_VERSION,
     GenerationError,
+    feasible_type_sequences,
     generate_tasks,
+    probe_types,
+    type_sequences,
 )
 
 __all__ = ["CROSS_GENERATOR_VERSION", "generate_cross_tasks", "identity_conflict", "plan_cross_goals",
-           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "generate_tasks"]
+           "ACTION_TYPES", "COVERS", "GENERATOR_VERSION", "GenerationError", "feasible_type_sequences", "generate_tasks",
+           "probe_types", "type_sequences"]

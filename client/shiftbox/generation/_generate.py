@@ -16,6 +16,13 @@ see `shiftbox_servers.kit.MissionSet`). The engine, from `random.Random(seed)` o
    each item attributed to the goals whose calls produced it (`communicate_info_by_goal`), and
    expected_state_digest from `shiftbox://episode/digest` at the end of the replay.
 
+With `cover="types"` step 1 plans instead for Multi-Mission Tool Bench's switching analysis: task i gets the
+i-th four-goal sequence of MMTB mission types (`type_sequences`, ordered so that the first 4, 16, 64 tasks already
+hold every type sequence of length 1, 2, 3 as a prefix), over distinct goals whose builders can make those types
+(`probe_types`: each builder tried on the snapshot for a sample of subjects); a goal's mission is then built until its
+action type is the wanted one (`TYPE_ROLLS` tries). Sequences no choice of distinct goals can make (a domain with one
+chat goal makes no chat, chat sequence) are skipped (`feasible_type_sequences` says which remain).
+
 Every goal gets a deterministic check: a mission without gold calls is refused (a chat mission is a
 general question grounded in one read, whose output the agent must say).
 
@@ -28,6 +35,7 @@ import json
 import random
 import re
 import sqlite3
+from itertools import permutations
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +58,8 @@ from shiftbox_servers.kit import (
 
 from ..errors import ShiftboxError, unwrapped_errors
 from ..tasks import (
+    MMTB_TYPE_OF,
+    MMTB_TYPES,
     ActionSet,
     EvaluationCriteria,
     GoalShifts,
@@ -76,22 +86,36 @@ give every 10th task only 4 personas."""
 OPENER_SHARE = 0.75
 """Share of tasks that start with the identification goal (once every pair into it is covered)."""
 MAX_ATTEMPTS = 200
+COVERS: tuple[str, ...] = ("pairs", "types")
+"""What a generated set is planned to cover: every ordered goal pair, or every MMTB mission type sequence up to 4."""
+DEFAULT_TASKS = 150
+"""Tasks of a `pairs` set when n is not given (a `types` set: one per feasible type sequence)."""
+TYPE_LENGTH = 4
+TYPE_ROLLS = 40
+"""Builds of a goal's mission tried for the wanted MMTB type before the attempt is given up."""
+PROBE_SUBJECTS, PROBE_ROLLS = 25, 8
+"""Subjects sampled, and builds per subject and goal, when probing which MMTB types each goal's builder makes."""
 
 
 class GenerationError(ShiftboxError, RuntimeError):
     """The generator could not build a task (a domain's missions don't fit its snapshot)."""
 
 
-def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> TaskFile:
-    """n tasks for `domain` on the snapshot, reproducible from `seed`.
+def generate_tasks(domain: str, snapshot_dir: Path, *, n: int | None = None, seed: int,
+                   cover: str = "pairs") -> TaskFile:
+    """n tasks for `domain` on the snapshot, reproducible from `seed`, planned to cover every ordered goal pair
+    (`cover="pairs"`, n default `DEFAULT_TASKS`) or every MMTB mission type sequence up to 4 goals (`"types"`, n
+    default: one task per feasible four-type sequence, which covers every shorter one as a prefix).
 
     Runs its own event loop (`anyio.run`): call it from sync code.
     """
+    if cover not in COVERS:
+        raise ValueError(f"cover {cover!r} is not one of {', '.join(COVERS)}")
     dom = get_domain(domain)
     if not dom.missions:
         raise ValueError(f"domain {domain!r} has no task missions; fix: give its Domain(...) a `missions` "
                          "MissionSet (goal label -> builder), as shiftbox_servers.banking._missions does")
-    if n < 1:
+    if n is not None and n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     snapshot = Snapshot.load(Path(snapshot_dir))
     if snapshot.manifest.domain != domain:
@@ -99,7 +123,7 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int, seed: int) -> Tas
                          f"not {domain!r}")
 
     with unwrapped_errors():  # a GenerationError raised inside the MCP client's task group, not a group of one
-        return anyio.run(_generate, dom, snapshot, n, seed)
+        return anyio.run(_generate, dom, snapshot, n, seed, cover)
 
 
 # -- the goal plan ---------------------------------------------------------------------------------
@@ -139,6 +163,39 @@ def plan_goals(labels: list[str], n: int, rng: random.Random, opener: str | None
             uncovered.discard((seq[-2], seq[-1]))
         plans.append(seq)
     return plans
+
+
+def type_sequences(length: int = TYPE_LENGTH) -> list[tuple[str, ...]]:
+    """Every sequence of `length` MMTB mission types, the first type changing fastest: the first 4**k of them hold
+    every sequence of length k as a prefix, so a set cut short still covers every shorter prefix."""
+    m = len(MMTB_TYPES)
+    return [tuple(MMTB_TYPES[(i // m ** p) % m] for p in range(length)) for i in range(m ** length)]
+
+
+def probe_types(domain: Domain, db: sqlite3.Connection, subjects: list[dict[str, Any]], rng: random.Random
+                ) -> dict[str, set[str]]:
+    """Goal label -> the MMTB types its builder made on the snapshot, for a sample of subjects (seeded)."""
+    made: dict[str, set[str]] = {goal: set() for goal in sorted(domain.missions)}
+    for subject in rng.sample(subjects, min(PROBE_SUBJECTS, len(subjects))):
+        for goal in made:
+            for _ in range(PROBE_ROLLS):
+                mission = domain.missions[goal](db, rng, subject)
+                if mission is not None and mission.action_type in MMTB_TYPE_OF:
+                    made[goal].add(MMTB_TYPE_OF[mission.action_type])
+    return made
+
+
+def goal_choices(types: tuple[str, ...], capable: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """Every sequence of distinct goals whose builders can make `types` in order (sorted)."""
+    return [goals for goals in permutations(sorted(capable), len(types))
+            if all(t in capable[g] for g, t in zip(goals, types, strict=True))]
+
+
+def feasible_type_sequences(capable: dict[str, set[str]], length: int = TYPE_LENGTH
+                            ) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+    """Type sequence -> its goal choices, for the sequences (in `type_sequences` order) that have any."""
+    found = {types: goal_choices(types, capable) for types in type_sequences(length)}
+    return {types: choices for types, choices in found.items() if choices}
 
 
 # -- missions --------------------------------------------------------------------------------------
@@ -197,17 +254,26 @@ def _in_text(value: str, text: str) -> bool:
 # -- the engine ------------------------------------------------------------------------------------
 
 
-async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> TaskFile:
+async def _generate(domain: Domain, snapshot: Snapshot, n: int | None, seed: int, cover: str) -> TaskFile:
     rng = random.Random(seed)
     labels = sorted(domain.missions)
-    plans = plan_goals(labels, n, rng, domain.missions.opener)
     base = snapshot.open_copy()
     try:
         subjects = domain.missions.subjects(base)
+        if not subjects:
+            raise GenerationError(f"snapshot {snapshot.manifest.snapshot_id} has no customers to build tasks for")
+        wanted: list[tuple[str, ...] | None]
+        if cover == "pairs":
+            plans = plan_goals(labels, DEFAULT_TASKS if n is None else n, rng, domain.missions.opener)
+            wanted, choices = [None] * len(plans), {}
+        else:
+            choices = feasible_type_sequences(probe_types(domain, base, subjects, rng))
+            order = list(choices)
+            wanted = [order[i % len(order)] for i in range(len(order) if n is None else n)]
+            plans = [list(rng.choice(choices[types])) for types in wanted]
     finally:
         base.close()
-    if not subjects:
-        raise GenerationError(f"snapshot {snapshot.manifest.snapshot_id} has no customers to build tasks for")
+    label = f"generator v{GENERATOR_VERSION} seed={seed}" + ("" if cover == "pairs" else f" cover={cover}")
     server = DomainServer(domain, snapshot, max_episodes=4)
     personas = catalog_personas()
     tasks: list[Task] = []
@@ -215,29 +281,35 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int, seed: int) -> Ta
         for i, goals in enumerate(plans):
             task_id = f"gen_{domain.name}_{i + 1:03d}"
             persona = persona_for(i, personas)
+            types = wanted[i]
             for attempt in range(MAX_ATTEMPTS):  # each attempt on an episode of its own (a closed id stays closed)
+                if types is not None and attempt:  # the types again, maybe over other goals
+                    goals = list(rng.choice(choices[types]))
                 task = await _build_task(client, server, task_id, f"{task_id}.{attempt}", persona, goals,
-                                         rng.choice(subjects), rng, seed)
+                                         rng.choice(subjects), rng, label, types)
                 if task is not None:
                     tasks.append(task)
                     break
             else:
-                raise GenerationError(f"no customer makes the goals {goals} feasible after {MAX_ATTEMPTS} attempts; "
+                what = f"the goals {goals}" if types is None else f"the mission types {list(types)}"
+                raise GenerationError(f"no customer makes {what} feasible after {MAX_ATTEMPTS} attempts; "
                                       "fix: loosen the missions' preconditions or enrich the snapshot")
-    return TaskFile(domain=domain.name, snapshot=snapshot.manifest.snapshot_id,
-                    source=f"generator v{GENERATOR_VERSION} seed={seed}", tasks=tasks)
+    return TaskFile(domain=domain.name, snapshot=snapshot.manifest.snapshot_id, source=label, tasks=tasks)
 
 
 async def _build_task(client: Client, server: DomainServer, task_id: str, episode: str, persona: str,
-                      goals: list[str], subject: dict[str, Any], rng: random.Random, seed: int) -> Task | None:
-    """One attempt: build and run every goal's mission on a fresh episode; None if anything doesn't fit."""
+                      goals: list[str], subject: dict[str, Any], rng: random.Random, label: str,
+                      types: tuple[str, ...] | None = None) -> Task | None:
+    """One attempt: build and run every goal's mission on a fresh episode (of the MMTB type `types` names, when
+    given); None if anything doesn't fit."""
     meta = {EPISODE_META_KEY: episode}
     missions: list[Mission] = []
     action_sets: list[ActionSet] = []
     outputs: dict[str, dict[str, Any]] = {}
     opened: list[str] = []
-    for goal in goals:
-        played = await play_mission(client, server, episode, goal, subject, rng, opened)
+    for k, goal in enumerate(goals):
+        played = await play_mission(client, server, episode, goal, subject, rng, opened,
+                                    want=None if types is None else types[k])
         if played is None:
             server.episodes.drop(episode)
             return None
@@ -257,24 +329,31 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
                                     communicate_info_by_goal=by_goal,
                                     nl_assertions=[a for m in missions for a in m.nl_assertions],
                                     expected_state_digest=digest),
-                 f"generator v{GENERATOR_VERSION} seed={seed}; subject {subject.get('customer_id', '?')}")
+                 f"{label}; subject {subject.get('customer_id', '?')}")
 
 
 async def play_mission(client: Client, server: DomainServer, episode: str, goal: str, subject: dict[str, Any],
-                       rng: random.Random, opened: list[str], given: Given | None = None, given_by: str = ""
+                       rng: random.Random, opened: list[str], given: Given | None = None, given_by: str = "",
+                       want: str | None = None
                        ) -> tuple[Mission, list[ActionSet], dict[str, Any]] | None:
     """Build `goal`'s mission on the episode as earlier goals left it and run its gold calls there in the
     oracle's order: the mission, its action sets (after `opened`, the opener's actions, when a call has no
     dependency of its own) and each call's output by key; None if the mission doesn't fit or a call fails.
     With `given` (a fact read in another domain by action `given_by`), the goal's `FactUse` builds the mission
-    and each call that takes a given value also depends on `given_by`."""
+    and each call that takes a given value also depends on `given_by`. `want`: an MMTB mission type the mission
+    must have (up to `TYPE_ROLLS` builds; None if none has it)."""
     meta = {EPISODE_META_KEY: episode}
     db: sqlite3.Connection = server.episodes.get(episode).db
-    if given is None:
-        mission = server.domain.missions[goal](db, rng, subject)
+    for _ in range(1 if want is None else TYPE_ROLLS):
+        if given is None:
+            mission = server.domain.missions[goal](db, rng, subject)
+        else:
+            use = next(u for u in server.domain.missions.uses.values() if u.goal == goal)
+            mission = use.build(db, rng, subject, given)
+        if mission is None or want is None or MMTB_TYPE_OF.get(mission.action_type) == want:
+            break
     else:
-        use = next(u for u in server.domain.missions.uses.values() if u.goal == goal)
-        mission = use.build(db, rng, subject, given)
+        return None
     if mission is None:
         return None
     if mission.goal != goal or mission.action_type not in ACTION_TYPES:

@@ -25,6 +25,7 @@ from ._files import (
     run_dirs,
 )
 from ._one import simulate_one
+from ._per_mission import RUN_PROTOCOLS, RunProtocol, mission_task_id, mission_tasks
 from ._plan import RunPlan, check_server_mode, plan_run
 from ._preflight import preflight_run
 from ._record import (
@@ -62,4 +63,5 @@ __all__ = [
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "read_report_inputs", "check_server_mode",
     "simulate_one", "NotScored", "RunSummary", "summarize_run",
+    "RUN_PROTOCOLS", "RunProtocol", "mission_task_id", "mission_tasks",
 ]

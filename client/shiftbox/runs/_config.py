@@ -19,6 +19,7 @@ from ..errors import RunPlanError
 from ..redact import redact, redact_text
 from ..tasks import Task, TaskFile
 from ..world import ServerMode
+from ._per_mission import RunProtocol, tasks_for_protocol
 
 AgentPolicy = Literal["domain", "none"]
 """What policy text an agent is given: its domain's, or none (VitaBench's setting, `--policy none`)."""
@@ -53,6 +54,11 @@ class RunConfig(BaseModel):
     policy: AgentPolicy = Field("domain", exclude_if=lambda v: v == "domain",
                                 description="the policy an agent is given: the domain's (`domain`) or none "
                                             "(`--policy none`, VitaBench); absent when the domain's")
+    protocol: RunProtocol = Field("live", exclude_if=lambda v: v == "live",
+                                  description="how each task is played (`--protocol`): one live conversation "
+                                              "through every goal (`live`), or one scored simulation per goal after "
+                                              "the gold conversation of the earlier goals (`per-mission`, MMTB's "
+                                              "teacher forcing); absent when live")
 
     @field_validator("agent_args", "user_args")
     @classmethod
@@ -80,13 +86,20 @@ class RunMetadata(BaseModel):
 
 def selected_tasks(config: RunConfig, tasks: list[Task]) -> list[Task]:
     """The tasks a run takes, in file order: those named (`task_ids`; all without), in a cross-domain run those whose
-    domains are all among the run's, then the first `limit` of them. `plan_run` and replay both select with this."""
+    domains are all among the run's, then the first `limit` of them; with the per-mission protocol, each one's
+    missions in its place (`mission_tasks`). `plan_run` and replay both select with this."""
     named = set(config.task_ids or ())
     chosen = [t for t in tasks if not named or t.id in named]
     if is_cross_domain(config.domain):
         runnable = set(domain_list(config.domain))
         chosen = [t for t in chosen if set(domain_list(t.domain)) <= runnable]
-    return chosen if config.limit is None else chosen[:config.limit]
+    chosen = chosen if config.limit is None else chosen[:config.limit]
+    return tasks_for_protocol(chosen, config.protocol)
+
+
+def tasks_as_run(config: RunConfig, tasks: list[Task]) -> list[Task]:
+    """Every task of a run's task file as the run scores it: the tasks (live), or their missions (per-mission)."""
+    return tasks_for_protocol(tasks, config.protocol)
 
 
 def task_file_digest(task_file: TaskFile) -> str:

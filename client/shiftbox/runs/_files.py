@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import NoSimulationsError, RecordWriteError, RunDirError, RunFileError
 from ..tasks import Task, TaskFile, load_task_file, task_file_json
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
-from ._config import RunConfig, RunMetadata
+from ._config import RunConfig, RunMetadata, tasks_as_run
 
 RUN_FILE, TASKS_FILE = "run.json", "tasks.json"
 M = TypeVar("M", bound=BaseModel)
@@ -72,9 +72,10 @@ def read_run(path: Path, *, allow_empty: bool = False) -> tuple[list[Trajectory]
     trajectories: list[Trajectory] = []
     tasks: dict[str, Task] = {}
     for run_dir in run_dirs(path):
-        if (run_dir / RUN_FILE).exists():
-            read_run_metadata(run_dir)  # a run.json that does not parse is an error here too, not ignored
-        for task in load_task_file(run_dir / TASKS_FILE).tasks:
+        file_tasks = load_task_file(run_dir / TASKS_FILE).tasks
+        if (run_dir / RUN_FILE).exists():  # a run.json that does not parse is an error here too, not ignored
+            file_tasks = tasks_as_run(read_run_metadata(run_dir).config, file_tasks)
+        for task in file_tasks:
             if tasks.setdefault(task.id, task) != task:
                 raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
                                  "score them separately")

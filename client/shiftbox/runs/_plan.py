@@ -35,6 +35,7 @@ from ._config import (
     selected_tasks,
     task_file_digest,
 )
+from ._per_mission import RUN_PROTOCOLS
 from ._record import LLM_CASSETTES, LlmCassettes
 
 
@@ -102,6 +103,7 @@ def plan_run(
     toolset: str | None = None,
     dependency_graph: bool = False,
     policy: str = "domain",
+    protocol: str = "live",
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
@@ -116,7 +118,9 @@ def plan_run(
 
     `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
     (VitaBench's tool dependency graphs); `toolset` (default: the task file's, `TaskFile.toolset_for`: a reference
-    import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `llm_cassettes`
+    import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `protocol` "per-mission": each
+    goal is a simulation of its own, played after the gold conversation of the earlier goals (`mission_tasks`,
+    MMTB's teacher forcing); "live" (the default): one conversation through every goal. `llm_cassettes`
     "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
     check_option_values(
         {"trials": trials, "seed": seed, "limit": limit, "max_steps": max_steps, "max_tool_errors": max_tool_errors,
@@ -129,6 +133,8 @@ def plan_run(
     check_server_mode(servers)
     if policy not in AGENT_POLICIES:
         raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
+    if protocol not in RUN_PROTOCOLS:
+        raise RunPlanError(f"--protocol {protocol!r} is not one of {', '.join(RUN_PROTOCOLS)}")
     agent_options, user_options = dict(agent_args or {}), dict(user_args or {})
     external = isinstance(agent, ExternalAgent)
     agent = agent.spec if isinstance(agent, ExternalAgent) else agent
@@ -152,6 +158,7 @@ def plan_run(
         agent_args=agent_options, user=user, user_args=user_options, trials=trials, seed=seed,
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
         one_tool_per_turn=one_tool_per_turn, toolset=toolset, dependency_graph=dependency_graph, policy=policy,
+        protocol=protocol,  # type: ignore[arg-type]  # checked above
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
                    out=Path(out), options=options or ExecutionOptions(), resume=resume,

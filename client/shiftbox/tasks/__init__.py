@@ -15,12 +15,15 @@ from ._matching import (
 )
 from ._model import (
     INDEPENDENT_GOALS,
+    MMTB_TYPE_OF,
+    MMTB_TYPES,
     NOTES_ACTION_TYPES,
     TASK_FILE_SCHEMA_VERSION,
     ActionSet,
     ActionType,
     EvaluationCriteria,
     GoalShifts,
+    GoldTurn,
     InitialState,
     Instructions,
     Task,
@@ -42,7 +45,7 @@ from ._reference import (
     single_goal,
     tau2_format_ids,
 )
-from ._stats import render_stats, task_stats
+from ._stats import render_stats, task_stats, type_sequence_coverage
 from ._validate import (
     Finding,
     finding_order,
@@ -52,11 +55,12 @@ from ._validate import (
 )
 
 __all__ = [
-    "INDEPENDENT_GOALS", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType", "action_types_from_notes",
-    "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "InitialState",
+    "INDEPENDENT_GOALS", "MMTB_TYPE_OF", "MMTB_TYPES", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType",
+    "action_types_from_notes", "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "GoldTurn", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
-    "describe_errors", "finding_order", "import_domain_tasks", "imported_task", "is_reference_snapshot", "load_task_file", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
-    "spec_matches", "task_stats", "task_file_json", "validate_tasks", "write_task_file",
+    "describe_errors", "finding_order", "import_domain_tasks", "imported_task", "is_reference_snapshot", "load_task_file", "read_json",
+    "record_gold_outcomes", "render_stats", "satisfied_actions",
+    "spec_matches", "task_stats", "task_file_json", "type_sequence_coverage", "validate_tasks", "write_task_file",
 ]

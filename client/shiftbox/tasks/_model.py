@@ -28,6 +28,12 @@ INDEPENDENT_GOALS = "independent goals"
 """What a cross-domain task file's `source` says when its goals were generated independent of each other on
 purpose (`shiftbox tasks generate-cross --independent`): the validator then only warns that its tasks have no
 cross-domain dependency."""
+MMTB_TYPES: tuple[str, ...] = ("single", "multi", "clarify", "chat")
+"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒): one tool call, several, ask for a missing detail
+first, answer without a tool. Its switching analysis reads a task's goals as a sequence of these."""
+MMTB_TYPE_OF: dict[str, str] = {"single": "single", "serial": "multi", "parallel": "multi",
+                                "serial+parallel": "multi", "clarify": "clarify", "chat": "chat"}
+"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -118,11 +124,27 @@ class UserScenario(_Model):
     goal_shifts: GoalShifts
 
 
+class GoldTurn(_Model):
+    """One earlier goal's gold exchange, played before the live conversation (the per-mission protocol): the user's
+    request, the gold calls made on the episode (one assistant message per dependency level, parallel calls
+    together) and the agent's gold answer."""
+
+    goal: str
+    request: str
+    calls: list[list[ToolCallSpec]] = Field(default_factory=list)
+    answer: str
+
+
 class InitialState(_Model):
     """Applied to the episode before the conversation; never shown to the agent as its own calls."""
 
     tool_calls: list[ToolCallSpec] = Field(default_factory=list)
     data: dict[str, Any] | None = Field(None, description="reference initialization data, kept verbatim")
+    gold_dialogue: list[GoldTurn] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="the gold conversation of the earlier goals, played on the episode (real tool results) and "
+                    "shown to the agent before the live goal starts (`shiftbox run --protocol per-mission` makes "
+                    "it); its calls are recorded in `setup_calls`; written only when set")
 
 
 class EvaluationCriteria(_Model):
@@ -183,6 +205,13 @@ class Task(_Model):
     def action_types(self) -> dict[str, ActionType]:
         """Goal -> action type (`GoalShifts.action_types`); {} for a task that records none (hand-written, imported)."""
         return self.user_scenario.goal_shifts.action_types
+
+    def mmtb_types(self) -> tuple[str, ...] | None:
+        """The goals' MMTB mission types in order (`MMTB_TYPE_OF` of each action type); None when a goal has none."""
+        types = self.action_types
+        if not all(g in types for g in self.goals):
+            return None
+        return tuple(MMTB_TYPE_OF[types[g]] for g in self.goals)
 
     def action_sets_for(self, goal: str) -> list[ActionSet]:
         return [a for a in self.evaluation_criteria.action_sets if a.goal == goal]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from shiftbox_servers.kit import get_domain
 
-from ._model import TaskFile
+from ._model import MMTB_TYPES, Task, TaskFile
 
 NO_PERSONA = "(none)"
 NO_GOAL = "(none)"
@@ -49,6 +49,13 @@ def task_stats(task_file: TaskFile) -> dict[str, Any]:
             "per_goal": dict(sorted(Counter(a.goal or NO_GOAL for a in sets).items())),
         },
     }
+
+
+def type_sequence_coverage(tasks: list[Task], longest: int = 4) -> dict[int, tuple[int, int]]:
+    """Length -> (MMTB type sequences the tasks' goal prefixes cover, all 4**length of them), for lengths 1 to
+    `longest`: the cells of MMTB's switching analysis (accuracy for every prefix of mission types)."""
+    seen = {seq[:k] for t in tasks if (seq := t.mmtb_types()) for k in range(1, len(seq) + 1)}
+    return {k: (sum(len(s) == k for s in seen), len(MMTB_TYPES) ** k) for k in range(1, longest + 1)}
 
 
 def _sorted(counts: Counter[int]) -> dict[str, int]:
