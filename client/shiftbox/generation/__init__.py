@@ -11,7 +11,9 @@ from ._generate import (
     GENERATOR_VERSION,
     GenerationError,
     generate_tasks,
+    rubric_from_goals,
 )
 
 __all__ = ["CROSS_GENERATOR_VERSION", "generate_cross_tasks", "identity_conflict", "plan_cross_goals",
-           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "generate_tasks"]
+           "ACTION_TYPES", "GENERATOR_VERSION", "GenerationError", "generate_tasks",
+           "rubric_from_goals"]
