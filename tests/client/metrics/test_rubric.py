@@ -240,12 +240,16 @@ def test_evidence_split_across_windows_passes() -> None:
     assert verdict.reason == "seen: Golden Dragon; place_order" and score.success is True
 
 
+def done_then_undone() -> list[Message]:
+    """The order placed in window 1 (message 1) and cancelled by the agent in window 3 (message 18)."""
+    return chat(("user", "Order it."), ("call", "place_order"), ("tool", '{"status": "placed"}'),
+                ("assistant", "Placed."), *filler(14), ("call", "cancel_order"), ("tool", '{"status": "cancelled"}'),
+                ("assistant", "I cancelled it."), ("user", "Oh."))
+
+
 def test_an_item_done_then_undone_ends_false() -> None:
-    messages = chat(("user", "Order it."), ("call", "place_order"), ("tool", '{"status": "placed"}'),
-                    ("assistant", "Placed."), *filler(14), ("call", "cancel_order"), ("tool", '{"status": "cancelled"}'),
-                    ("assistant", "I cancelled it."), ("user", "Oh."))
     with fake_openai(ScriptedJudge()) as server:
-        score = rubric_score(trajectory(messages=messages), task([ORDER_KEPT]), judge_for(server))
+        score = rubric_score(trajectory(messages=done_then_undone()), task([ORDER_KEPT]), judge_for(server))
     assert score is not None and score.windows == [(0, 9), (8, 17), (16, 21)]
     [verdict] = score.items
     assert (verdict.met, verdict.window, verdict.trail) == (False, 2, [True, True, False])
@@ -279,17 +283,20 @@ def test_tool_results_reach_the_judge_whole() -> None:
 
 
 def test_the_scenarios_are_recorded_and_replay_without_a_server(tmp_path) -> None:
-    cases = {"split#0": (split_evidence(), RESTAURANT)}
-    trajectories = [trajectory(messages=m, sim=sim) for sim, (m, _) in cases.items()]
-    tasks = {"t1": task([RESTAURANT])}
+    trajectories = [trajectory(messages=split_evidence(), sim="split#0", task_id="split"),
+                    trajectory(messages=done_then_undone(), sim="undone#0", task_id="undone"),
+                    trajectory(messages=split_evidence(), sim="limited#0", task_id="split", ended="max_steps")]
+    tasks = {"split": task([RESTAURANT], "split"), "undone": task([ORDER_KEPT], "undone")}
     with fake_openai(ScriptedJudge()) as server:
         recorded = judge_for(server, cassettes=lambda sim: Cassette(sim, tmp_path / f"{sim}.jsonl", "record"))
         _, before = compute_run_metrics(trajectories, tasks, judge=recorded)
-    assert len(Cassette("split#0", tmp_path / "split#0.jsonl", "replay").interactions) == 3
-    replaying = LLMJudge("openai/fake-model",   # no server: every answer comes from the cassette
+    assert len(server.requests) == 6   # 3 windows each; the step-limited run is never asked
+    replaying = LLMJudge("openai/fake-model",   # no server: every answer comes from the cassettes
                          cassettes=lambda sim: Cassette(sim, tmp_path / f"{sim}.jsonl", "replay"))
     _, after = compute_run_metrics(trajectories, tasks, judge=replaying)
-    assert after[0].rubric == before[0].rubric and after[0].rubric.success is True
+    assert [s.rubric for s in after] == [s.rubric for s in before]
+    assert {s.simulation_id: (s.rubric.status, s.rubric.success) for s in after} == {
+        "limited#0": ("ended_early", False), "split#0": ("judged", True), "undone#0": ("judged", False)}
 
 
 # -- unusable answers, as the NL-assertion judge handles them ------------------------------------------
