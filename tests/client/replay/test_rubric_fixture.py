@@ -25,6 +25,7 @@ def replayed(tmp_path, monkeypatch) -> dict:
     res = runner.invoke(app, ["metrics", str(run), *JUDGE, "--judge-replay", str(FIXTURE / "judge-cassettes")])
     assert res.exit_code == 0, res.output
     assert "rubric pass rate" in res.output
+    assert "rubric pass^k" in res.output and "k=1: 0.667" in res.output   # 2 of 3 one-trial tasks pass
     return json.loads((run / "metrics.json").read_text())
 
 
