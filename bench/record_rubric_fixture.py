@@ -1,7 +1,8 @@
 """Re-record the rubric fixture, fixtures/banking-rubric: a small banking task set with VitaBench rubric items,
 its conversations and its judge's calls, all against the local fake OpenAI-compatible server (no network).
 
-    uv run python bench/record_rubric_fixture.py
+    uv run python bench/record_rubric_fixture.py               # everything
+    uv run python bench/record_rubric_fixture.py --judge-only  # step 2-3 only, on the committed conversations
 
 1. Three hand-written banking tasks get the rubric items in RUBRIC, and one trial of each is run with the
    LLM agent and user played by `ScriptedLLM` and recorded with `shiftbox run --record fixtures/banking-rubric`
@@ -99,8 +100,11 @@ def record_judge(env: dict[str, str]) -> int:
 
 
 def main() -> int:
-    shutil.rmtree(REPO / FIXTURE, ignore_errors=True)
     env = {**os.environ, "SHIFTBOX_FAKE_KEY": "sk-fake-recording-key", "OPENAI_API_KEY": "sk-fake-recording-key"}
+    if sys.argv[1:] == ["--judge-only"]:  # the judge's prompts changed, the conversations did not
+        shutil.rmtree(REPO / FIXTURE / "judge-cassettes", ignore_errors=True)
+        return record_judge(env)
+    shutil.rmtree(REPO / FIXTURE, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         code = run_conversations(Path(tmp), env)
     return code or record_judge(env) or record_compat_gsrt(env)

@@ -14,9 +14,10 @@ from ._generate import (
     feasible_type_sequences,
     generate_tasks,
     probe_types,
+    rubric_from_goals,
     type_sequences,
 )
 
 __all__ = ["CROSS_GENERATOR_VERSION", "generate_cross_tasks", "identity_conflict", "plan_cross_goals",
            "ACTION_TYPES", "COVERS", "GENERATOR_VERSION", "GenerationError", "feasible_type_sequences", "generate_tasks",
-           "probe_types", "type_sequences"]
+           "probe_types", "rubric_from_goals", "type_sequences"]

@@ -14,7 +14,9 @@ see `shiftbox_servers.kit.MissionSet`). The engine, from `random.Random(seed)` o
    call that fails discards the attempt and another customer is tried;
 3. takes communicate_info from the gold calls' real outputs (never a value already in known_info),
    each item attributed to the goals whose calls produced it (`communicate_info_by_goal`), and
-   expected_state_digest from `shiftbox://episode/digest` at the end of the replay.
+   expected_state_digest from `shiftbox://episode/digest` at the end of the replay;
+4. derives VitaBench-style rubric items from each goal's final gold calls and its communicate_info
+   (`rubric_from_goals`), for the sliding-window rubric judge.
 
 With `cover="types"` step 1 plans instead for Multi-Mission Tool Bench's switching analysis: task i gets the
 i-th four-goal sequence of MMTB mission types (`type_sequences`, ordered so that the first 4, 16, 64 tasks already
@@ -73,8 +75,9 @@ from ..tasks import (
 )
 from ..users import load_personas
 
-GENERATOR_VERSION = 2
-"""2: all catalog personas (rotated blocks), chat missions grounded in a read, communicate_info_by_goal."""
+GENERATOR_VERSION = 3
+"""2: all catalog personas (rotated blocks), chat missions grounded in a read, communicate_info_by_goal;
+3: rubric items derived from the goals (`rubric_from_goals`)."""
 LENGTH_CYCLE = (1, 2, 3, 4, 2, 3, 1, 4, 3, 2, 4, 3)
 """Goals per task, in turn (1 to 4)."""
 PERSONA_ROTATION = 3
@@ -404,12 +407,44 @@ def communicated(missions: list[Mission], outputs: dict[str, dict[str, Any]], kn
     return communicate, by_goal
 
 
+def _rubric_value(value: Any) -> str:
+    """An argument as a rubric item shows it: a string as is, anything else as JSON, never with a double quote
+    (quotes in an item mark the phrases a transcript must show)."""
+    if value == "":
+        return "(empty)"
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)).replace('"', "'")
+
+
+def rubric_from_goals(goals: list[str], criteria: EvaluationCriteria) -> list[str]:
+    """VitaBench-style rubric items for a task, one check of the outcome at a time, goal by goal: each final gold
+    call of the goal (no other call of the goal depends on it) made with its checked arguments and succeeding (or
+    failing as the task expects), then each value the agent must tell the user for that goal."""
+    items: list[str] = []
+    for k, goal in enumerate(goals, start=1):
+        head = f"Request {k} ({re.sub(r'_+', ' ', goal).strip()}):"
+        mine = [a for a in criteria.action_sets if a.goal == goal]
+        needed = {d for a in mine for d in a.depends_on}
+        for action in (a for a in mine if a.action_id not in needed):
+            spec = action.allowed_tools[0]
+            checked = action.required_parameters if action.required_parameters is not None else sorted(spec.params)
+            args = ", ".join(f"{name} {_rubric_value(spec.params[name])}" for name in checked if name in spec.params)
+            outcome = ("the call succeeds" if spec.expected_error is None
+                       else f"the call is refused as expected ({spec.expected_error})")
+            items.append(f'{head} the agent calls "{spec.function_name}"' + (f" with {args}" if args else "")
+                         + f", and {outcome}.")
+        for value in criteria.communicate_info_by_goal.get(goal, []):
+            items.append(f'{head} the agent tells the user "{_rubric_value(value)}".')
+    return list(dict.fromkeys(items))
+
+
 def _task(task_id: str, domain: str, persona: str, goals: list[str], missions: list[Mission], known: str,
           criteria: EvaluationCriteria, notes: str) -> Task:
-    """A generated task: the user's instructions from the missions, each goal's action type. The notes record the
-    types too, as this generator version's files always have (the field is then left out of the file)."""
+    """A generated task: the user's instructions from the missions, each goal's action type, rubric items from its
+    goals (every generator path builds its task here). The notes record the types too, as this generator
+    version's files always have (the field is then left out of the file)."""
     steps = [f"{k + 1}. {m.reason}" for k, m in enumerate(missions)]
     types = {g: m.action_type for g, m in zip(goals, missions, strict=True)}
+    criteria = criteria.model_copy(update={"rubric": rubric_from_goals(goals, criteria)})
     return Task(
         id=task_id, domain=domain,
         description=TaskDescription(

@@ -26,6 +26,7 @@ from ._judges import (
     DeterministicDetector,
     Judge,
     NLVerdicts,
+    RubricState,
     judge_report,
 )
 from ._llm_judge import (
@@ -101,7 +102,7 @@ __all__ = [
     "GraphRefusalAggregate", "GraphRefusalScore", "graph_refusal_score",
     "P_WEIGHT", "T_WEIGHT", "TUE_FORMULA", "tue_value", "shift_windows",
     "RUBRIC_STRIDE", "RUBRIC_SYSTEM_PROMPT", "RUBRIC_WINDOW", "RubricAggregate", "RubricItemVerdict", "RubricScore",
-    "rubric_score", "rubric_windows",
+    "RubricState", "rubric_score", "rubric_windows",
     "ExecutionPath", "GoalPath", "MISSION_TYPES", "MissionType", "PATH_ERRORS", "PathAggregate", "PathError",
     "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_paths",
     "mission_type", "optimal_paths",

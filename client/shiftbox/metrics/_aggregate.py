@@ -275,7 +275,7 @@ def aggregate(sims: list[SimulationMetrics], success_threshold: float = 1.0) -> 
         gsrt=aggregate_gsrt([r for s in scored for r in s.gsrt]),
         other_headlines={m.key: pooled[m.key] for m in headline_metrics() if m.stored is None},
         shift_reports=aggregate_shift_reports([s.shift_reports for s in scored]),
-        rubric=aggregate_rubric([s.rubric for s in scored if s.rubric is not None]),
+        rubric=aggregate_rubric([(s.task_id, s.rubric) for s in scored if s.rubric is not None]),
         graph_refusals=aggregate_graph_refusals([s.graph_refusals for s in scored]),
         success_threshold=success_threshold, pass_hat_k=hat, pass_at_k=at, avg_at_k=avg,
         intervals=bootstrap_intervals(per_task, hat),

@@ -27,6 +27,15 @@ class NLVerdicts(BaseModel):
     reasons: list[str] = Field(default_factory=list, description="the judge's reason for each verdict, if it gave one")
 
 
+class RubricState(BaseModel):
+    """A rubric item as the judge carries it from window to window: met so far or not, and its notes (the
+    evidence seen so far, with message indices), which the next window's question shows it again."""
+
+    item: str
+    met: bool = False
+    notes: str = ""
+
+
 RUBRIC_WINDOW = 10
 """Messages per rubric window by default: VitaBench's window size."""
 RUBRIC_STRIDE = 8
@@ -56,10 +65,11 @@ class Judge:
         """Does this assistant message explicitly acknowledge or target `goal`? None = cannot tell."""
         return None
 
-    def rubric_verdicts(self, trajectory: Trajectory, window: list[Message], items: list[str], number: int,
-                      windows: int) -> NLVerdicts | None:
-        """Which of `items` the messages of `window` (window `number` of `windows`, from 0) show met: one
-        verdict per item, or None when it cannot judge (the rubric is then not judged)."""
+    def rubric_verdicts(self, trajectory: Trajectory, instruction: str, window: list[Message],
+                        items: list[RubricState], number: int, windows: int) -> NLVerdicts | None:
+        """Every item's state after window `number` of `windows` (from 0), given the user's instruction and each
+        item's state and notes so far: one verdict per item (its notes as the reason), or None when it cannot
+        judge (the rubric is then not judged)."""
         return None
 
     def ask(self, kind: str, system: str, prompt: str, parse: Callable[[str], Any | None]) -> Any | None:

@@ -33,10 +33,11 @@ from ..llm import (
     use_cassette,
 )
 from ..trajectory import Message, Trajectory
-from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge, NLVerdicts
+from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge, NLVerdicts, RubricState
 
 TOOL_RESULT_MAX_CHARS = 600
-"""Tool results longer than this are cut in the transcript (the judge needs the gist, not the rows)."""
+"""Tool results longer than this are cut in the NL-assertion and acknowledgment transcripts (the judge needs the
+gist, not the rows); rubric windows show them whole, as VitaBench's judge sees them."""
 
 NL_SYSTEM_PROMPT = (
     "You are a strict, impartial evaluator of conversations between a customer-service agent and a "
@@ -85,30 +86,45 @@ Answer with exactly one JSON object and nothing else:
 
 
 RUBRIC_SYSTEM_PROMPT = (
-    "You are a strict, impartial evaluator of conversations between a customer-service agent and a "
-    "user. You read a long conversation one window of messages at a time and decide which rubric "
-    "items the window shows to be met. You answer with JSON only."
+    "You are a strict, impartial evaluator of a conversation between an assistant that can call tools and a "
+    "user. The conversation is read one window of messages at a time, and you keep a running verdict and notes "
+    "for every rubric item from one window to the next. You answer with JSON only."
 )
 
-RUBRIC_USER_PROMPT = """Window {number} of {windows} of the conversation: messages {first} to {last} (message index, role; tool calls and their results included):
+RUBRIC_USER_PROMPT = """The user's full instruction (what the user set out to get done):
+<instruction>
+{instruction}
+</instruction>
+
+Window {number} of {windows}: messages {first} to {last} (message index, role; tool calls and their full results included; neighbouring windows share a few messages):
 <window>
 {transcript}
 </window>
 
-Rubric items no earlier window has met:
+Every rubric item with its verdict and notes after the earlier windows (each one starts not met, without notes), one JSON object a line:
+<rubric>
 {items}
+</rubric>
 
-For each item decide whether this window shows it met, by what the agent says and does or by the
-state its tool results show. An item is met only if the window clearly shows it; if it is unclear,
-or not shown in this window, it is not met.
+Update every item with what this window shows:
+- An item becomes met when the assistant's replies and tool calls have now achieved it. Count the evidence its
+  notes keep from earlier windows together with this window: a fact the assistant found earlier and an action
+  it takes now can meet an item together.
+- A met item goes back to not met only when the assistant undoes or contradicts, in this window, what met it
+  (it cancels the order it placed, or replaces a right answer with a wrong one). When the user changes their
+  own request, what the assistant already achieved for the earlier request stands.
+- Tool results are what the assistant saw, not what it told the user; a call that failed achieved nothing.
+  Quantities, amounts, dates and times must match the item exactly: the user accepting less does not meet it.
+- An item this window does not concern keeps its verdict. Every item keeps its notes: repeat the earlier notes
+  and add, briefly and with message indices such as [12], what this window shows about it and why a verdict
+  changed.
 
-Answer with exactly one JSON object and nothing else, with one verdict per item ({count} in
-total), in order:
-{{"verdicts": [{{"index": 1, "met": true, "reason": "one short sentence"}}]}}"""
+Answer with exactly one JSON object and nothing else, one entry per item ({count} in total), in order:
+{{"verdicts": [{{"index": 1, "met": true, "notes": "the item's notes, updated"}}]}}"""
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+def _cut(text: str, limit: int | None) -> str:
+    return text if limit is None or len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
 
 
 def _call_text(name: str, arguments: dict[str, Any]) -> str:
@@ -122,8 +138,8 @@ def tool_names_of(trajectory: Trajectory) -> dict[str, str]:
 
 
 def message_lines(message: Message, tool_names: dict[str, str],
-                  tool_max_chars: int = TOOL_RESULT_MAX_CHARS) -> list[str]:
-    """One message as compact transcript lines."""
+                  tool_max_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
+    """One message as compact transcript lines; a tool result cut at `tool_max_chars` (None: whole)."""
     tag = f"[{message.index}]"
     if message.role == "tool":
         name = tool_names.get(message.tool_call_id or "", "tool")
@@ -177,6 +193,12 @@ def extract_json_object(text: str, key: str) -> dict[str, Any] | None:
     return None
 
 
+def rubric_lines(items: list[RubricState]) -> str:
+    """The rubric as the judge is shown it: one JSON object per item (its number, text, verdict and notes)."""
+    return "\n".join(json.dumps({"index": i, "item": s.item, "met": s.met, "notes": s.notes}, ensure_ascii=False)
+                     for i, s in enumerate(items, start=1))
+
+
 def _numbered(texts: list[str]) -> str:
     return "\n".join(f"{i}. {text}" for i, text in enumerate(texts, start=1))
 
@@ -191,8 +213,9 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def parse_verdicts(text: str, count: int) -> tuple[list[bool], list[str]] | None:
-    """`count` verdicts (met, reason) from a judge answer, or None if it does not have exactly those."""
+def parse_verdicts(text: str, count: int, reason: str = "reason") -> tuple[list[bool], list[str]] | None:
+    """`count` verdicts (met, and the `reason` field's text) from a judge answer, or None if it does not have
+    exactly those."""
     data = extract_json_object(text, "verdicts")
     if data is None or not isinstance(data["verdicts"], list) or len(data["verdicts"]) != count:
         return None
@@ -214,7 +237,7 @@ def parse_verdicts(text: str, count: int) -> tuple[list[bool], list[str]] | None
         if verdict is None:
             return None
         met.append(verdict)
-        reasons.append(str(item.get("reason", "")))
+        reasons.append(str(item.get(reason, "")))
     return met, reasons
 
 
@@ -274,16 +297,16 @@ class LLMJudge(Judge):
                                        count=len(assertions))
         return self._verdicts("nl_assertions", NL_SYSTEM_PROMPT, prompt, len(assertions))
 
-    def rubric_verdicts(self, trajectory: Trajectory, window: list[Message], items: list[str], number: int,
-                      windows: int) -> NLVerdicts | None:
+    def rubric_verdicts(self, trajectory: Trajectory, instruction: str, window: list[Message],
+                        items: list[RubricState], number: int, windows: int) -> NLVerdicts | None:
         if not items or not window:
-            return NLVerdicts(met=[False] * len(items), judge=self.name)
+            return NLVerdicts(met=[s.met for s in items], judge=self.name, reasons=[s.notes for s in items])
         tool_names = tool_names_of(trajectory)
-        transcript = "\n".join(line for m in window for line in message_lines(m, tool_names))
-        prompt = RUBRIC_USER_PROMPT.format(number=number + 1, windows=windows, first=window[0].index,
-                                           last=window[-1].index, transcript=transcript, items=_numbered(items),
-                                           count=len(items))
-        return self._verdicts("rubric_window", RUBRIC_SYSTEM_PROMPT, prompt, len(items))
+        transcript = "\n".join(line for m in window for line in message_lines(m, tool_names, None))
+        prompt = RUBRIC_USER_PROMPT.format(
+            instruction=instruction, number=number + 1, windows=windows, first=window[0].index,
+            last=window[-1].index, transcript=transcript, items=rubric_lines(items), count=len(items))
+        return self._verdicts("rubric_window", RUBRIC_SYSTEM_PROMPT, prompt, len(items), reason="notes")
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
         tool_names = tool_names_of(trajectory)
@@ -311,12 +334,12 @@ class LLMJudge(Judge):
 
     # -- one LLM call ------------------------------------------------------------------------------
 
-    def _verdicts(self, kind: str, system: str, prompt: str, count: int) -> NLVerdicts | None:
+    def _verdicts(self, kind: str, system: str, prompt: str, count: int, reason: str = "reason") -> NLVerdicts | None:
         """`count` verdicts from one question, or None when the call failed or the answer lacks them."""
         answer, usage, entry = self._ask(kind, system, prompt)
         if answer is None:
             return None
-        parsed = parse_verdicts(answer, count)
+        parsed = parse_verdicts(answer, count, reason)
         entry["result"] = None if parsed is None else {"met": parsed[0], "reasons": parsed[1]}
         if parsed is None:
             entry["error"] = f"could not read {count} verdicts from the answer"

@@ -96,39 +96,55 @@ class ShiftReportAggregate(BaseModel):
 
 
 class RubricItemVerdict(BaseModel):
-    """One rubric item of a task: met or not, and the sliding window whose judge call met it (VitaBench)."""
+    """One rubric item of a task: its verdict after the last window, the window that last set it, and the judge's
+    notes (VitaBench: the evidence carried from window to window)."""
 
     item: str
-    met: bool | None = Field(description="None when the rubric was not judged and no window met the item")
-    window: int | None = Field(None, description="the window (0-based, into RubricScore.windows) that met it")
+    met: bool | None = Field(description="None when the rubric was not judged")
+    window: int | None = Field(None, description="the window (0-based, into RubricScore.windows) whose answer last "
+                                                 "changed the item's verdict; None when no window changed it")
     messages: tuple[int, int] | None = Field(None, description="first and last message index of that window")
-    reason: str = Field("", description="the judge's reason, as it gave it")
+    reason: str = Field("", description="the judge's notes on the item after the last window it was asked about")
+    trail: list[bool] = Field(default_factory=list, description="the item's verdict after each window asked, in order "
+                                                                "(a met item may go back to false)")
 
 
 class RubricScore(BaseModel):
-    """A task's rubric judged window by window; an item met in any window stays met (VitaBench, departure: no
-    later window can reset it). `success` = every item met; None when not judged."""
+    """A task's rubric judged window by window as VitaBench's evaluator does: every window is shown every item with
+    its verdict and notes so far, and may set or take back any of them; the verdicts after the last window count.
+    A run ended early (step limit, too many tool errors, an agent error) scores 0 without judging.
+    `success` = every item met; None when not judged."""
 
-    status: Literal["judged", "not_judged"]
+    status: Literal["judged", "not_judged", "ended_early"]
+    ended_by: str | None = Field(None, exclude_if=lambda v: v is None,
+                                 description="the termination reason of a run ended early (status ended_early)")
     window_size: int = Field(description="messages per window")
     stride: int = Field(description="messages from one window's start to the next one's")
     windows: list[tuple[int, int]] = Field(description="first and last message index of every window")
-    judged_windows: int = Field(description="windows the judge was asked about (none once every item is met)")
+    judged_windows: int = Field(description="windows the judge was asked about (all of them when judged; none when "
+                                            "the run ended early)")
     items: list[RubricItemVerdict]
     success: bool | None
     usage: Usage = Field(default_factory=Usage, description="the judge's tokens and cost for this rubric")
 
 
 class RubricAggregate(BaseModel):
-    """Rubric results pooled over the scored simulations whose task has rubric items (VitaBench)."""
+    """Rubric results pooled over the scored simulations whose task has rubric items (VitaBench): the pass rate,
+    and pass^k, pass@k and avg@k of rubric success per task."""
 
     simulations: int
     judged: int
+    ended_early: int = Field(0, description="simulations ended early: failed without judging (VitaBench's reward 0)")
     passed: int = Field(description="judged simulations with every item met")
-    pass_rate: float | None = Field(description="passed / judged; None when none was judged")
+    pass_rate: float | None = Field(description="passed / (judged + ended_early); None when there are none")
     items: int = Field(description="rubric items of the judged simulations")
     items_met: int
     item_rate: float | None = Field(description="items_met / items")
+    pass_hat_k: dict[int, float] = Field(default_factory=dict, description="rubric success: every one of k trials "
+                                                                           "of a task passes, averaged over tasks")
+    pass_at_k: dict[int, float] = Field(default_factory=dict, description="at least one of k trials passes")
+    avg_at_k: dict[int, float] = Field(default_factory=dict, description="a task's share of passing trials, "
+                                                                         "averaged over tasks")
 
 
 MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat", "clarify"]

@@ -1,21 +1,28 @@
 """The rubric sliding-window judge (VitaBench, arXiv 2509.26490): a task's rubric items judged window by window.
 
-The conversation is cut into windows of `Judge.rubric_window` messages, each starting `Judge.rubric_stride`
-messages after the previous one; the last window is the first that reaches the end (VitaBench's windows).
-Each window's judge call is asked only the items no earlier window met, and an item met in any window stays
-met — VitaBench's evaluator shows the judge every item with its current verdict and lets a later window
-reset it; shiftbox follows the issue instead (docs/metrics.md). Once every item is met no more calls are
-made. A failed call or an unreadable answer leaves the rubric not judged, as NL assertions are.
+As VitaBench's evaluator does: the conversation is cut into windows of `Judge.rubric_window` messages, each
+starting `Judge.rubric_stride` messages after the previous one (the last window is the first that reaches the
+end); every window's judge call is shown the user's instruction and *every* item with its verdict and notes so
+far, and answers every item's new verdict and notes, so evidence seen in one window carries into the next and an
+item the agent undoes goes back to false; the verdicts after the last window count. A run ended early (step
+limit, too many tool errors, an agent error) scores 0 and the judge is not called. Departure: a failed call or
+an unreadable answer leaves the rubric not judged, as NL assertions are (VitaBench keeps the states it had).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
-from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge
+from ._judges import RUBRIC_STRIDE, RUBRIC_WINDOW, Judge, RubricState
 from ._model import RubricAggregate, RubricItemVerdict, RubricScore
+from ._passk import pass_family
 from ._ratios import ratio
+
+ENDED_EARLY = frozenset({"max_steps", "too_many_tool_errors", "agent_error"})
+"""Terminations VitaBench scores 0 without judging: its step limit, too many errors, an invalid agent message."""
 
 
 def rubric_windows(count: int, size: int, stride: int) -> list[tuple[int, int]]:
@@ -31,6 +38,16 @@ def rubric_windows(count: int, size: int, stride: int) -> list[tuple[int, int]]:
             break
         start += stride
     return spans
+
+
+def rubric_instruction(task: Task) -> str:
+    """The user's full instruction as the judge reads it (VitaBench shows its task's instruction): why the user
+    calls, what they know, what they were told to do, and their goals in order."""
+    said = task.user_scenario.instructions
+    parts = [f"Reason for the call: {said.reason_for_call}", f"What the user knows: {said.known_info}",
+             f"What the user was told to do: {said.task_instructions}",
+             f"The user's goals, in order: {', '.join(task.goals)}"]
+    return "\n".join(p for p in parts if not p.endswith(": "))
 
 
 def _spent(before: Usage, after: Usage) -> Usage:
@@ -49,38 +66,53 @@ def rubric_score(trajectory: Trajectory, task: Task, judge: Judge | None) -> Rub
     messages = trajectory.messages
     spans = rubric_windows(len(messages), size, stride)
     windows = [(messages[a].index, messages[b - 1].index) for a, b in spans]
+    shape = {"window_size": size, "stride": stride, "windows": windows}
+    ended = trajectory.termination.reason
+    if ended in ENDED_EARLY:
+        return RubricScore(status="ended_early", ended_by=ended, judged_windows=0, success=False, **shape,
+                           items=[RubricItemVerdict(item=item, met=False) for item in items])
     before = judge.usage if judge is not None and judge.usage is not None else Usage()
-    met: dict[int, tuple[int, str]] = {}  # item position -> (window, reason)
+    states = [RubricState(item=item) for item in items]
+    changed: list[int | None] = [None] * len(items)   # the window that last changed each item's verdict
+    trails: list[list[bool]] = [[] for _ in items]
     judged, asked = judge is not None, 0
     for number, (a, b) in enumerate(spans):
-        todo = [i for i in range(len(items)) if i not in met]
-        if not judged or not todo:
+        if not judged or judge is None:
             break
-        verdicts = judge.rubric_verdicts(trajectory, messages[a:b], [items[i] for i in todo], number, len(spans))
+        answer = judge.rubric_verdicts(trajectory, rubric_instruction(task), messages[a:b], states, number, len(spans))
         asked += 1
-        if verdicts is None or len(verdicts.met) != len(todo):
+        if answer is None or len(answer.met) != len(items):
             judged = False
             break
-        reasons = verdicts.reasons if len(verdicts.reasons) == len(todo) else [""] * len(todo)
-        met.update((i, (number, reason)) for i, ok, reason in zip(todo, verdicts.met, reasons, strict=True) if ok)
+        notes = answer.reasons if len(answer.reasons) == len(items) else [s.notes for s in states]
+        for i, (state, met, note) in enumerate(zip(states, answer.met, notes, strict=True)):
+            if met != state.met:
+                changed[i] = number
+            states[i] = RubricState(item=state.item, met=met, notes=note)
+            trails[i].append(met)
     after = judge.usage if judge is not None and judge.usage is not None else before
-    verdicts_out = [
-        RubricItemVerdict(item=item, met=True, window=met[i][0], messages=windows[met[i][0]], reason=met[i][1])
-        if i in met else RubricItemVerdict(item=item, met=False if judged else None)
-        for i, item in enumerate(items)]
-    return RubricScore(status="judged" if judged else "not_judged", window_size=size, stride=stride, windows=windows,
-                       judged_windows=asked, items=verdicts_out, success=len(met) == len(items) if judged else None,
-                       usage=_spent(before, after))
+    verdicts = [RubricItemVerdict(item=s.item, met=s.met if judged else None, window=w,
+                                  messages=None if w is None else windows[w], reason=s.notes, trail=trail)
+                for s, w, trail in zip(states, changed, trails, strict=True)]
+    return RubricScore(status="judged" if judged else "not_judged", judged_windows=asked, items=verdicts,
+                       success=all(s.met for s in states) if judged else None, usage=_spent(before, after), **shape)
 
 
-def aggregate_rubric(scores: list[RubricScore]) -> RubricAggregate | None:
-    """The rubric pass rate over judged simulations, with the share of items met; None without rubric items."""
+def aggregate_rubric(scores: list[tuple[str, RubricScore]]) -> RubricAggregate | None:
+    """The rubric pass rate over (task id, rubric) of the scored simulations, with the share of items met and
+    rubric success's pass^k, pass@k and avg@k per task; None without rubric items. A run ended early counts as a
+    failure; a rubric not judged is left out."""
     if not scores:
         return None
-    judged = [s for s in scores if s.status == "judged"]
+    decided = [(task, s) for task, s in scores if s.success is not None]
+    judged = [s for _, s in decided if s.status == "judged"]
     items = sum(len(s.items) for s in judged)
     items_met = sum(v.met is True for s in judged for v in s.items)
-    passed = sum(bool(s.success) for s in judged)
-    return RubricAggregate(simulations=len(scores), judged=len(judged), passed=passed,
-                           pass_rate=ratio(passed, len(judged)), items=items, items_met=items_met,
-                           item_rate=ratio(items_met, items))
+    passed = sum(bool(s.success) for _, s in decided)
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for task, s in decided:
+        outcomes[task].append(bool(s.success))
+    hat, at, avg = pass_family(outcomes)
+    return RubricAggregate(simulations=len(scores), judged=len(judged), ended_early=len(decided) - len(judged),
+                           passed=passed, pass_rate=ratio(passed, len(decided)), items=items, items_met=items_met,
+                           item_rate=ratio(items_met, items), pass_hat_k=hat, pass_at_k=at, avg_at_k=avg)

@@ -226,9 +226,14 @@ def headline_table(m: RunMetrics) -> Table:
     if m.rubric is not None:
         r = m.rubric
         table.add_row("rubric pass rate", fmt(r.pass_rate),
-                      f"VitaBench sliding-window rubric: {r.passed} of {r.judged} judged simulations met every item "
-                      f"({r.simulations - r.judged} not judged); items met {fmt(r.item_rate)} ({r.items_met} of "
-                      f"{r.items})")
+                      f"VitaBench sliding-window rubric: {r.passed} of {r.judged + r.ended_early} simulations met "
+                      f"every item ({r.ended_early} ended early: 0 without judging; "
+                      f"{r.simulations - r.judged - r.ended_early} not judged); items met {fmt(r.item_rate)} "
+                      f"({r.items_met} of {r.items})")
+        if r.pass_hat_k:
+            table.add_row("rubric pass^k", ", ".join(f"k={k}: {fmt(v)}" for k, v in r.pass_hat_k.items()),
+                          "rubric success per task: pass@k " + ", ".join(f"{fmt(v)}" for v in r.pass_at_k.values())
+                          + "; avg@k " + ", ".join(f"{fmt(v)}" for v in r.avg_at_k.values()))
     if m.paths is not None:
         table.add_row("path accuracy (MMTB)", fmt(m.paths.accuracy), path_detail(m.paths))
     if m.goal_walks is not None:

@@ -120,7 +120,8 @@ class ScriptedLLM:
 
 _QUOTED = re.compile(r'"([^"]+)"')
 _WINDOW = re.compile(r"<window>\n(.*?)\n</window>", re.DOTALL)
-_RUBRIC_ITEMS = re.compile(r"Rubric items no earlier window has met:\n(.*?)\n\n", re.DOTALL)
+_RUBRIC = re.compile(r"<rubric>\n(.*?)\n</rubric>", re.DOTALL)
+_SEEN = "seen: "
 _ACK_GOAL = re.compile(r"The user's new goal: (.*)")
 _ACK_MESSAGE = re.compile(r"<message>\n(.*?)\n</message>", re.DOTALL)
 _CONVERSATION = re.compile(r"<conversation>\n(.*?)\n</conversation>", re.DOTALL)
@@ -131,8 +132,10 @@ _GOAL_LIST = re.compile(r"Goals of the task, in order: \[(.*)\]\nMaximum number 
 class ScriptedJudge:
     """Callable script for `fake_openai` playing the LLM judge, deterministically, from the prompt alone.
 
-    A rubric window meets an item when every double-quoted phrase of the item appears in the window's
-    transcript (case-insensitively; an item without one is never met); an acknowledgment question is
+    A rubric window meets an item once every double-quoted phrase of the item (before the word "unless") has
+    appeared in this window's transcript or in the item's notes, which carry the phrases seen so far from window to
+    window (case-insensitively; an item without one is never met), and takes it back once a quoted phrase after
+    "unless" has appeared (the agent undid it); an acknowledgment question is
     answered yes when the message names the goal's words; every NL assertion is met; the AgentChangeBench GSRT
     question is answered by `gsrt`. Used to record the rubric fixture (bench/record_rubric_fixture.py), its compat
     GSRT cassettes (bench/record_compat_gsrt_fixture.py) and in tests."""
@@ -143,7 +146,7 @@ class ScriptedJudge:
         if conversation and goal_list:
             goals = [g.strip() for g in goal_list.group(1).split(",") if g.strip()]
             return Reply.text(json.dumps(self.gsrt(conversation.group(1), goals, int(goal_list.group(2)))))
-        window, items = _WINDOW.search(prompt), _RUBRIC_ITEMS.search(prompt)
+        window, items = _WINDOW.search(prompt), _RUBRIC.search(prompt)
         if window and items:
             return Reply.text(json.dumps({"verdicts": self.rubric(window.group(1), items.group(1))}))
         goal, message = _ACK_GOAL.search(prompt), _ACK_MESSAGE.search(prompt)
@@ -155,15 +158,19 @@ class ScriptedJudge:
                                                    for i in range(1, count + 1)]}))
 
     @staticmethod
-    def rubric(window: str, numbered: str) -> list[dict[str, Any]]:
+    def rubric(window: str, lines: str) -> list[dict[str, Any]]:
+        """Every item's verdict and notes ("seen: phrase; phrase") from the window and the item's earlier notes."""
         text = window.lower()
         verdicts = []
-        for line in numbered.splitlines():
-            number, _, item = line.partition(". ")
-            phrases = _QUOTED.findall(item)
-            met = bool(phrases) and all(p.lower() in text for p in phrases)
-            reason = f"the window shows {', '.join(phrases)}" if met else "not shown in this window"
-            verdicts.append({"index": int(number), "met": met, "reason": reason})
+        for line in lines.splitlines():
+            state = json.loads(line)
+            wanted, _, undo = state["item"].partition(" unless ")
+            needed, undone = _QUOTED.findall(wanted), _QUOTED.findall(undo)
+            notes = state["notes"]
+            seen = [p for p in notes[len(_SEEN):].split("; ") if p] if notes.startswith(_SEEN) else []
+            seen += [p for p in needed + undone if p.lower() in text and p not in seen]
+            met = bool(needed) and all(p in seen for p in needed) and not any(p in seen for p in undone)
+            verdicts.append({"index": state["index"], "met": met, "notes": _SEEN + "; ".join(seen) if seen else ""})
         return verdicts
 
     @staticmethod

@@ -25,6 +25,7 @@ def replayed(tmp_path, monkeypatch) -> dict:
     res = runner.invoke(app, ["metrics", str(run), *JUDGE, "--judge-replay", str(FIXTURE / "judge-cassettes")])
     assert res.exit_code == 0, res.output
     assert "rubric pass rate" in res.output
+    assert "rubric pass^k" in res.output and "k=1: 0.667" in res.output   # 2 of 3 one-trial tasks pass
     return json.loads((run / "metrics.json").read_text())
 
 
@@ -35,26 +36,30 @@ def test_the_judge_replays_offline_with_identical_verdicts(replayed):
 
 
 def test_the_recorded_verdicts_are_the_scripted_judges(replayed):
-    """ScriptedJudge meets an item in the first window showing its quoted phrases; windows of 6, stride 4 over
-    15 messages are [0-5], [4-9], [8-13], [12-14], over 13 messages [0-5], [4-9], [8-12]."""
+    """ScriptedJudge meets an item once its quoted phrases have all been seen (its notes carry them forward);
+    windows of 6, stride 4 over 15 messages are [0-5], [4-9], [8-13], [12-14], over 13 messages [0-5], [4-9],
+    [8-12]; every window is asked, since a later one may take an item back."""
     sims = {s["simulation_id"]: s["rubric"] for s in replayed["simulations"]}
     assert sorted(sims) == ["hw_banking_001#0", "hw_banking_002#0", "hw_banking_004#0"]
     first = sims["hw_banking_001#0"]
     assert first["windows"] == [[0, 5], [4, 9], [8, 13], [12, 14]]
     # phone number (message 1) and the lookup (3) in window 0, the dispute (7, 8) in window 1, the second request
-    # (10, 11) in window 2; the credit limit increase is never offered, so every window is asked about it
+    # (10, 11) in window 2; the credit limit increase is never offered
     assert [(v["met"], v["window"]) for v in first["items"]] == [(True, 0), (True, 0), (True, 1), (True, 2),
                                                                   (False, None)]
+    assert first["items"][2]["trail"] == [False, True, True, True]
     assert first["judged_windows"] == 4 and first["success"] is False
     second = sims["hw_banking_002#0"]
     assert [v["window"] for v in second["items"]] == [0, 1, 3] and second["success"] is True
     fourth = sims["hw_banking_004#0"]
     assert fourth["windows"] == [[0, 5], [4, 9], [8, 12]]
-    assert [v["window"] for v in fourth["items"]] == [0, 1] and fourth["judged_windows"] == 2
+    assert [v["window"] for v in fourth["items"]] == [0, 1] and fourth["judged_windows"] == 3
     assert fourth["success"] is True
     rubric = replayed["run"]["rubric"]
     assert (rubric["judged"], rubric["passed"], rubric["pass_rate"]) == (3, 2, 2 / 3)
     assert (rubric["items"], rubric["items_met"]) == (10, 9)
+    # one trial per task: pass^1 = pass@1 = avg@1 = the pass rate, 2 of 3 tasks
+    assert rubric["pass_hat_k"] == rubric["pass_at_k"] == rubric["avg_at_k"] == {"1": 2 / 3}
 
 
 def test_a_changed_rubric_item_is_a_cassette_miss_naming_the_simulation(tmp_path, monkeypatch):

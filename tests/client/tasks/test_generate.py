@@ -27,7 +27,7 @@ from shiftbox.tasks import load_task_file, validate_tasks
 from shiftbox.users import ScriptedUser, load_personas
 from shiftbox.world import open_world
 from shiftbox_servers.kit import get_domain, mission
-from tests.client.tasks.generation import DOMAINS, N, seed7, snapshot_dir
+from tests.client.tasks.generation import DOMAINS, N, rubric_gaps, seed7, snapshot_dir
 
 OPENERS = {"banking": "authentication", "airline": "reservation_lookup"}
 """The goal most tasks start with; retail identifies the customer inside the first goal instead."""
@@ -116,6 +116,14 @@ def test_communicate_info_comes_from_outputs_never_from_known_info(domain):
             needle = re.escape(value.strip().lower())
             assert not re.search(rf"(?<![0-9a-z]){needle}(?![0-9a-z])", known), (task.id, value)
     assert sum(bool(t.evaluation_criteria.communicate_info) for t in tasks) > N // 2
+
+
+def test_every_task_carries_rubric_items_derived_from_its_goals(domain):
+    tasks = seed7(domain).tasks
+    assert all(t.evaluation_criteria.rubric for t in tasks)
+    assert [gap for t in tasks for gap in rubric_gaps(t)] == []
+    committed = load_task_file(snapshot_dir(domain) / "tasks.json").tasks
+    assert sum(bool(t.evaluation_criteria.rubric) for t in committed) == N
 
 
 def test_every_task_is_valid_structurally_and_has_a_digest(domain):

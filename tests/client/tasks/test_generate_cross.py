@@ -19,6 +19,7 @@ from shiftbox.users import ScriptedUser, parse_known_info
 from shiftbox.world import open_world
 from shiftbox_servers.kit import domain_list, domain_of, get_domain, task_domains
 from tests.client.harness import REPO
+from tests.client.tasks.generation import rubric_gaps
 
 CROSS = REPO / "tasks" / "cross-domain.json"
 DOMAINS = domain_list(load_task_file(CROSS).domain)
@@ -139,6 +140,11 @@ def test_the_set_is_valid():
     every = {s.name for s in get_domain(",".join(DOMAINS)).tools}
     assert {s.function_name for t in seed7().tasks for a in t.evaluation_criteria.action_sets
             for s in a.allowed_tools} <= every
+
+
+def test_every_task_carries_rubric_items_derived_from_its_goals():
+    assert all(t.evaluation_criteria.rubric for t in seed7().tasks)
+    assert [gap for t in seed7().tasks for gap in rubric_gaps(t)] == []
 
 
 def test_the_oracle_solves_a_sample_of_every_pair():
