@@ -53,7 +53,10 @@ from ._graph import (
     MISSING_STEPS_KEY,
     DependencyGraph,
     Step,
+    ToolConditions,
+    conditions,
     dependency_graph,
+    graph_density,
     is_graph_refusal,
     render_dependency_graphs,
     with_dependency_graphs,
@@ -83,6 +86,7 @@ from ._reference import reference_calculate, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
+    GRAPH_REFUSAL_MARK,
     EPISODE_SCOPE_KEY,
     POLICY_URI,
     SERVER_VERSION,
@@ -132,6 +136,7 @@ __all__ = [
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",
+    "GRAPH_REFUSAL_MARK", "ToolConditions", "conditions", "graph_density",
     "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
     "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
