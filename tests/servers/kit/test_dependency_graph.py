@@ -14,9 +14,9 @@ from shiftbox_servers.kit import (
     DomainServer,
     conditions,
     dependency_graph,
-    published_contract,
     get_domain,
     is_graph_refusal,
+    published_contract,
     registered_domains,
 )
 from tests.servers.helpers import digest, fails, ok
