@@ -86,8 +86,8 @@ from ._reference import reference_calculate, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
-    GRAPH_REFUSAL_MARK,
     EPISODE_SCOPE_KEY,
+    GRAPH_REFUSAL_MARK,
     POLICY_URI,
     SERVER_VERSION,
     SNAPSHOT_URI,

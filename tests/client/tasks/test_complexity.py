@@ -11,7 +11,12 @@ from typer.testing import CliRunner
 
 from shiftbox.cli import app
 from shiftbox.tasks import TaskFile, render_stats, task_stats, write_task_file
-from shiftbox.tasks._complexity import observation_entropy, reasoning_points, task_complexity, tool_graph_size
+from shiftbox.tasks._complexity import (
+    observation_entropy,
+    reasoning_points,
+    task_complexity,
+    tool_graph_size,
+)
 from shiftbox_servers.kit import conditions, dependency_graph, graph_density
 from tests.client.metrics.build import action, task
 
