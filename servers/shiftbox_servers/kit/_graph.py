@@ -151,9 +151,10 @@ def render_dependency_graph(name: str, graph: DependencyGraph) -> str:
     lines += ["| tool | preconditions (described) | refused without (`--graph-refusal`) | postcondition |",
               "|---|---|---|---|"]
     for tool in tools:
-        c = graph.conditions[tool]
-        pre = [f"{describe_step(step, markdown=True)} succeeded" for step in graph.steps(tool)] + ([c.pre] if c.pre else [])
-        refused = " and ".join(describe_step(step, markdown=True) for step in graph.requires.get(tool, ()))
+        c, enforced = graph.conditions[tool], graph.requires.get(tool, ())
+        pre = [f"{describe_step(step, markdown=True)} " + ("succeeded" if step in enforced else "(uses its output)")
+               for step in graph.steps(tool)] + ([c.pre] if c.pre else [])
+        refused = " and ".join(describe_step(step, markdown=True) for step in enforced)
         lines.append(f"| `{tool}` | {'; '.join(pre) or 'none'} | {refused or '-'} | {c.post} |")
     return "\n".join([*lines, ""])
 
