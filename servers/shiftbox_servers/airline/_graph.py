@@ -8,9 +8,15 @@ of each change tool's 33-48 gold calls come with no reservation lookup before th
 described, never enforced.
 """
 
-from shiftbox_servers.kit import conditions, dependency_graph
+from shiftbox_servers.kit import (
+    CALCULATE_CONDITIONS,
+    conditions,
+    dependency_graph,
+    transfer_conditions,
+)
 
 _SEARCH = ("search_direct_flight", "search_onestop_flight")
+_ROUTE = "origin and destination as IATA codes, and the date"
 
 DEPENDENCIES = dependency_graph(
     {"send_certificate": ["get_reservation_details", "get_flight_status"]},
@@ -23,12 +29,10 @@ DEPENDENCIES = dependency_graph(
             pre="the reservation id is known (the user gives it, or the user's profile lists it)",
             after=["get_user_details"]),
         "list_all_airports": conditions("every airport's IATA code and city is known"),
-        "search_direct_flight": conditions(
-            "the nonstop flights of that date are known, with their seats and prices per cabin",
-            pre="origin and destination as IATA codes, and the date", after=["list_all_airports"]),
-        "search_onestop_flight": conditions(
-            "the one-stop itineraries of that date are known, with their seats and prices per cabin",
-            pre="origin and destination as IATA codes, and the date", after=["list_all_airports"]),
+        "search_direct_flight": conditions("the nonstop flights of that date are known, with their seats and prices "
+                                           "per cabin", pre=_ROUTE, after=["list_all_airports"]),
+        "search_onestop_flight": conditions("the one-stop itineraries of that date are known, with their seats and "
+                                            "prices per cabin", pre=_ROUTE, after=["list_all_airports"]),
         "get_flight_status": conditions(
             "the flight's status and times on that date are known",
             pre="the flight number and date are known",
@@ -57,9 +61,7 @@ DEPENDENCIES = dependency_graph(
             "a travel certificate is added to the user's payment methods",
             pre="the user is owed compensation for that reservation and flight",
             after=["get_user_details"]),
-        "calculate": conditions("the expression's value is known, rounded to 2 decimals"),
-        "transfer_to_human_agents": conditions(
-            "the conversation is handed to a human agent; end it",
-            pre="the user explicitly asked for a human, or the request is beyond what the tools can do"),
+        "calculate": CALCULATE_CONDITIONS,
+        "transfer_to_human_agents": transfer_conditions("user"),
     },
 )

@@ -7,7 +7,7 @@ customer names before any customer lookup, or with none, so the oracle could not
 payment workflow and the parked-task pair are enforced.
 """
 
-from shiftbox_servers.kit import conditions, dependency_graph
+from shiftbox_servers.kit import conditions, dependency_graph, transfer_conditions
 
 _CUSTOMER = ("get_customer_by_id", "get_customer_by_phone", "get_customer_by_name")
 _ACCOUNT = ("get_accounts", "get_account")
@@ -60,9 +60,7 @@ DEPENDENCIES = dependency_graph(
                                 pre="the customer turned to another topic before this one was done"),
         "resume_task": conditions("the parked task is current again; its name and resume hint are returned",
                                   pre="the customer came back to the parked topic"),
-        "transfer_to_human_agents": conditions(
-            "the conversation is handed to a human agent; end it",
-            pre="the request is beyond what the tools can do, or the customer explicitly asks for a human"),
+        "transfer_to_human_agents": transfer_conditions("customer"),
         "log_shift_event": conditions("the goal shift is recorded",
                                       pre="the customer changed what they want (AgentChangeBench's tool set)"),
     },

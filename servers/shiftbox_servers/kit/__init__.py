@@ -1,6 +1,6 @@
 """What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
 
-from ._calculate import evaluate_arithmetic
+from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._contract import (
     ToolContract,
@@ -120,7 +120,13 @@ from ._tools import (
     escape_lone_surrogates,
     not_unicode_error,
 )
-from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transfer
+from ._transfer import (
+    TRANSFER_TOOL,
+    Transfer,
+    add_transfer_tool,
+    record_transfer,
+    transfer_conditions,
+)
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
@@ -141,5 +147,6 @@ __all__ = [
     "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
     "ACTION_TYPES", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
-    "record_transfer", "reference_calculate", "reference_result", "serve_stdio",
+    "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
+    "transfer_conditions",
 ]

@@ -2,7 +2,12 @@
 description in dependency-graph mode; docs/servers.md renders them), and the steps `--graph-refusal` enforces:
 every tool that reads or changes a customer's own data needs the customer found first."""
 
-from shiftbox_servers.kit import conditions, dependency_graph
+from shiftbox_servers.kit import (
+    CALCULATE_CONDITIONS,
+    conditions,
+    dependency_graph,
+    transfer_conditions,
+)
 
 _AUTHENTICATED = ("find_user_id_by_email", "find_user_id_by_name_zip")
 _PRODUCT = ("get_product_details", "get_order_details")
@@ -14,7 +19,7 @@ DEPENDENCIES = dependency_graph(
         "return_delivered_order_items", "exchange_delivered_order_items",
     )},
     {
-        "calculate": conditions("the expression's value is known, rounded to 2 decimals"),
+        "calculate": CALCULATE_CONDITIONS,
         "find_user_id_by_email": conditions("the customer is authenticated: their user id is known",
                                             pre="the customer's email is known"),
         "find_user_id_by_name_zip": conditions("the customer is authenticated: their user id is known",
@@ -53,8 +58,6 @@ DEPENDENCIES = dependency_graph(
             "an exchange is requested for the items; the price difference is settled",
             pre="the order is 'delivered', each new item is an available option of the same product, and the "
                 "customer confirmed", after=["get_order_details", "get_product_details", "get_user_details"]),
-        "transfer_to_human_agents": conditions(
-            "the conversation is handed to a human agent; end it",
-            pre="the customer explicitly asked for a human, or the request is beyond what the tools can do"),
+        "transfer_to_human_agents": transfer_conditions("customer"),
     },
 )
