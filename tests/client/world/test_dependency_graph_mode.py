@@ -135,3 +135,12 @@ def test_describe_mode_is_recorded_without_refusals(tmp_path):
         (plain / "manifest.json").read_text())["tool_contracts"]["default"]["digest"]
     run, _ = score_run(tmp_path / "run")
     assert run.graph_refusals is None  # nothing can be refused, so there is no share to report
+
+
+def test_serve_refuses_graph_refusal_without_the_graph_mode(tmp_path):
+    from shiftbox.errors import RunPlanError
+    from shiftbox.serve import serve_gateway
+
+    with pytest.raises(RunPlanError, match="add --dependency-graph"):
+        serve_gateway("banking", tmp_path / "serve", graph_refusal=True)
+    assert not (tmp_path / "serve").exists()

@@ -173,3 +173,10 @@ def test_steps_are_alternatives_within_and_all_required_across():
     assert graph.missing("pay", {"check"}) == [("authorize",)]
     assert graph.missing("pay", {"create", "authorize"}) == []
     assert graph.missing("other", set()) == []
+
+
+def test_the_server_command_refuses_graph_refusal_without_the_graph_mode(capsys):
+    from shiftbox_servers.kit.cli import main
+
+    assert main(["retail", "--graph-refusal"]) == 2
+    assert "--dependency-graph --graph-refusal" in capsys.readouterr().err
