@@ -144,3 +144,26 @@ def test_serve_refuses_graph_refusal_without_the_graph_mode(tmp_path):
     with pytest.raises(RunPlanError, match="add --dependency-graph"):
         serve_gateway("banking", tmp_path / "serve", graph_refusal=True)
     assert not (tmp_path / "serve").exists()
+
+
+@pytest.mark.anyio
+async def test_a_graph_mode_server_whose_conditions_drifted_is_refused_naming_the_tool(monkeypatch):
+    import dataclasses
+
+    from shiftbox.errors import ToolContractError
+    from shiftbox.world import _world
+    from shiftbox_servers.kit import DomainServer, conditions
+
+    retail = get_domain("retail")
+    graph = retail.dependency_graph
+    drifted = dataclasses.replace(graph, conditions={**graph.conditions,
+                                                     "list_all_product_types": conditions("a drifted postcondition")})
+    served = dataclasses.replace(retail, dependency_graph=drifted)  # what an out-of-date server image would publish
+    monkeypatch.setattr(_world, "_server_target", lambda domain, snapshot, mode, options: DomainServer(
+        served, snapshot, toolset=options.toolset, dependency_graph=options.dependency_graph).mcp)
+    with pytest.raises(ToolContractError, match=r"list_all_product_types \(changed\)") as refused:
+        async with open_world("retail", dependency_graph=True):
+            pass
+    assert "get_order_details" not in str(refused.value)  # checked against the graph mode's rendering, tool by tool
+    async with open_world("retail"):  # the plain descriptions do not carry the graph: still the stamped contract
+        pass
