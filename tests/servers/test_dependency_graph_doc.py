@@ -37,8 +37,13 @@ def test_the_doc_section_is_the_rendering_of_the_declarations():
     assert text[start:end] == render_dependency_graphs(shipped_graphs()), f"regenerate it: {REWRITE}"
 
 
-def test_the_rendering_names_every_declared_step():
+def test_the_rendering_names_every_tool_its_conditions_and_what_refusal_enforces():
     rendered = render_dependency_graphs(shipped_graphs())
-    assert "| `get_order_details` | one of `find_user_id_by_email` or `find_user_id_by_name_zip` |" in rendered
-    assert "| `send_certificate` | `get_reservation_details` and `get_flight_status` |" in rendered
-    assert "### echo\n\nNo tool of this domain depends on another." in rendered
+    assert ("| `get_order_details` | one of `find_user_id_by_email` or `find_user_id_by_name_zip` succeeded; "
+            "`get_user_details` (uses its output) | one of `find_user_id_by_email` or `find_user_id_by_name_zip` | "
+            "the order's status, items, address, payments and fulfilments are known |") in rendered
+    assert "| `list_all_product_types` | none | - | every product type's name and id is known |" in rendered
+    # echo: echo, put_marker, get_marker and the one edge put_marker -> get_marker: 1 / (3 * 2)
+    assert "### echo\n\n3 tools, 1 edges, density 0.167." in rendered
+    for name, graph in shipped_graphs().items():
+        assert all(f"| `{tool}` |" in rendered for tool in graph.conditions), name

@@ -115,8 +115,12 @@ def run(
              "[default: the task file's: an imported reference file's is the reference's tool set; else default]")]
         = None,
     dependency_graph: Annotated[bool, typer.Option(
-        help="the servers enforce each domain's tool dependency graph: a call whose prerequisite tools have not "
-             "succeeded in the episode is refused as precondition_failed (VitaBench; docs/servers.md)")] = False,
+        help="each tool's description carries its preconditions and postconditions from the domain's dependency "
+             "graph; nothing is refused for its order (VitaBench; docs/servers.md)")] = False,
+    graph_refusal: Annotated[bool, typer.Option(
+        help="with --dependency-graph, the servers also refuse a call whose required tools have not succeeded "
+             "in the episode, as precondition_failed (a shiftbox option, not VitaBench's; docs/servers.md)")]
+        = False,
     policy: Annotated[PolicyChoice, typer.Option(
         help="the policy the agent is given: domain (the domain's policy.md) or none (VitaBench)")] = PolicyChoice.domain,
     protocol: Annotated[str, typer.Option(
@@ -144,7 +148,7 @@ def run(
             servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, toolset=toolset,
-            dependency_graph=dependency_graph, policy=policy.value, protocol=protocol)
+            dependency_graph=dependency_graph, policy=policy.value, protocol=protocol, graph_refusal=graph_refusal)
         if preflight:
             preflight_run(plan)
     except (SpecError, RunPlanError) as exc:

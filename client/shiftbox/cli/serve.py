@@ -26,8 +26,11 @@ def serve(
                                                     "scored against it (its initial state is applied first)")] = None,
     task_id: Annotated[str | None, typer.Option(help="the task of every session (needs --tasks)")] = None,
     dependency_graph: Annotated[bool, typer.Option(
-        help="the domain server enforces its tool dependency graph: a call whose prerequisite tools have not "
-             "succeeded in the episode is refused (VitaBench; docs/servers.md)")] = False,
+        help="each tool's description carries its preconditions and postconditions from the domain's dependency "
+             "graph; nothing is refused for its order (VitaBench; docs/servers.md)")] = False,
+    graph_refusal: Annotated[bool, typer.Option(
+        help="with --dependency-graph, the domain server also refuses a call whose required tools have not "
+             "succeeded in the episode (a shiftbox option, not VitaBench's; docs/servers.md)")] = False,
     resume: Annotated[bool, typer.Option(help="accepted for compatibility: --out is always reopened, each "
                                               "launch adding new sessions", hidden=True)] = False,
 ) -> None:
@@ -43,7 +46,7 @@ def serve(
         ended = serve_gateway(domain, out, transport=transport.value, port=port,
                               servers=servers.value, snapshot=snapshot, tasks=tasks,
                               task_id=task_id, log=lambda line: err.print(line, highlight=False, markup=False),
-                              dependency_graph=dependency_graph)
+                              dependency_graph=dependency_graph, graph_refusal=graph_refusal)
     except (RunPlanError, RunDirError, RunFileError, RecordWriteError, SnapshotError, InfrastructureError,
             OSError) as exc:
         raise fail(str(exc)) from None

@@ -161,7 +161,8 @@ class ReplayHooks(RunHooks):
 
         snapshot_dir = resolve_recorded_snapshot(self.dir, config)
         async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir,
-                              toolset=config.toolset, dependency_graph=config.dependency_graph) as world:
+                              toolset=config.toolset, dependency_graph=config.dependency_graph,
+                              graph_refusal=config.graph_refusal) as world:
             diff = first_difference(recorded_tools(self.dir, self.recorded), world.tools) if self.recorded else None
             if diff is not None:
                 raise ReplayMismatch(f"tool drift in tools/list: the server's tools differ from the recording in {diff}")

@@ -241,7 +241,7 @@ def headline_table(m: RunMetrics) -> Table:
     if m.graph_refusals is not None:
         refusals = m.graph_refusals
         table.add_row("graph refusals", fmt(refusals.share),
-                      f"calls refused by the dependency graph (VitaBench): {refusals.refused} of {refusals.calls} calls, "
+                      f"calls refused out of order (--graph-refusal): {refusals.refused} of {refusals.calls} calls, "
                       f"pooled; {refusals.simulations} simulations")
     if m.pass_hat_k:
         table.add_row("pass^k", _pass_k(m), f"success = TSR >= {m.success_threshold:g}")

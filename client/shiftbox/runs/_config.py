@@ -49,8 +49,11 @@ class RunConfig(BaseModel):
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="the servers' tool profile (`--toolset`); absent when the default")
     dependency_graph: bool = Field(False, exclude_if=lambda v: not v,
-                                   description="the servers enforce each domain's tool dependency graph "
+                                   description="the servers' tool descriptions carry each domain's dependency graph "
                                                "(`--dependency-graph`, VitaBench); absent when off")
+    graph_refusal: bool = Field(False, exclude_if=lambda v: not v,
+                                description="the servers also refuse calls whose required tools have not "
+                                            "succeeded (`--graph-refusal`, a shiftbox option); absent when off")
     policy: AgentPolicy = Field("domain", exclude_if=lambda v: v == "domain",
                                 description="the policy an agent is given: the domain's (`domain`) or none "
                                             "(`--policy none`, VitaBench); absent when the domain's")
@@ -166,7 +169,7 @@ WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
 }
 """A run's whole-number options: the least each takes (None: any) and what else to do; the options that may be
 left out (None) are those with a hint."""
-SWITCHES = ("one_tool_per_turn", "resume", "dependency_graph")
+SWITCHES = ("one_tool_per_turn", "resume", "dependency_graph", "graph_refusal")
 MAPPINGS = {"agent_args": "--agent-arg", "user_args": "--user-arg"}
 
 

@@ -104,6 +104,7 @@ def plan_run(
     dependency_graph: bool = False,
     policy: str = "domain",
     protocol: str = "live",
+    graph_refusal: bool = False,
 ) -> RunPlan:
     """Check a run (domain, agent and user specs and options, task file, task ids, snapshot, Docker image)
     and resolve what it will use; writes nothing. The arguments are `shiftbox run`'s options.
@@ -116,21 +117,26 @@ def plan_run(
     caller makes the agent itself (Inspect's model, an RL policy): no agent spec is then checked, and the config
     records `external:<name>`.
 
-    `dependency_graph`: the servers refuse a call whose prerequisite tools have not succeeded in the episode
-    (VitaBench's tool dependency graphs); `toolset` (default: the task file's, `TaskFile.toolset_for`: a reference
-    import's is the reference's tool contract) is the servers' tool profile; `policy` "none": the agent is given no domain policy. `protocol` "per-mission": each
-    goal is a simulation of its own, played after the gold conversation of the earlier goals (`mission_tasks`,
-    MMTB's teacher forcing); "live" (the default): one conversation through every goal. `llm_cassettes`
+    `dependency_graph`: the servers write each tool's preconditions and postconditions into its description
+    (VitaBench's tool dependency graphs); `graph_refusal`: they also refuse a call whose required tools have not
+    succeeded in the episode (a shiftbox option; needs `dependency_graph`); `toolset` (default: the task file's,
+    `TaskFile.toolset_for`: a reference import's is the reference's tool contract) is the servers' tool profile;
+    `policy` "none": the agent is given no domain policy. `protocol` "per-mission": each goal is a simulation of
+    its own, played after the gold conversation of the earlier goals (`mission_tasks`, MMTB's teacher forcing);
+    "live" (the default): one conversation through every goal. `llm_cassettes`
     "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
     check_option_values(
         {"trials": trials, "seed": seed, "limit": limit, "max_steps": max_steps, "max_tool_errors": max_tool_errors,
          "max_retries": max_retries, "one_tool_per_turn": one_tool_per_turn, "resume": resume,
-         "dependency_graph": dependency_graph, "agent_args": agent_args, "user_args": user_args,
+         "dependency_graph": dependency_graph, "graph_refusal": graph_refusal, "agent_args": agent_args, "user_args": user_args,
          "task_ids": task_ids})
     task_file, source = _task_file(tasks)
     domain = _domain_spec(domain or task_file.domain)
     toolset = task_file.toolset_for(toolset)
     check_server_mode(servers)
+    if graph_refusal and not dependency_graph:
+        raise RunPlanError("--graph-refusal enforces the dependency graph's steps, so it needs dependency-graph mode: "
+                           "add --dependency-graph")
     if policy not in AGENT_POLICIES:
         raise RunPlanError(f"--policy {policy!r} is not one of {', '.join(AGENT_POLICIES)}")
     if protocol not in RUN_PROTOCOLS:
@@ -159,6 +165,7 @@ def plan_run(
         servers=servers, snapshot=str(snapshot_dir), max_steps=max_steps, max_tool_errors=max_tool_errors,
         one_tool_per_turn=one_tool_per_turn, toolset=toolset, dependency_graph=dependency_graph, policy=policy,
         protocol=protocol,  # type: ignore[arg-type]  # checked above
+        graph_refusal=graph_refusal,
     )
     return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
                    out=Path(out), options=options or ExecutionOptions(), resume=resume,

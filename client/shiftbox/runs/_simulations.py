@@ -50,7 +50,8 @@ class RunHooks:
 
     def world(self, config: RunConfig):
         return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot),
-                          toolset=config.toolset, dependency_graph=config.dependency_graph)
+                          toolset=config.toolset, dependency_graph=config.dependency_graph,
+                          graph_refusal=config.graph_refusal)
 
     def cassette(self, simulation_id: str) -> Cassette | None:
         return None

@@ -29,12 +29,17 @@ TRANSPORTS = ("http", "stdio")
 
 def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int = 8766, servers: str = "inproc",
                   snapshot: Path | None = None, tasks: Path | None = None, task_id: str | None = None,
-                  log: Callable[[str], None] = print, dependency_graph: bool = False) -> int:
+                  log: Callable[[str], None] = print, dependency_graph: bool = False,
+                  graph_refusal: bool = False) -> int:
     """Check the options (RunPlanError), open or reopen `out`, and serve until stopped; returns the number of
     sessions still open at the stop (each written). Messages for the person running it go to `log`.
-    `dependency_graph`: the domain server enforces its tool dependency graph (recorded in run.json)."""
+    `dependency_graph`: the tool descriptions carry the domain's dependency graph; `graph_refusal`: the server also
+    refuses out-of-order calls (both recorded in run.json)."""
     if transport not in TRANSPORTS:
         raise RunPlanError(f"--transport {transport!r} is not http or stdio")
+    if graph_refusal and not dependency_graph:
+        raise RunPlanError("--graph-refusal enforces the dependency graph's steps, so it needs dependency-graph mode: "
+                           "add --dependency-graph")
     check_server_mode(servers)
     try:
         snapshot_dir = snapshot or get_domain(domain).default_snapshot_dir()
@@ -43,13 +48,14 @@ def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int 
     task = session_task(domain, tasks, task_id)
     task_file = TaskFile(domain=domain, source=f"shiftbox serve ({tasks or 'no task'})", tasks=[task])
     config = RunConfig(domain=domain, tasks_sha256=task_file_digest(task_file), agent=GATEWAY_AGENT,
-                       user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir), dependency_graph=dependency_graph)
+                       user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir), dependency_graph=dependency_graph,
+                       graph_refusal=graph_refusal)
     metadata = RunMetadata(config=config, shiftbox_version=version("shiftbox"), simulations=0)
     out.mkdir(parents=True, exist_ok=True)
     with run_dir_lock(out):  # launches at the same moment (a desktop client starting two) take turns
         prepare_run_dir(out, metadata, task_file, resume=(out / RUN_FILE).exists())
     return anyio.run(lambda: serve_sessions(domain, servers, snapshot_dir, task, out, transport, port, log,
-                                            dependency_graph=dependency_graph))
+                                            dependency_graph=dependency_graph, graph_refusal=graph_refusal))
 
 
 def session_task(domain: str, tasks: Path | None, task_id: str | None) -> Task:

@@ -41,10 +41,12 @@ def stopped_message(out: Path, ended: int) -> str:
 
 
 async def serve_sessions(domain: str, servers: str, snapshot_dir: Path, task: Task, out: Path, transport: str,
-                         port: int, log: Callable[[str], None], *, dependency_graph: bool = False) -> int:
+                         port: int, log: Callable[[str], None], *, dependency_graph: bool = False,
+                         graph_refusal: bool = False) -> int:
     """Serve the domain's tools through the recording gateway until the client or a signal stops it; every
     session is written to `out` (a prepared run directory). Returns how many sessions were still open."""
-    async with open_world(domain, servers=servers, snapshot_dir=snapshot_dir, dependency_graph=dependency_graph) as world:
+    async with open_world(domain, servers=servers, snapshot_dir=snapshot_dir, dependency_graph=dependency_graph,
+                          graph_refusal=graph_refusal) as world:
         sessions = GatewaySessions(world, task, out, log)
         try:
             rebuilt = sessions.recover()

@@ -1,4 +1,5 @@
-"""What a task set covers (goal lengths, personas, ordered goal pairs, action sets), as data and as tables."""
+"""What a task set covers (goal lengths, personas, ordered goal pairs, action sets) and how complex it is
+(VitaBench's measures, `_complexity`), as data and as tables."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from shiftbox_servers.kit import get_domain
 
+from ._complexity import task_complexity
 from ._model import MMTB_TYPES, Task, TaskFile
 
 NO_PERSONA = "(none)"
@@ -48,6 +50,7 @@ def task_stats(task_file: TaskFile) -> dict[str, Any]:
             "per_task": _sorted(Counter(len(t.evaluation_criteria.action_sets) for t in tasks)),
             "per_goal": dict(sorted(Counter(a.goal or NO_GOAL for a in sets).items())),
         },
+        "complexity": task_complexity(task_file),
     }
 
 
@@ -82,4 +85,20 @@ def render_stats(stats: dict[str, Any]) -> RenderableType:
                f"({cover['labels']} goal labels)", ("pair", "times"), list(stats["goal_pairs"].items())),
         _table("action sets per task", ("action sets", "tasks"), list(sets["per_task"].items())),
         _table("action sets per goal", ("goal", "action sets"), list(sets["per_goal"].items())),
+        _complexity_table(stats["complexity"]),
     )
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _complexity_table(complexity: dict[str, Any]) -> Table:
+    graph = complexity["tool_graph"]
+    rows: list[tuple[Any, ...]] = [("tool graph density", "n/a (domain not installed)", "", "")] if graph is None else [
+        ("tool graph density", _number(graph["density"]), f"{graph['edges']} edges", f"{graph['tools']} tools")]
+    for name, key in (("reasoning points per task", "reasoning_points"),
+                      ("observation entropy per task (bits)", "observation_entropy_bits")):
+        s = complexity[key]
+        rows.append((name, f"mean {_number(s['mean'])}", f"min {_number(s['min'])}", f"max {_number(s['max'])}"))
+    return _table("task complexity (VitaBench's measures; docs/tasks.md)", ("measure", "value", "", ""), rows)

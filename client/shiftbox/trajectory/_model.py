@@ -118,8 +118,11 @@ class ServerInfo(BaseModel):
     toolset: str = Field("default", exclude_if=lambda v: v == "default",
                          description="tool profile the server offered (`--toolset`); absent when the default")
     dependency_graph: bool = Field(False, exclude_if=lambda v: not v,
-                                   description="the server enforced the domain's tool dependency graph "
-                                               "(`--dependency-graph`); absent when it did not")
+                                   description="the server's tool descriptions carried the domain's dependency "
+                                               "graph (`--dependency-graph`); absent when they did not")
+    graph_refusal: bool = Field(False, exclude_if=lambda v: not v,
+                                description="the server refused calls whose required tools had not succeeded "
+                                            "(`--graph-refusal`); absent when it did not")
     tool_contract: str | None = Field(None, exclude_if=lambda v: v is None,
                                       description="digest of the tools the server published (tools/list: names, "
                                                   "descriptions, schemas, annotations); absent in older records")

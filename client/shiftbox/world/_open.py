@@ -14,14 +14,16 @@ from ._world import ServerMode, World, open_domain_world
 
 @contextlib.asynccontextmanager
 async def open_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
-                     toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False) -> AsyncIterator[World]:
+                     toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False,
+                     graph_refusal: bool = False) -> AsyncIterator[World]:
     """Start or embed the domain server for the length of a run and connect to it (with tool profile
-    `toolset`: 'default', or e.g. 'agentchangebench'; `dependency_graph`: the server enforces the domain's
-    tool dependency graph, VitaBench's mode). Several domains ("banking,airline") give a
+    `toolset`: 'default', or e.g. 'agentchangebench'; `dependency_graph`: the tool descriptions carry the
+    domain's dependency graph, VitaBench's mode; `graph_refusal`: the server also refuses out-of-order calls, a
+    shiftbox option). Several domains ("banking,airline") give a
     `CrossWorld`: each domain's server, one episode on each per simulation, tools namespaced (`_cross`);
     `snapshot_dir` then names one directory per domain, separated by commas."""
     options = {"servers": servers, "snapshot_dir": snapshot_dir, "toolset": toolset,
-               "dependency_graph": dependency_graph}
+               "dependency_graph": dependency_graph, "graph_refusal": graph_refusal}
     if is_cross_domain(domain_name):
         async with open_cross_world(domain_name, open_domain_world, **options) as cross:
             yield cross  # type: ignore[misc]

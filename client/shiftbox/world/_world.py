@@ -29,15 +29,18 @@ from shiftbox_servers.kit import (
     DEFAULT_TOOLSET,
     DEPENDENCY_GRAPH_MARK,
     EPISODE_META_KEY,
+    GRAPH_REFUSAL_MARK,
     STATE_DIGEST_URI,
     Domain,
     DomainServer,
     Snapshot,
+    ToolContract,
     describe_changes,
     failed_result,
     get_domain,
     http_server_process,
     not_unicode_error,
+    published_contract,
     result_error,
     tool_contract,
 )
@@ -234,17 +237,24 @@ class ServerOptions:
 
     toolset: str = DEFAULT_TOOLSET
     dependency_graph: bool = False
+    graph_refusal: bool = False
 
     def args(self) -> list[str]:
         """The `shiftbox-server` arguments for these options (none for the defaults)."""
         return ([] if self.toolset == DEFAULT_TOOLSET else ["--toolset", self.toolset]) + \
-            (["--dependency-graph"] if self.dependency_graph else [])
+            (["--dependency-graph"] if self.dependency_graph else []) + \
+            (["--graph-refusal"] if self.graph_refusal else [])
+
+    def marks(self) -> list[str]:
+        """The words a server in these modes ends its description with (its identity in `initialize`)."""
+        return ([DEPENDENCY_GRAPH_MARK] if self.dependency_graph else []) + \
+            ([GRAPH_REFUSAL_MARK] if self.graph_refusal else [])
 
 
 def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options: ServerOptions) -> Any:
     if mode == "inproc":
         return DomainServer(domain, snapshot, max_episodes=100_000, toolset=options.toolset,
-                            dependency_graph=options.dependency_graph).mcp
+                            dependency_graph=options.dependency_graph, graph_refusal=options.graph_refusal).mcp
     if mode == "stdio":
         return StdioServerParameters(
             command=sys.executable,
@@ -318,8 +328,8 @@ class _Connection:
 
 async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id: str | None,
                     options: ServerOptions) -> tuple[ServerInfo, list[dict[str, Any]]]:
-    """The server's identity and tools; refuses a server that serves another snapshot, or that does not
-    enforce the dependency graph exactly when asked to."""
+    """The server's identity and tools; refuses a server that serves another snapshot, or whose dependency-graph
+    modes are not the ones asked for."""
     info = client.server_info
     m = snapshot.manifest
     toolset = options.toolset
@@ -327,15 +337,17 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
         raise InfrastructureError(
             f"the {domain.name} server does not report snapshot sha256 {m.sha256[:12]}…; "
             f"it answered {info!r}")
-    if (DEPENDENCY_GRAPH_MARK in (info.description or "").split()) != options.dependency_graph:
+    words = (info.description or "").split()
+    shown = [w for w in words if w in (DEPENDENCY_GRAPH_MARK, GRAPH_REFUSAL_MARK)]
+    if shown != options.marks():
         raise InfrastructureError(
-            f"the {domain.name} server {'does not enforce' if options.dependency_graph else 'enforces'} the "
-            f"dependency graph, but the run asked for {'it' if options.dependency_graph else 'none'}; it "
-            f"answered {info.description!r} (a server image older than --dependency-graph? rebuild the images)")
+            f"the {domain.name} server runs graph modes {shown or 'none'}, but the run asked for "
+            f"{options.marks() or 'none'}; it answered {info.description!r} (a server image older than "
+            "--dependency-graph / --graph-refusal? rebuild the images)")
     listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
     contract = tool_contract(tools)
-    expected = m.tool_contracts.get(toolset)
+    expected = await _expected_contract(domain, snapshot, options)
     if expected is not None and expected.digest != contract.digest:
         raise ToolContractError(
             f"the {domain.name} server's tool contract (tool set {toolset!r}) is not the one snapshot "
@@ -345,7 +357,19 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             "the server version the snapshot was built for.")
     return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
                       image_id=image_id, toolset=toolset, dependency_graph=options.dependency_graph,
+                      graph_refusal=options.graph_refusal,
                       tool_contract=contract.digest), tools
+
+
+async def _expected_contract(domain: Domain, snapshot: Snapshot, options: ServerOptions) -> ToolContract | None:
+    """The contract the server must publish: the snapshot's stamp (plain descriptions); in dependency-graph mode,
+    this kit's rendering of the graph over the same tools, once the kit's plain tools match the stamp."""
+    stamped = snapshot.manifest.tool_contracts.get(options.toolset)
+    if stamped is None or not options.dependency_graph:
+        return stamped
+    if (await published_contract(DomainServer(domain, snapshot, toolset=options.toolset))).digest != stamped.digest:
+        return stamped  # the kit itself drifted from the snapshot: the check names the tools
+    return await published_contract(DomainServer(domain, snapshot, toolset=options.toolset, dependency_graph=True))
 
 
 async def _answers(client: Client) -> bool:
@@ -359,13 +383,14 @@ async def _answers(client: Client) -> bool:
 
 @contextlib.asynccontextmanager
 async def open_domain_world(domain_name: str, *, servers: ServerMode = "inproc", snapshot_dir: Path | str | None = None,
-                            toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False) -> AsyncIterator[World]:
+                            toolset: str = DEFAULT_TOOLSET, dependency_graph: bool = False,
+                            graph_refusal: bool = False) -> AsyncIterator[World]:
     """One domain's server for the length of a run, connected (what `open_world` opens per domain)."""
     if servers not in SERVER_MODES:
         raise ValueError(f"unknown --servers {servers!r}; choose one of {', '.join(SERVER_MODES)}")
     domain = get_domain(domain_name)
     domain.toolset(toolset)  # KeyError naming the tool sets there are
-    options = ServerOptions(toolset, dependency_graph)
+    options = ServerOptions(toolset, dependency_graph, graph_refusal)
     # fail early, with the snapshot's own message
     snapshot = Snapshot.load(Path(snapshot_dir) if snapshot_dir else domain.default_snapshot_dir())
     connections: list[_Connection] = []

@@ -1,6 +1,6 @@
 """What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
 
-from ._calculate import evaluate_arithmetic
+from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
 from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._contract import (
     ToolContract,
@@ -53,7 +53,10 @@ from ._graph import (
     MISSING_STEPS_KEY,
     DependencyGraph,
     Step,
+    ToolConditions,
+    conditions,
     dependency_graph,
+    graph_density,
     is_graph_refusal,
     render_dependency_graphs,
     with_dependency_graphs,
@@ -90,6 +93,7 @@ from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
     EPISODE_SCOPE_KEY,
+    GRAPH_REFUSAL_MARK,
     POLICY_URI,
     SERVER_VERSION,
     SNAPSHOT_URI,
@@ -123,7 +127,13 @@ from ._tools import (
     not_unicode_error,
     strict_arguments_model,
 )
-from ._transfer import TRANSFER_TOOL, Transfer, add_transfer_tool, record_transfer
+from ._transfer import (
+    TRANSFER_TOOL,
+    Transfer,
+    add_transfer_tool,
+    record_transfer,
+    transfer_conditions,
+)
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
@@ -139,9 +149,11 @@ __all__ = [
     "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "describe_changes", "stamp_tool_contracts", "tool_contract",
     "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",
+    "GRAPH_REFUSAL_MARK", "ToolConditions", "conditions", "graph_density",
     "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
     "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
     "with_dependency_graphs",
     "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "ImportedTask", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
-    "record_transfer", "reference_calculate", "reference_result", "serve_stdio",
+    "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
+    "transfer_conditions",
 ]

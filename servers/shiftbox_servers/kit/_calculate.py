@@ -7,6 +7,10 @@ import math
 import re
 
 from ._errors import InvalidArguments
+from ._graph import conditions
+
+CALCULATE_CONDITIONS = conditions("the expression's value is known, rounded to 2 decimals")
+"""The `calculate` tool's postcondition in dependency-graph mode (it needs nothing first)."""
 
 MAX_EXPRESSION_LENGTH = 200
 MAX_PARENTHESES = 32

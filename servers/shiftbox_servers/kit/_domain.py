@@ -52,8 +52,9 @@ class Domain:
     """A cross-domain view (`get_domain("banking,airline")`): the domains it joins, its tools and goals namespaced
     (`banking__get_account`); empty for a domain of its own."""
     dependency_graph: DependencyGraph = field(default_factory=DependencyGraph)
-    """Tool -> what must have succeeded earlier in the episode; enforced only in dependency-graph mode
-    (`DomainServer(dependency_graph=True)`, VitaBench's tool dependency graphs)."""
+    """Every tool's preconditions and postconditions, written into its description in dependency-graph mode
+    (`DomainServer(dependency_graph=True)`, VitaBench's tool dependency graphs); and the steps the refusal option
+    enforces (`graph_refusal=True`)."""
     snapshot_tools: Callable[[Snapshot], ToolSet] | None = None
     """For a domain whose tools come with its data (each imported MMTB file brings its own): snapshot -> the tools
     its server serves, in place of `tools`; None: the tools are the declared ones."""

@@ -1,11 +1,14 @@
-"""Dependency-graph mode (VitaBench): a tool refuses to run until the tools it depends on have succeeded
-earlier in the episode, so an agent without a policy document must explore.
+"""Tool dependency graphs. VitaBench writes each tool's preconditions and postconditions into the
+description the agent reads and refuses nothing for order; shiftbox does the same in dependency-graph mode
+(`DomainServer(dependency_graph=True)`, `shiftbox-server --dependency-graph`).
 
-A domain declares, per tool, the steps that must come first; a step is one tool, or several alternatives
-of which any one having succeeded satisfies it (`("get_customer_by_phone", "get_customer_by_id")`). The kit
-enforces the declaration only when a server runs in the mode (`DomainServer(dependency_graph=True)`,
-`shiftbox-server --dependency-graph`); a refused call is a `precondition_failed` error naming the missing
-steps, with `missing_steps` in its details so metrics tell it apart from a domain's own refusals.
+A domain declares, per tool, its conditions (`ToolConditions`: the tools whose output it builds on, a
+precondition and a postcondition in words) and, apart, the steps its refusal option enforces (`requires`); a
+step is one tool, or several alternatives of which any one having succeeded satisfies it
+(`("get_customer_by_phone", "get_customer_by_id")`). Refusing out-of-order calls is a shiftbox option of its
+own, not VitaBench's (`DomainServer(graph_refusal=True)`, `--graph-refusal`): a refused call is a
+`precondition_failed` error naming the missing steps, with `missing_steps` in its details so metrics tell it
+apart from a domain's own refusals.
 """
 
 from __future__ import annotations
@@ -27,21 +30,64 @@ GRAPH_SECTION_END = "<!-- dependency-graph:end -->"
 
 
 @dataclass(frozen=True)
+class ToolConditions:
+    """What dependency-graph mode tells the agent about one tool (VitaBench's preconditions/postconditions)."""
+
+    post: str
+    """What holds once the tool has succeeded (what it returns or changes)."""
+    pre: str = ""
+    """The state the tool needs, in words, beyond the tools named in `after` and the graph's `requires`."""
+    after: tuple[Step, ...] = ()
+    """Steps whose output the tool builds on: described, never refused (refusal enforces `requires` only)."""
+
+
+@dataclass(frozen=True)
 class DependencyGraph:
-    """Tool name -> the steps that must have succeeded earlier in the episode (see the module docstring)."""
+    """A domain's tool dependency graph: every tool's conditions, and the steps the refusal option enforces."""
 
     requires: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
+    """Tool -> the steps that must have succeeded earlier in the episode (refused otherwise, with --graph-refusal)."""
+    conditions: Mapping[str, ToolConditions] = field(default_factory=dict)
+    """Tool -> what its description says in dependency-graph mode; every tool of the domain has one."""
+
+    def steps(self, tool: str) -> tuple[Step, ...]:
+        """Every step `tool` depends on: the enforced ones first, then the described ones (no repeats)."""
+        described = self.conditions[tool].after if tool in self.conditions else ()
+        enforced = self.requires.get(tool, ())
+        return enforced + tuple(s for s in described if s not in enforced)
+
+    def edges(self) -> list[tuple[str, str]]:
+        """The graph's directed edges (u, v): `v` depends on `u` (each alternative of a step is an edge), sorted."""
+        tools = set(self.requires) | set(self.conditions)
+        return sorted({(u, v) for v in tools for step in self.steps(v) for u in step})
 
     def check_tools(self, known: Collection[str]) -> None:
-        """ValueError naming every tool the graph mentions that is not in `known` (a typo would make a step
-        impossible to meet), and any tool that requires itself."""
-        named = set(self.requires) | {t for steps in self.requires.values() for step in steps for t in step}
+        """ValueError naming every tool a step of a served tool names that `known` (the served tools) lacks (a
+        typo would make a step impossible to meet), any served tool without conditions, and any tool that
+        depends on itself. Conditions of tools another tool set serves are allowed."""
+        named = set(self.requires) | {u for u, v in self.edges() if v in known}
         unknown = sorted(named - set(known))
         if unknown:
             raise ValueError(f"the dependency graph names tools the server does not have: {', '.join(unknown)}")
-        selfish = sorted(t for t, steps in self.requires.items() if any(t in step for step in steps))
+        selfish = sorted({v for u, v in self.edges() if u == v})
         if selfish:
             raise ValueError(f"tools that require themselves in the dependency graph: {', '.join(selfish)}")
+        uncovered = sorted(set(known) - set(self.conditions))
+        if uncovered:
+            raise ValueError(f"the dependency graph gives no conditions for {', '.join(uncovered)}: add a "
+                             "ToolConditions for each to the domain's _graph.py")
+
+    def describe(self, tool: str, description: str) -> str:
+        """`description` followed by the tool's preconditions and postconditions, as dependency-graph mode
+        publishes it."""
+        c, enforced = self.conditions[tool], self.requires.get(tool, ())
+        pre = [f"{describe_step(step)} has succeeded earlier in this conversation" if step in enforced else
+               f"what {describe_step(step)} returns is known (call it first unless the user already gave it)"
+               for step in self.steps(tool)]
+        pre += [c.pre] if c.pre else []
+        lines = [description.rstrip(), "", "Preconditions:", *(f"- {p}" for p in pre or ["none"]),
+                 "Postconditions:", f"- {c.post}"]
+        return "\n".join(lines)
 
     def missing(self, tool: str, succeeded: Collection[str]) -> list[Step]:
         """The steps of `tool` no successful call of the episode (`succeeded`: tool names) has met."""
@@ -53,15 +99,31 @@ class DependencyGraph:
         if not missing:
             return None
         steps = " and ".join(describe_step(s) for s in missing)
-        message = (f"{tool} cannot run yet (dependency-graph mode): {steps} must have succeeded earlier in "
+        message = (f"{tool} cannot run yet (graph refusal): {steps} must have succeeded earlier in "
                    f"this episode. Call {steps} first, then {tool}")
         return error_result(ErrorKind.PRECONDITION_FAILED, message, **{MISSING_STEPS_KEY: [list(s) for s in missing]})
 
 
-def dependency_graph(requires: Mapping[str, Iterable[str | Iterable[str]]]) -> DependencyGraph:
-    """A domain's declaration: tool -> its steps, each a tool name or an iterable of alternative tool names."""
-    return DependencyGraph({tool: tuple((s,) if isinstance(s, str) else tuple(s) for s in steps)
-                            for tool, steps in requires.items()})
+def _steps(steps: Iterable[str | Iterable[str]]) -> tuple[Step, ...]:
+    return tuple((s,) if isinstance(s, str) else tuple(s) for s in steps)
+
+
+def dependency_graph(requires: Mapping[str, Iterable[str | Iterable[str]]],
+                     conditions: Mapping[str, ToolConditions] | None = None) -> DependencyGraph:
+    """A domain's declaration: tool -> its enforced steps, each a tool name or an iterable of alternative tool
+    names; and tool -> its conditions."""
+    return DependencyGraph({tool: _steps(steps) for tool, steps in requires.items()}, dict(conditions or {}))
+
+
+def conditions(post: str, pre: str = "", after: Iterable[str | Iterable[str]] = ()) -> ToolConditions:
+    """One tool's conditions, its `after` steps written as in `dependency_graph`."""
+    return ToolConditions(post=post, pre=pre, after=_steps(after))
+
+
+def graph_density(tools: int, edges: int) -> float | None:
+    """VitaBench's tool-graph density, |E| / (|V| (|V| - 1)) for a directed graph without self-loops; None
+    under two tools."""
+    return edges / (tools * (tools - 1)) if tools > 1 else None
 
 
 def describe_step(step: Step, markdown: bool = False) -> str:
@@ -80,14 +142,20 @@ def is_graph_refusal(error: Any) -> bool:
 
 
 def render_dependency_graph(name: str, graph: DependencyGraph) -> str:
-    """One domain's graph as markdown: a table of each tool and what must have succeeded before it."""
-    lines = [f"### {name}", ""]
-    if not graph.requires:
-        return "\n".join([*lines, "No tool of this domain depends on another.", ""])
-    lines += ["| tool | needs, earlier in the episode |", "|---|---|"]
-    for tool, steps in graph.requires.items():
-        needs = " and ".join(describe_step(step, markdown=True) for step in steps)
-        lines.append(f"| `{tool}` | {needs} |")
+    """One domain's graph as markdown: its size and density, then each tool's conditions and what
+    `--graph-refusal` enforces."""
+    tools, edges = sorted(graph.conditions), graph.edges()
+    density = graph_density(len(tools), len(edges))
+    lines = [f"### {name}", "", f"{len(tools)} tools, {len(edges)} edges, density "
+             f"{'n/a' if density is None else f'{density:.3f}'}.", ""]
+    lines += ["| tool | preconditions (described) | refused without (`--graph-refusal`) | postcondition |",
+              "|---|---|---|---|"]
+    for tool in tools:
+        c, enforced = graph.conditions[tool], graph.requires.get(tool, ())
+        pre = [f"{describe_step(step, markdown=True)} " + ("succeeded" if step in enforced else "(uses its output)")
+               for step in graph.steps(tool)] + ([c.pre] if c.pre else [])
+        refused = " and ".join(describe_step(step, markdown=True) for step in enforced)
+        lines.append(f"| `{tool}` | {'; '.join(pre) or 'none'} | {refused or '-'} | {c.post} |")
     return "\n".join([*lines, ""])
 
 

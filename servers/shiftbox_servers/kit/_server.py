@@ -59,7 +59,10 @@ POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
 EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
 DEPENDENCY_GRAPH_MARK = "dependency-graph"
-"""Appended to the server's description (its identity in `initialize`) when it enforces the dependency graph."""
+"""Appended to the server's description (its identity in `initialize`) when its tool descriptions carry the
+dependency graph's preconditions and postconditions."""
+GRAPH_REFUSAL_MARK = "graph-refusal"
+"""Appended after it when the server also refuses calls whose required tools have not succeeded."""
 PLAIN_CALL_KEYS = frozenset({"name", "arguments"})
 """tools/call params with only these keys (name and arguments checked by the kit) need no further shape check."""
 
@@ -120,13 +123,19 @@ class DomainServer:
         idle_timeout_s: float = 3600.0,
         toolset: str = "default",
         dependency_graph: bool = False,
+        graph_refusal: bool = False,
     ):
         self.domain = domain
         self.snapshot = snapshot
         self.toolset = toolset
         self.tools = domain.tools_for(snapshot, toolset)
+        if graph_refusal and not dependency_graph:
+            raise ValueError("graph refusal enforces the dependency graph's steps, so it needs dependency-graph "
+                             "mode: pass dependency_graph=True too (--dependency-graph --graph-refusal)")
         self.graph = domain.dependency_graph if dependency_graph else None
-        """The enforced dependency graph (VitaBench mode), or None: no call is refused for its order."""
+        """The dependency graph its tool descriptions carry (VitaBench mode), or None: the plain descriptions."""
+        self.refusing = graph_refusal
+        """Whether a call whose required steps have not succeeded is refused (a shiftbox option)."""
         if self.graph is not None:
             self.graph.check_tools([spec.name for spec in self.tools])
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
@@ -143,9 +152,13 @@ class DomainServer:
             instructions += f" Tool set: {toolset}."
         description = f"snapshot {m.snapshot_id} sha256={m.sha256}"
         if self.graph is not None:
-            instructions += (" Dependency-graph mode: a tool refuses to run until the tools it depends on have "
-                             "succeeded in this episode; its error names what to call first.")
+            instructions += (" Dependency-graph mode: each tool's description lists its preconditions and "
+                             "postconditions.")
             description += f" {DEPENDENCY_GRAPH_MARK}"
+        if self.refusing:
+            instructions += (" A tool refuses to run until the tools it requires have succeeded in this episode; "
+                             "its error names what to call first.")
+            description += f" {GRAPH_REFUSAL_MARK}"
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
         self.mcp = MCPServer(
@@ -188,7 +201,8 @@ class DomainServer:
         functools.update_wrapper(call, spec.fn)
         call.__signature__ = spec.signature  # type: ignore[attr-defined]
         del call.__wrapped__  # type: ignore[attr-defined]
-        tool = Tool.from_function(call, name=spec.name, description=spec.description, annotations=spec.annotations)
+        description = spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
+        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations)
         if spec.input_schema is not None:
             tool.parameters = dict(spec.input_schema)
         # The published schema is closed, like the validator behind it.
@@ -199,14 +213,14 @@ class DomainServer:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
 
         The episode's clock moves only if the call changed the database (`Episode.atomic`). In
-        dependency-graph mode a call whose prerequisites have not succeeded is refused before it runs.
+        graph-refusal mode a call whose required steps have not succeeded is refused before it runs.
         """
         try:
             episode = self.episodes.get(episode_id)
         except DomainError as exc:
             return error_result(exc.kind, str(exc))
         episode.tool_calls += 1
-        if self.graph is not None:
+        if self.refusing and self.graph is not None:
             refused = self.graph.refusal(spec.name, episode.succeeded)
             if refused is not None:
                 return refused

@@ -12,10 +12,17 @@ import inspect
 from pydantic import BaseModel
 
 from ._episode import Episode
+from ._graph import ToolConditions, conditions
 from ._tools import ToolSet
 from ._types import text
 
 TRANSFER_TOOL = "transfer_to_human_agents"
+
+
+def transfer_conditions(party: str = "customer") -> ToolConditions:
+    """The hand-off's precondition and postcondition in dependency-graph mode (`party`: who the agent serves)."""
+    return conditions("the conversation is handed to a human agent; end it",
+                      pre=f"the {party} explicitly asked for a human, or the request is beyond what the tools can do")
 
 
 class Transfer(BaseModel):  # what the tool returns; no docstring: it would enter the published output schema

@@ -31,8 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--toolset", default="default",
                         help="tool profile: default, or agentchangebench (the reference's exact tool set)")
     parser.add_argument("--dependency-graph", action="store_true",
-                        help="enforce the domain's tool dependency graph: a tool refuses to run until the tools it "
-                             "depends on have succeeded in the episode (VitaBench mode; docs/servers.md)")
+                        help="write each tool's preconditions and postconditions from the domain's dependency graph "
+                             "into its description (VitaBench mode; docs/servers.md)")
+    parser.add_argument("--graph-refusal", action="store_true",
+                        help="with --dependency-graph, also refuse a call until the tools it requires have succeeded "
+                             "in the episode (a shiftbox option, not VitaBench's; docs/servers.md)")
     return parser
 
 
@@ -41,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = open_server(
             args.domain, args.snapshot, max_episodes=args.max_episodes, idle_timeout_s=args.idle_timeout,
-            toolset=args.toolset, dependency_graph=args.dependency_graph,
+            toolset=args.toolset, dependency_graph=args.dependency_graph, graph_refusal=args.graph_refusal,
         )
-    except (KeyError, SnapshotError) as exc:
+    except (KeyError, SnapshotError, ValueError) as exc:
         print(f"shiftbox-server: {exc.args[0]}", file=sys.stderr)
         return 2
     if args.transport == "stdio":

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from ._domain import Domain
 from ._episode import Episode
 from ._errors import NotFound
+from ._graph import conditions, dependency_graph
 from ._snapshot import SnapshotManifest, new_database, write_snapshot
 from ._tools import ToolSet
 from ._types import identifier, text
@@ -65,6 +66,12 @@ def build_snapshot(directory: Path) -> SnapshotManifest:
 DOMAIN = Domain(
     name="echo",
     tools=tools,
+    dependency_graph=dependency_graph({}, {
+        "echo": conditions("the same text is returned; nothing changed"),
+        "put_marker": conditions("a marker with the value exists in this episode; its id is returned"),
+        "get_marker": conditions("the marker's value and time are known", pre="the marker id is known",
+                                 after=["put_marker"]),
+    }),
     policy="Test domain: echo text and store markers.",
     goal_tools={"echo": ("echo",), "markers": ("put_marker", "get_marker")},
     snapshot_version="v1",

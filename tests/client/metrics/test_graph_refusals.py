@@ -1,5 +1,7 @@
-"""Graph refusals (VitaBench): the share of the agent's calls the dependency graph refused, per simulation and
-pooled over the run's calls; only for simulations whose server enforced the graph. Expectations by hand."""
+"""Graph refusals (a shiftbox measure: VitaBench refuses nothing): the share of the agent's calls the graph-refusal
+option refused, per simulation and pooled over the run's calls; only for simulations whose server refused
+out-of-order calls (describe-only dependency-graph mode refuses nothing, so it is not measured). Expectations by
+hand."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ DOMAIN_REFUSAL = {"error": {"kind": "precondition_failed", "message": "request r
 SERVER = dict(name="shiftbox-banking", version="0", snapshot="s", snapshot_sha256="0" * 64)
 
 
-def simulation(task_id: str, results: list[dict | None], graph: bool) -> Trajectory:
+def simulation(task_id: str, results: list[dict | None], graph: bool, refusal: bool | None = None) -> Trajectory:
     """One agent turn making len(results) calls; a result None succeeded, else it is the call's error."""
     built = Builder().user("hi", goal="authentication")
     built.agent(calls=[("get_account", {"account_id": f"a{i}"}) for i in range(len(results))])
@@ -21,7 +23,8 @@ def simulation(task_id: str, results: list[dict | None], graph: bool) -> Traject
         if result is not None:
             record.is_error, record.error_kind, record.result = True, "precondition_failed", result
     trajectory = built.build(task_id=task_id)
-    trajectory.servers = {"banking": ServerInfo(**SERVER, dependency_graph=graph)}
+    refusal = graph if refusal is None else refusal
+    trajectory.servers = {"banking": ServerInfo(**SERVER, dependency_graph=graph, graph_refusal=refusal)}
     return trajectory
 
 
@@ -50,3 +53,10 @@ def test_without_the_mode_the_figure_is_absent_from_metrics_json():
 def test_a_simulation_in_graph_mode_without_calls_has_no_share():
     score = graph_refusal_score(simulation("d", [], graph=True))
     assert (score.calls, score.refused, score.share) == (0, 0, None)
+
+
+def test_describe_only_graph_mode_is_not_measured():
+    described = simulation("d", [GRAPH_REFUSAL, None], graph=True, refusal=False)
+    assert graph_refusal_score(described) is None
+    run, _ = compute_run_metrics([described], {"d": task(task_id="d")})
+    assert run.graph_refusals is None

@@ -1,7 +1,8 @@
-"""Dependency-graph mode through the harness (VitaBench): an out-of-order call refused and the right order
-accepted over the in-process and a subprocess transport, the mode in the server's identity and in run.json;
-the scripted oracle still solves every committed generated task in the mode; `--policy none` sends the LLM no
-policy text."""
+"""Dependency-graph mode through the harness: the tool descriptions carry the graph (VitaBench) and the contract
+is checked against the kit's rendering; with graph refusal (a shiftbox option) an out-of-order call is refused
+and the right order accepted over the in-process and a subprocess transport; the modes are in the server's
+identity and in run.json; the scripted oracle still solves every committed generated task with refusal on;
+`--policy none` sends the LLM no policy text."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def retail_login_and_order() -> tuple[dict, dict]:
 @pytest.mark.parametrize("servers", ["inproc", "stdio"])
 async def test_an_out_of_order_call_is_refused_and_the_right_order_accepted(servers):
     login, order = retail_login_and_order()
-    async with open_world("retail", servers=servers, dependency_graph=True) as world:
-        assert world.info.dependency_graph is True
+    async with open_world("retail", servers=servers, dependency_graph=True, graph_refusal=True) as world:
+        assert world.info.dependency_graph is True and world.info.graph_refusal is True
         episode = world.episode(f"graph-{servers}")
         refused = await episode.call("get_order_details", order, call_id="c0", message_index=1, agent_turn=0)
         assert refused.is_error and refused.error_kind == "precondition_failed" and is_graph_refusal(refused.result)
@@ -53,13 +54,20 @@ async def test_an_out_of_order_call_is_refused_and_the_right_order_accepted(serv
                                                               message_index=1, agent_turn=0)
         assert not record.is_error
         assert "dependency_graph" not in world.info.model_dump(mode="json")
+    async with open_world("retail", servers=servers, dependency_graph=True) as world:  # VitaBench: described only
+        assert world.info.dependency_graph is True and world.info.graph_refusal is False
+        assert "Preconditions:" in next(t["description"] for t in world.tools if t["name"] == "get_order_details")
+        record = await world.episode(f"described-{servers}").call("get_order_details", order, call_id="c0",
+                                                                  message_index=1, agent_turn=0)
+        assert not record.is_error
+        assert "graph_refusal" not in world.info.model_dump(mode="json")
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_oracle_solves_every_generated_task_in_graph_mode(domain, tmp_path):
     path = get_domain(domain).default_snapshot_dir() / "tasks.json"
     res = runner.invoke(app, ["run", "--domain", domain, "--tasks", str(path), "--concurrency", "8",
-                              "--dependency-graph", "--out", str(tmp_path / "run")])
+                              "--dependency-graph", "--graph-refusal", "--out", str(tmp_path / "run")])
     assert res.exit_code == 0, res.output[-2000:]
     run, sims = score_run(tmp_path / "run")
     unsolved = [s.simulation_id for s in sims if s.tsr.score != 1.0 or s.tsr.state_match is not True]
@@ -69,7 +77,8 @@ def test_the_oracle_solves_every_generated_task_in_graph_mode(domain, tmp_path):
     assert run.graph_refusals.calls == run.tool_calls > 0
     recorded = json.loads((tmp_path / "run" / "run.json").read_text())
     assert recorded["config"]["dependency_graph"] is True and recorded["server"][domain]["dependency_graph"] is True
-    assert all(t.servers[domain].dependency_graph for t in read_trajectories(tmp_path / "run"))
+    assert recorded["config"]["graph_refusal"] is True and recorded["server"][domain]["graph_refusal"] is True
+    assert all(t.servers[domain].graph_refusal for t in read_trajectories(tmp_path / "run"))
     shown = runner.invoke(app, ["metrics", str(tmp_path / "run")])
     assert shown.exit_code == 0 and "graph refusals" in shown.output, shown.output[-2000:]
 
@@ -80,6 +89,7 @@ def test_the_modes_are_off_by_default_and_absent_from_run_json(tmp_path):
     assert res.exit_code == 0, res.output[-2000:]
     recorded = json.loads((tmp_path / "run" / "run.json").read_text())
     assert "dependency_graph" not in recorded["config"] and "policy" not in recorded["config"]
+    assert "graph_refusal" not in recorded["config"]
     assert "dependency_graph" not in recorded["server"]["banking"]
     run, _ = score_run(tmp_path / "run")
     assert run.graph_refusals is None
@@ -104,3 +114,56 @@ def test_policy_none_sends_the_llm_no_policy_text(tmp_path, monkeypatch):
     assert policy in sent["domain"]["content"] and "<policy>" in sent["domain"]["content"]
     assert policy not in sent["none"]["content"] and "policy" not in sent["none"]["content"].lower()
     assert "customer service agent" in sent["none"]["content"]
+
+
+def test_graph_refusal_without_the_graph_mode_is_refused_before_anything_runs(tmp_path):
+    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--task-id", "hw_banking_001",
+                              "--graph-refusal", "--out", str(tmp_path / "run")])
+    assert res.exit_code != 0 and "add --dependency-graph" in res.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_describe_mode_is_recorded_without_refusals(tmp_path):
+    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--task-id", "hw_banking_001",
+                              "--dependency-graph", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output[-2000:]
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert recorded["config"]["dependency_graph"] is True and "graph_refusal" not in recorded["config"]
+    assert recorded["server"]["banking"]["dependency_graph"] is True
+    plain = get_domain("banking").default_snapshot_dir()
+    assert recorded["server"]["banking"]["tool_contract"] != json.loads(
+        (plain / "manifest.json").read_text())["tool_contracts"]["default"]["digest"]
+    run, _ = score_run(tmp_path / "run")
+    assert run.graph_refusals is None  # nothing can be refused, so there is no share to report
+
+
+def test_serve_refuses_graph_refusal_without_the_graph_mode(tmp_path):
+    from shiftbox.errors import RunPlanError
+    from shiftbox.serve import serve_gateway
+
+    with pytest.raises(RunPlanError, match="add --dependency-graph"):
+        serve_gateway("banking", tmp_path / "serve", graph_refusal=True)
+    assert not (tmp_path / "serve").exists()
+
+
+@pytest.mark.anyio
+async def test_a_graph_mode_server_whose_conditions_drifted_is_refused_naming_the_tool(monkeypatch):
+    import dataclasses
+
+    from shiftbox.errors import ToolContractError
+    from shiftbox.world import _world
+    from shiftbox_servers.kit import DomainServer, conditions
+
+    retail = get_domain("retail")
+    graph = retail.dependency_graph
+    drifted = dataclasses.replace(graph, conditions={**graph.conditions,
+                                                     "list_all_product_types": conditions("a drifted postcondition")})
+    served = dataclasses.replace(retail, dependency_graph=drifted)  # what an out-of-date server image would publish
+    monkeypatch.setattr(_world, "_server_target", lambda domain, snapshot, mode, options: DomainServer(
+        served, snapshot, toolset=options.toolset, dependency_graph=options.dependency_graph).mcp)
+    with pytest.raises(ToolContractError, match=r"list_all_product_types \(changed\)") as refused:
+        async with open_world("retail", dependency_graph=True):
+            pass
+    assert "get_order_details" not in str(refused.value)  # checked against the graph mode's rendering, tool by tool
+    async with open_world("retail"):  # the plain descriptions do not carry the graph: still the stamped contract
+        pass

@@ -1,5 +1,6 @@
-"""Dependency-graph mode (VitaBench): a tool refuses to run until the tools it depends on have succeeded earlier
-in the episode; off by default. Over a real MCP client on the hand-written snapshots."""
+"""Dependency-graph mode (VitaBench): each tool's description carries its preconditions and postconditions;
+with graph refusal (a shiftbox option) a tool also refuses to run until the tools it requires have succeeded
+earlier in the episode; both off by default. Over a real MCP client on the hand-written snapshots."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from mcp import Client
 
 from shiftbox_servers.kit import (
     DEPENDENCY_GRAPH_MARK,
+    GRAPH_REFUSAL_MARK,
     MISSING_STEPS_KEY,
     DomainServer,
+    conditions,
     dependency_graph,
     get_domain,
     is_graph_refusal,
+    published_contract,
     registered_domains,
 )
 from tests.servers.helpers import digest, fails, ok
@@ -26,13 +30,15 @@ REQUEST = {"customer_id": "cust_a", "from_account_id": "acc_a1", "to_payee_id": 
 
 @pytest.fixture
 async def graph_shop(snapshot_of):
-    async with Client(DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True).mcp) as client:
+    async with Client(DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True,
+                                   graph_refusal=True).mcp) as client:
         yield client
 
 
 @pytest.fixture
 async def graph_bank(snapshot_of):
-    async with Client(DomainServer(get_domain("banking"), snapshot_of("banking"), dependency_graph=True).mcp) as client:
+    async with Client(DomainServer(get_domain("banking"), snapshot_of("banking"), dependency_graph=True,
+                                   graph_refusal=True).mcp) as client:
         yield client
 
 
@@ -40,7 +46,7 @@ async def test_an_out_of_order_call_is_refused_naming_the_missing_step_and_what_
     before = await digest(graph_shop, "e1")
     error = await fails(graph_shop, "get_order_details", ORDER, "precondition_failed", episode="e1")
     assert error["message"] == (
-        "get_order_details cannot run yet (dependency-graph mode): one of find_user_id_by_email or "
+        "get_order_details cannot run yet (graph refusal): one of find_user_id_by_email or "
         "find_user_id_by_name_zip must have succeeded earlier in this episode. Call one of find_user_id_by_email "
         "or find_user_id_by_name_zip first, then get_order_details")
     assert error[MISSING_STEPS_KEY] == [["find_user_id_by_email", "find_user_id_by_name_zip"]]
@@ -86,18 +92,72 @@ async def test_a_domain_refusal_is_not_a_graph_refusal(graph_bank):
     assert MISSING_STEPS_KEY not in error and not is_graph_refusal({"error": error})
 
 
-def test_the_server_says_it_enforces_the_graph(snapshot_of):
+def test_the_server_says_which_graph_mode_it_runs(snapshot_of):
     server = DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True)
+    refusing = DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True, graph_refusal=True)
     plain = DomainServer(get_domain("retail"), snapshot_of("retail"))
     assert server.mcp.description == f"{plain.mcp.description} {DEPENDENCY_GRAPH_MARK}"
+    assert refusing.mcp.description == f"{plain.mcp.description} {DEPENDENCY_GRAPH_MARK} {GRAPH_REFUSAL_MARK}"
     assert "Dependency-graph mode" in (server.mcp.instructions or "")
+    assert "refuses" not in (server.mcp.instructions or "") and "refuses" in (refusing.mcp.instructions or "")
     assert "Dependency-graph mode" not in (plain.mcp.instructions or "")
 
 
-def test_every_domain_declares_a_graph_of_its_own_tools_for_every_tool_set():
+async def test_describe_mode_refuses_nothing_for_order(snapshot_of):
+    """VitaBench's mode: the out-of-order call the refusal option refuses runs."""
+    async with Client(DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True).mcp) as shop:
+        order = await ok(shop, "get_order_details", ORDER, episode="d1")
+    assert order["order_id"] == "#W1000001"
+
+
+def test_graph_refusal_needs_the_graph_mode(snapshot_of):
+    with pytest.raises(ValueError, match="--dependency-graph --graph-refusal"):
+        DomainServer(get_domain("retail"), snapshot_of("retail"), graph_refusal=True)
+
+
+async def test_descriptions_carry_pre_and_postconditions_and_the_contract_changes(snapshot_of):
+    plain = DomainServer(get_domain("retail"), snapshot_of("retail"))
+    graph = DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True)
+    before = {t.name: t.description for t in await plain.mcp.list_tools()}
+    after = {t.name: t.description for t in await graph.mcp.list_tools()}
+    assert after["get_order_details"] == before["get_order_details"] + (
+        "\n\nPreconditions:\n"
+        "- one of find_user_id_by_email or find_user_id_by_name_zip has succeeded earlier in this conversation\n"
+        "- what get_user_details returns is known (call it first unless the user already gave it)\n"
+        "Postconditions:\n"
+        "- the order's status, items, address, payments and fulfilments are known")
+    assert after["list_all_product_types"].endswith("Preconditions:\n- none\nPostconditions:\n"
+                                                    "- every product type's name and id is known")
+    assert all(after[n].startswith(before[n]) and "Postconditions:" in after[n] for n in before)
+    plain_contract, graph_contract = await published_contract(plain), await published_contract(graph)
+    assert graph_contract.digest != plain_contract.digest
+    assert set(graph_contract.tools) == set(plain_contract.tools)
+    assert all(graph_contract.tools[n] != plain_contract.tools[n] for n in plain_contract.tools)
+    refusing = DomainServer(get_domain("retail"), snapshot_of("retail"), dependency_graph=True, graph_refusal=True)
+    assert (await published_contract(refusing)).digest == graph_contract.digest  # refusal changes no description
+
+
+def test_the_described_edges_and_the_enforced_steps_make_one_graph():
+    graph = dependency_graph({"pay": ["authorize"]}, {
+        "create": conditions("created"), "authorize": conditions("authorized", after=["create"]),
+        "pay": conditions("paid", after=["authorize", ("create", "check")]), "check": conditions("checked"),
+    })
+    assert graph.steps("pay") == (("authorize",), ("create", "check"))  # enforced first, no repeat
+    assert graph.edges() == [("authorize", "pay"), ("check", "pay"), ("create", "authorize"), ("create", "pay")]
+    assert graph.describe("pay", "Pay it.") == (
+        "Pay it.\n\nPreconditions:\n- authorize has succeeded earlier in this conversation\n"
+        "- what one of create or check returns is known (call it first unless the user already gave it)\n"
+        "Postconditions:\n- paid")
+    with pytest.raises(ValueError, match="no conditions for extra"):
+        graph.check_tools(["create", "authorize", "pay", "check", "extra"])
+
+
+def test_every_domain_declares_a_graph_covering_every_tool_of_every_tool_set():
     for domain in registered_domains().values():
         for name in domain.toolset_names():
-            domain.dependency_graph.check_tools([s.name for s in domain.toolset(name)])
+            tools = [s.name for s in domain.toolset(name)]
+            domain.dependency_graph.check_tools(tools)  # every served tool has conditions
+            assert set(tools) <= set(domain.dependency_graph.conditions), (domain.name, name)
 
 
 def test_a_graph_naming_a_tool_that_does_not_exist_or_itself_is_refused():
@@ -113,3 +173,10 @@ def test_steps_are_alternatives_within_and_all_required_across():
     assert graph.missing("pay", {"check"}) == [("authorize",)]
     assert graph.missing("pay", {"create", "authorize"}) == []
     assert graph.missing("other", set()) == []
+
+
+def test_the_server_command_refuses_graph_refusal_without_the_graph_mode(capsys):
+    from shiftbox_servers.kit.cli import main
+
+    assert main(["retail", "--graph-refusal"]) == 2
+    assert "--dependency-graph --graph-refusal" in capsys.readouterr().err
