@@ -22,7 +22,10 @@ from typing import Any
 
 import pytest
 
-TIMEOUT_S = 3.0
+TIMEOUT_S = 10.0
+"""How long an answer may take once the server is up (a hang is a failure, never a stuck test)."""
+STARTUP_TIMEOUT_S = 60.0
+"""How long the first answer may take: starting Python and opening the snapshot, slow on a loaded machine."""
 PARSE, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
@@ -131,15 +134,15 @@ class RawStdio:
         self.proc.stdin.write(raw + b"\n")
         self.proc.stdin.flush()
 
-    def collect(self, done) -> tuple[list[Any], str | None]:
-        """Messages received until `done(messages)` holds, and what went wrong if it did not within TIMEOUT_S."""
+    def collect(self, done, timeout_s: float = TIMEOUT_S) -> tuple[list[Any], str | None]:
+        """Messages received until `done(messages)` holds, and what went wrong if it did not within `timeout_s`."""
         got: list[Any] = []
-        deadline = time.monotonic() + TIMEOUT_S
+        deadline = time.monotonic() + timeout_s
         while not done(got):
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
                 state = "alive" if self.proc.poll() is None else f"exited with {self.proc.returncode}"
-                return got, f"no complete answer within {TIMEOUT_S}s (server {state})"
+                return got, f"no complete answer within {timeout_s}s (server {state})"
             try:
                 raw = self.lines.get(timeout=min(left, 0.1))
             except queue.Empty:
@@ -148,8 +151,8 @@ class RawStdio:
             got.append(json.loads(raw))
         return got, None
 
-    def until(self, done, what: str) -> list[Any]:
-        got, problem = self.collect(done)
+    def until(self, done, what: str, timeout_s: float = TIMEOUT_S) -> list[Any]:
+        got, problem = self.collect(done, timeout_s)
         if problem:
             pytest.fail(f"{what}: {problem}; got {got}")
         return got
@@ -169,7 +172,7 @@ def server():
     raw = RawStdio()
     raw.send(req(0, "initialize", params={"protocolVersion": "2025-06-18", "capabilities": {},
                                           "clientInfo": {"name": "raw", "version": "0"}}))
-    init = raw.until(lambda got: any(m.get("id") == 0 for m in got), "initialize")
+    init = raw.until(lambda got: any(m.get("id") == 0 for m in got), "initialize", STARTUP_TIMEOUT_S)
     assert init[-1]["result"]["serverInfo"]["name"] == "shiftbox-banking"
     raw.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     yield raw
