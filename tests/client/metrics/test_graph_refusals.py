@@ -3,7 +3,8 @@ pooled over the run's calls; only for simulations whose server enforced the grap
 
 from __future__ import annotations
 
-from shiftbox.metrics import compute_run_metrics, graph_refusal_score
+from shiftbox.metrics import compute_run_metrics
+from shiftbox.metrics._graph_refusals import graph_refusal_score
 from shiftbox.trajectory import ServerInfo, Trajectory
 from tests.client.metrics.build import Builder, task
 

@@ -8,13 +8,13 @@ from mcp import Client
 
 from shiftbox_servers.kit import (
     DEPENDENCY_GRAPH_MARK,
-    MISSING_STEPS_KEY,
     DomainServer,
     dependency_graph,
     get_domain,
     is_graph_refusal,
     registered_domains,
 )
+from shiftbox_servers.kit._graph import MISSING_STEPS_KEY
 from tests.servers.helpers import digest, fails, ok
 
 pytestmark = pytest.mark.anyio
