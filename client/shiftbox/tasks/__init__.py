@@ -4,7 +4,7 @@ Importing a reference task list with its gold outcomes, and everything else abou
 `shiftbox.agentchangebench`."""
 
 from ._json import describe_errors, read_json
-from ._load import load_task_file, task_file_json, write_task_file
+from ._load import load_task_file, task_file_from_json, task_file_json, write_task_file
 from ._matching import (
     action_matches,
     canonical_value,
@@ -55,6 +55,6 @@ __all__ = [
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
-    "describe_errors", "finding_order", "is_reference_snapshot", "load_task_file", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
+    "describe_errors", "finding_order", "is_reference_snapshot", "load_task_file", "task_file_from_json", "read_json", "record_gold_outcomes", "render_stats", "satisfied_actions",
     "spec_matches", "task_stats", "task_file_json", "validate_tasks", "write_task_file",
 ]
