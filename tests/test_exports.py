@@ -10,6 +10,7 @@ package's own tests import it from its private module (`tests/client/metrics/` m
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -50,38 +51,44 @@ def module_of(path: Path) -> list[str]:
     return []
 
 
+@functools.cache
+def parsed(roots: tuple[Path, ...]) -> list[tuple[Path, ast.Module]]:
+    """Every Python file under `roots` with its syntax tree (read once for all the packages checked)."""
+    return [(path, ast.parse(path.read_text(encoding="utf-8"))) for root in roots for path in sorted(root.rglob("*.py"))
+            if ".venv" not in path.parts and "node_modules" not in path.parts]
+
+
 def code_uses(package: str) -> dict[str, list[str]]:
     """Names of `package` that code outside it imports or reads as `package.name`, with the files that do."""
     inside = package_dir(package)
     found: dict[str, list[str]] = {}
-    for root in CODE:
-        for path in sorted(root.rglob("*.py")):
-            if inside in path.parents or ".venv" in path.parts or "node_modules" in path.parts:
-                continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            base_package = module_of(path)
-            aliases = {package}
-            used = set()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        base = ".".join(base_package[: len(base_package) - node.level + 1] + ([base] if base else []))
-                    for alias in node.names:
-                        if base == package:
-                            used.add(alias.name)
-                        elif f"{base}.{alias.name}" == package:
-                            aliases.add(alias.asname or alias.name)
-                elif isinstance(node, ast.Import):
-                    aliases |= {a.asname for a in node.names if a.name == package and a.asname}
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Attribute) and ast.unparse(node.value) in aliases:
-                    used.add(node.attr)
-            for name in used:
-                found.setdefault(name, []).append(str(path.relative_to(REPO)))
+    for path, tree in parsed(tuple(CODE)):
+        if inside in path.parents:
+            continue
+        base_package = module_of(path)
+        aliases = {package}
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(base_package[: len(base_package) - node.level + 1] + ([base] if base else []))
+                for alias in node.names:
+                    if base == package:
+                        used.add(alias.name)
+                    elif f"{base}.{alias.name}" == package:
+                        aliases.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                aliases |= {a.asname for a in node.names if a.name == package and a.asname}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value) in aliases:
+                used.add(node.attr)
+        for name in used:
+            found.setdefault(name, []).append(str(path.relative_to(REPO)))
     return found
 
 
+@functools.cache
 def doc_code() -> str:
     """Every code block and code span of the user documentation, joined."""
     pieces = []
