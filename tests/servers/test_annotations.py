@@ -21,14 +21,3 @@ def test_every_published_tool_declares_all_three_hints_and_read_only_is_not_dest
                 if hints["readOnlyHint"]:
                     assert not hints["destructiveHint"] and hints["idempotentHint"], (name, tool.name)
 
-
-def test_each_manifest_records_the_contract_its_servers_publish_for_every_tool_set():
-    from shiftbox_servers.kit import published_contract
-
-    for name, domain in sorted(registered_domains().items()):
-        snapshot = Snapshot.load(domain.default_snapshot_dir())
-        assert sorted(snapshot.manifest.tool_contracts) == sorted(domain.toolset_names()), name
-        for toolset in domain.toolset_names():
-            published = anyio.run(published_contract, DomainServer(domain, snapshot, toolset=toolset))
-            assert snapshot.manifest.tool_contracts[toolset] == published, (
-                f"{name}/{toolset}: the manifest's tool contract is stale; run `shiftbox snapshots build`")

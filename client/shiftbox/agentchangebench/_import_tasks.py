@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from shiftbox_servers.kit import Snapshot, SnapshotError
 
@@ -15,10 +16,10 @@ from ..tasks import (
     TaskFile,
     finding_order,
     is_reference_snapshot,
-    load_task_file,
     read_json,
     record_gold_outcomes,
     reference_task_file,
+    task_file_from_json,
     tau2_format_ids,
     validate_tasks,
 )
@@ -33,7 +34,11 @@ def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Pat
     to the native airline snapshot, built to hold their ids; tau2's airline db.json, imported, is theirs).
     """
     path = Path(path)
-    raw = read_json(path)
+    return _imported(read_json(path), path, domain, snapshot)
+
+
+def _imported(raw: Any, path: Path, domain: str | None, snapshot: Path | None) -> TaskFile:
+    """`import_agentchangebench` for the list already read from `path`."""
     task_file = reference_task_file(raw, path, domain)
     if snapshot is not None:
         manifest = Snapshot.load(Path(snapshot)).manifest
@@ -71,14 +76,16 @@ def check_task_file(path: Path, snapshot: Path | None = None, toolset: str | Non
     """Validate a native task file or a reference task list (`validate_tasks`). A reference list checked on a
     snapshot is first imported on it, as `tasks import --snapshot` reads it: the gold calls that fail there are
     recorded as expected to fail and listed as warnings. ValueError naming the fix for input that cannot be used."""
+    path = Path(path)
     try:
-        task_file = load_task_file(path)
+        raw = read_json(path)  # read once: the checks below all see the same file
+        task_file = task_file_from_json(raw, path)
     except ValueError as exc:
         raise ValueError(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
     findings: list[Finding] = []
     try:
-        if snapshot is not None and isinstance(read_json(Path(path)), list):
-            task_file = import_agentchangebench(path, task_file.domain, snapshot)
+        if snapshot is not None and isinstance(raw, list):
+            task_file = _imported(raw, path, task_file.domain, snapshot)
             findings = recorded_failures(task_file)
         findings = sorted(findings + validate_tasks(task_file, snapshot, toolset), key=finding_order)
     except (SnapshotError, ValueError) as exc:

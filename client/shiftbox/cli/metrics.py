@@ -45,7 +45,8 @@ def metrics(
         the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay,
                                preflight=preflight)
         scores = measure_run(run_dir, compat=compat.value if compat is not None else None, judge=the_judge,
-                             threshold=threshold, clean=clean)
+                             threshold=threshold, clean=clean,
+                             judge_cassettes="record" if judge_record else "replay" if judge_replay else None)
     except NoSimulationsError as exc:
         raise fail(reason(exc), code=1) from None
     except CleanRunError as exc:

@@ -1,6 +1,6 @@
 """The one LLM boundary: every completion (agent, user simulator, judge) goes through `complete()`.
 
-Callers use `complete_with_retries()` (async) or `complete_blocking()` (sync: the judge), which
+Callers use `LLMSettings.complete()` (async, through `_retries`) or `complete_blocking()` (sync: the judge), which
 retry transient failures countably and raise the LLM errors of `shiftbox.errors`. Live, the boundary
 calls litellm (imported lazily, once, by `import_litellm`); under a cassette bound per simulation
 with `use_cassette` it records each exchange, or replays it without touching the network. Every
@@ -20,8 +20,7 @@ causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE optio
 `_credentials` (naming a missing or refused key), `_preflight` (one cheap request per endpoint before a live run).
 """
 
-from .._cassette_file import check_cassette_file
-from .._usage import COST_FIELD, Usage
+from .._usage import Usage
 from ._blocking import complete_blocking
 from ._boundary import complete
 from ._cassette import Cassette, first_difference, use_cassette
@@ -29,15 +28,10 @@ from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_ga
 from ._http_cassette import HttpCassette, http_cassette_file
 from ._litellm import import_litellm, price_usd
 from ._model import LLMConnection, LLMRequest, Role, first_message
-from ._openai_body import dumps
-from ._openai_http import request_body
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
-from ._retries import complete_with_retries
 from ._settings import LLMSettings, parse_llm_options
 
-__all__ = ["COST_FIELD", "PREFLIGHT_TIMEOUT_S", "Cassette", "check_cassette_file", "Endpoint", "LLMEndpoint", "check_endpoints", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
+__all__ = ["PREFLIGHT_TIMEOUT_S", "Cassette", "Endpoint", "LLMEndpoint", "check_endpoints", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
-           "complete", "complete_blocking", "complete_with_retries", "first_difference", "first_message", "http_cassette_file",
-           "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate",
-           # the fast path's request bodies, for tests that compare them with litellm's building
-           "dumps", "request_body"]
+           "complete", "complete_blocking", "first_difference", "first_message", "http_cassette_file",
+           "import_litellm", "parse_llm_options", "price_usd", "use_cassette", "use_llm_gate"]

@@ -19,7 +19,7 @@ from shiftbox_servers.kit import get_domain
 from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
-from ._catalog import headline_metrics, simulation_counts
+from ._catalog import headline_metric, headline_metrics, recovery_counts, simulation_counts
 from ._goal_paths import goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
@@ -166,13 +166,14 @@ def stage_statistics(values: list[int | None]) -> tuple[Turns, Turns, float | No
 
 
 def aggregate_gsrt(recoveries: list[ShiftRecovery]) -> GSRTAggregate:
+    """GSRT over any shifts; the recovery rate is the catalog's `recovery` formula (one formula for both)."""
     n = len(recoveries)
     stats = {"ack": stage_statistics([r.ack for r in recoveries]),
              "tool": stage_statistics([r.tool for r in recoveries]),
              "outcome": stage_statistics([r.outcome for r in recoveries if r.outcome_measured])}
     return GSRTAggregate(
         shifts=n,
-        recovery_rate=ratio(sum(r.recovered for r in recoveries), n),
+        recovery_rate=headline_metric("recovery").pooled(recovery_counts(recoveries)),
         transfer_rate=ratio(sum(r.transferred for r in recoveries), n),
         **{f"{kind}_{stage}": value for stage, values in stats.items()
            for kind, value in zip(("median", "p90", "never"), values, strict=True)},

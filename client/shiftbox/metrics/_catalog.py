@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ._model import RunMetrics, SimulationMetrics
+from ._model import RunMetrics, ShiftRecovery, SimulationMetrics
 from ._passk import pass_hat_k
 from ._ratios import ratio
 from ._tue import tue_value
@@ -71,6 +71,12 @@ def _tue_counts(s: SimulationMetrics) -> dict[str, float]:
     return {"calls": s.tue.calls, "executed": s.tue.executed, **measured}
 
 
+def recovery_counts(recoveries: Iterable[ShiftRecovery]) -> dict[str, int]:
+    """The recovery metric's counts over any shifts: one simulation's, or a run's or slice's for GSRT's aggregate."""
+    shifts = list(recoveries)
+    return {"shifts": len(shifts), "recovered": sum(r.recovered for r in shifts)}
+
+
 BUILT_IN = (
     HeadlineMetric(
         key="tsr", label="TSR", heading="TSR \u00b7 task success",
@@ -92,7 +98,7 @@ BUILT_IN = (
     HeadlineMetric(
         key="recovery", label="recovery", heading="Goal-shift recovery", score_key="gsrt",
         description="share of goal shifts recovered, pooled over shifts",
-        counts=lambda s: {"shifts": len(s.gsrt), "recovered": sum(r.recovered for r in s.gsrt)},
+        counts=lambda s: recovery_counts(s.gsrt),
         pooled=lambda c: ratio(c["recovered"], c["shifts"]),
         stored=lambda m: m.gsrt.recovery_rate, reward=False),
 )

@@ -20,12 +20,11 @@ from ._files import (
     RUN_FILE,
     TASKS_FILE,
     prepare_run_dir,
-    read_run,
     read_run_metadata,
     run_dirs,
 )
 from ._one import simulate_one
-from ._per_mission import RUN_PROTOCOLS, RunProtocol, mission_task_id, mission_tasks
+from ._per_mission import RunProtocol, mission_tasks
 from ._plan import RunPlan, check_server_mode, plan_run
 from ._preflight import preflight_run
 from ._record import (
@@ -40,10 +39,9 @@ from ._record import (
     recorded_snapshot_dirs,
     transcript_calls,
 )
-from ._reports import read_report_inputs, write_comparison_report, write_html_report
+from ._reports import write_comparison_report, write_html_report
 from ._score import (
     COMPAT_MODES,
-    METRICS_FILE,
     RunScores,
     make_judge,
     measure_run,
@@ -56,12 +54,12 @@ from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture", "read_fixture_info",
-    "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "METRICS_FILE", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
+    "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "ExecutionOptions", "ExternalAgent", "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "compare_run_dirs",
-    "execute_run", "preflight_run", "make_judge", "metrics_document", "plan_run", "prepare_run_dir", "read_run",
+    "execute_run", "preflight_run", "make_judge", "metrics_document", "plan_run", "prepare_run_dir",
     "read_run_metadata", "run_dirs", "run_evaluation", "run_evaluation_async",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
-    "read_report_inputs", "check_server_mode",
+    "check_server_mode",
     "simulate_one", "NotScored", "RunSummary", "summarize_run",
-    "RUN_PROTOCOLS", "RunProtocol", "mission_task_id", "mission_tasks",
+    "RunProtocol", "mission_tasks",
 ]

@@ -79,13 +79,15 @@ class RunScores:
 
 
 def measure_run(run_dir: Path, *, compat: str | None = None, judge=None, threshold: float = 1.0,
-                clean: Path | None = None) -> RunScores:
+                clean: Path | None = None,
+                judge_cassettes: Literal["record", "replay"] | None = None) -> RunScores:
     """Score a run directory, or a folder of runs (several agents: each scored on its own, never pooled), and write
     RUN_DIR/metrics.json for one agent's run in the default definitions. `clean`: a run of the same tasks without
-    goal shifts, to report retention against (CleanRunError when it cannot be scored)."""
+    goal shifts, to report retention against (CleanRunError when it cannot be scored). `judge_cassettes`: whether
+    `judge` records or replays its calls (`make_judge(record=, replay=)`): per simulation of one agent's run."""
     trajectories, tasks = read_run(run_dir)
     if compat is None and len({t.agent for t in trajectories}) > 1:
-        if clean is not None or getattr(judge, "cassettes", None) is not None:
+        if clean is not None or judge_cassettes is not None:
             raise ValueError("--clean, --judge-record and --judge-replay take one agent's runs; give a run "
                              "directory of one agent")
         return RunScores(agents=score_by_agent(trajectories, tasks, judge=judge, success_threshold=threshold))

@@ -5,7 +5,7 @@ Importing a reference task list with its gold outcomes, and everything else abou
 
 from ._imported import import_domain_tasks, imported_task
 from ._json import describe_errors, read_json
-from ._load import load_task_file, task_file_json, write_task_file
+from ._load import load_task_file, task_file_from_json, task_file_json, write_task_file
 from ._matching import (
     action_matches,
     canonical_value,
@@ -60,7 +60,7 @@ __all__ = [
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
-    "describe_errors", "finding_order", "import_domain_tasks", "imported_task", "is_reference_snapshot", "load_task_file", "read_json",
+    "describe_errors", "finding_order", "import_domain_tasks", "imported_task", "is_reference_snapshot", "load_task_file", "task_file_from_json", "read_json",
     "record_gold_outcomes", "render_stats", "satisfied_actions",
     "spec_matches", "task_stats", "task_file_json", "type_sequence_coverage", "validate_tasks", "write_task_file",
 ]

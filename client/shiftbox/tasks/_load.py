@@ -16,7 +16,11 @@ _JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", t
 def load_task_file(path: Path) -> TaskFile:
     """A native file (a JSON object with "tasks") or an AgentChangeBench/tau2 list, auto-imported."""
     path = Path(path)
-    raw = read_json(path)
+    return task_file_from_json(read_json(path), path)
+
+
+def task_file_from_json(raw: object, path: Path) -> TaskFile:
+    """`load_task_file` for JSON already read from `path` (a caller that also looks at the raw JSON reads it once)."""
     if isinstance(raw, list):
         return reference_task_file(raw, path)
     if not isinstance(raw, dict) or "tasks" not in raw:

@@ -1,7 +1,6 @@
 """What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
 
 from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
-from ._clock import CLOCK_STEP, EpisodeClock, IdCounters
 from ._contract import (
     ToolContract,
     describe_changes,
@@ -9,7 +8,6 @@ from ._contract import (
     tool_contract,
 )
 from ._cross import (
-    MAX_TOOL_NAME,
     NAMESPACE_SEPARATOR,
     combined_state_digest,
     domain_list,
@@ -38,7 +36,6 @@ from ._episode import (
 from ._errors import (
     ERROR_META_KEY,
     Conflict,
-    DomainError,
     ErrorKind,
     InvalidArguments,
     NotFound,
@@ -48,9 +45,6 @@ from ._errors import (
     result_error,
 )
 from ._graph import (
-    GRAPH_SECTION_END,
-    GRAPH_SECTION_START,
-    MISSING_STEPS_KEY,
     DependencyGraph,
     Step,
     ToolConditions,
@@ -58,13 +52,10 @@ from ._graph import (
     dependency_graph,
     graph_density,
     is_graph_refusal,
-    render_dependency_graphs,
-    with_dependency_graphs,
 )
 from ._http_calls import SessionCalls
 from ._input_files import (
     MAX_INPUT_DEPTH,
-    InputFileError,
     check_not_empty,
     json_depth,
     load_json_file,
@@ -100,13 +91,10 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
-    EpisodeAccessError,
     EpisodePathRouter,
     connection_episode_id,
     meta_episode_id,
-    without_tracing,
 )
-from ._shared_pages import MEMORY_ENV, MappedDatabase
 from ._snapshot import (
     Snapshot,
     SnapshotError,
@@ -137,22 +125,21 @@ from ._transfer import (
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
-    "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
+    "MAX_INPUT_DEPTH", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",
-    "CLOCK_STEP", "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
-    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "without_tracing", "Conflict", "Domain", "DomainError", "DomainServer",
-    "Episode", "EpisodeAccessError", "EpisodeClock", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "IdCounters", "InvalidArguments",
+    "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "Domain", "DomainServer",
+    "Episode", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "strict_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "result_error", "row_counts", "snapshots_root", "task_domains", "write_snapshot",
-    "MEMORY_ENV", "MappedDatabase", "ToolContract", "published_contract", "describe_changes", "stamp_tool_contracts", "tool_contract",
-    "MAX_TOOL_NAME", "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
+    "ToolContract", "describe_changes", "published_contract", "stamp_tool_contracts", "tool_contract",
+    "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",
     "is_cross_domain", "namespaced", "split_namespaced",
     "GRAPH_REFUSAL_MARK", "ToolConditions", "conditions", "graph_density",
-    "DEPENDENCY_GRAPH_MARK", "GRAPH_SECTION_END", "GRAPH_SECTION_START", "MISSING_STEPS_KEY", "DependencyGraph", "Step",
-    "dependency_graph", "is_graph_refusal", "render_dependency_graphs",
-    "with_dependency_graphs",
+    "DEPENDENCY_GRAPH_MARK", "DependencyGraph", "Step",
+    "dependency_graph", "is_graph_refusal",
     "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "ImportedTask", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
     "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
     "transfer_conditions",

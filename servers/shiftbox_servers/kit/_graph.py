@@ -145,6 +145,9 @@ def render_dependency_graph(name: str, graph: DependencyGraph) -> str:
     """One domain's graph as markdown: its size and density, then each tool's conditions and what
     `--graph-refusal` enforces."""
     tools, edges = sorted(graph.conditions), graph.edges()
+    if not tools:  # a domain whose tools come with its data (mmtb) declares no graph
+        return "\n".join([f"### {name}", "", "No graph is declared: this domain's tools come with its snapshot, so "
+                          "dependency-graph mode does not apply to it.", ""])
     density = graph_density(len(tools), len(edges))
     lines = [f"### {name}", "", f"{len(tools)} tools, {len(edges)} edges, density "
              f"{'n/a' if density is None else f'{density:.3f}'}.", ""]

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from shiftbox.errors import LLMRequestRejected, LLMUnavailable
-from shiftbox.llm import LLMConnection, LLMRequest, complete_with_retries, import_litellm
+from shiftbox.llm import LLMConnection, LLMRequest, import_litellm
+from shiftbox.llm._retries import complete_with_retries
 from shiftbox.testing import Reply, fake_openai
 
 pytestmark = pytest.mark.anyio

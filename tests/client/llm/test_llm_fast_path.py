@@ -17,9 +17,9 @@ from shiftbox.llm import (
     LLMConnection,
     LLMRequest,
     complete,
-    complete_with_retries,
     use_cassette,
 )
+from shiftbox.llm._retries import complete_with_retries
 from shiftbox.orchestrator import run_simulation, simulation_id
 from shiftbox.testing import Reply, fake_openai
 from shiftbox.world import open_world

@@ -8,9 +8,9 @@ import copy
 
 import pytest
 
-from shiftbox.llm import LLMRequest, dumps, request_body
-from shiftbox.llm._openai_body import cached_body, plain_messages
-from shiftbox.llm._openai_http import encoded_body
+from shiftbox.llm import LLMRequest
+from shiftbox.llm._openai_body import cached_body, dumps, plain_messages
+from shiftbox.llm._openai_http import encoded_body, request_body
 
 pytestmark = pytest.mark.anyio
 TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look it up. \u2603",

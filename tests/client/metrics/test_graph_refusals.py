@@ -5,7 +5,8 @@ hand."""
 
 from __future__ import annotations
 
-from shiftbox.metrics import compute_run_metrics, graph_refusal_score
+from shiftbox.metrics import compute_run_metrics
+from shiftbox.metrics._graph_refusals import graph_refusal_score
 from shiftbox.trajectory import ServerInfo, Trajectory
 from tests.client.metrics.build import Builder, task
 

@@ -8,12 +8,10 @@ from typing import Any
 import pytest
 
 from shiftbox.llm import Cassette, Usage, use_cassette
-from shiftbox.metrics import (
+from shiftbox.metrics import Judge, LLMJudge, NLVerdicts
+from shiftbox.metrics._llm_judge import (
     ACK_SYSTEM_PROMPT,
     NL_SYSTEM_PROMPT,
-    Judge,
-    LLMJudge,
-    NLVerdicts,
     parse_acknowledges,
     parse_verdicts,
     render_transcript,

@@ -10,11 +10,11 @@ from shiftbox.metrics import (
     NLVerdicts,
     aggregate,
     compute_run_metrics,
-    pass_family,
     simulation_metrics,
-    tcrr_score,
-    tsr_score,
 )
+from shiftbox.metrics._passk import pass_family
+from shiftbox.metrics._tcrr import tcrr_score
+from shiftbox.metrics._tsr import tsr_score
 from tests.client.metrics.build import Builder, action, task
 
 

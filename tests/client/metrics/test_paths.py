@@ -10,9 +10,9 @@ from shiftbox.metrics import (
     execution_paths,
     fewest_steps,
     goal_paths,
-    mission_type,
     optimal_paths,
 )
+from shiftbox.metrics._missions import mission_type
 from shiftbox.tasks import ActionSet, ToolCallSpec
 from tests.client.metrics.build import Builder, task
 

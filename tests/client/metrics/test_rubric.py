@@ -13,13 +13,9 @@ from typing import Any
 import pytest
 
 from shiftbox.llm import Cassette, Usage, use_cassette
-from shiftbox.metrics import (
-    RUBRIC_SYSTEM_PROMPT,
-    LLMJudge,
-    compute_run_metrics,
-    rubric_score,
-    rubric_windows,
-)
+from shiftbox.metrics import LLMJudge, compute_run_metrics
+from shiftbox.metrics._llm_judge import RUBRIC_SYSTEM_PROMPT
+from shiftbox.metrics._rubric import rubric_score, rubric_windows
 from shiftbox.tasks import EvaluationCriteria, GoalShifts, Instructions, Task, UserScenario
 from shiftbox.testing import FakeOpenAI, Reply, fake_openai
 from shiftbox.testing.fake_brains import ScriptedJudge

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from shiftbox.agents import Agent, AgentReply, scripted_agent
 from shiftbox.cli import app
-from shiftbox.metrics import compute_run_metrics, shift_report_score
+from shiftbox.metrics import compute_run_metrics
 from shiftbox.orchestrator import run_simulation
-from shiftbox.trajectory import GoalShift, ShiftReport, ToolCall, Trajectory, read_trajectories
+from shiftbox.trajectory import ToolCall, Trajectory, read_trajectories
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
 from tests.client.harness import HANDWRITTEN, handwritten
@@ -91,35 +91,17 @@ async def test_default_toolset_trajectories_are_unchanged():
 async def test_metrics_report_how_often_self_reports_match_the_shifts():
     matched = await _simulate("agentchangebench", ShiftLoggingOracle())
     noisy = await _simulate("agentchangebench", ShiftLoggingOracle(extra_at_start=True))
-    score = shift_report_score(matched)
-    assert (score.shifts, score.reports, score.matched) == (2, 2, 2)
-    noisy_score = shift_report_score(noisy)
-    assert (noisy_score.shifts, noisy_score.reports, noisy_score.matched) == (2, 3, 2)
     run, sims = compute_run_metrics([matched], TASKS)
-    assert sims[0].shift_reports == score
+    score = sims[0].shift_reports
+    assert (score.shifts, score.reports, score.matched) == (2, 2, 2)
+    noisy_score = compute_run_metrics([noisy], TASKS)[1][0].shift_reports
+    assert (noisy_score.shifts, noisy_score.reports, noisy_score.matched) == (2, 3, 2)
     assert sims[0].tue.p == 1.0        # log_shift_event is a tool of the domain: its calls fit its schema
     assert run.shift_reports.recall == 1.0 and run.shift_reports.precision == 1.0
     noisy.simulation_id = "other"
     run, _ = compute_run_metrics([matched, noisy], TASKS)
     assert (run.shift_reports.shifts, run.shift_reports.reports, run.shift_reports.matched) == (4, 5, 4)
     assert run.shift_reports.precision == pytest.approx(0.8) and run.shift_reports.recall == 1.0
-
-
-def test_matching_rule_on_a_hand_built_trajectory():
-    """A report matches the latest shift before it, if no earlier report matched that shift; a report before
-    the first shift or a second one for the same shift matches nothing."""
-    t = Trajectory.model_validate({
-        "simulation_id": "s#0", "task_id": "s", "trial": 0, "domain": "banking", "seed": 0, "agent": "a",
-        "user": "u", "persona": None, "goals": ["a", "b", "c"], "servers": {}, "messages": [],
-        "tool_calls": [], "termination": {"reason": "user_stop"}, "final_state": {},
-        "shifts": [GoalShift(shift_index=1, from_goal="a", to_goal="b", message_index=5).model_dump(),
-                   GoalShift(shift_index=2, from_goal="b", to_goal="c", message_index=12).model_dump()],
-        "shift_reports": [ShiftReport(message_index=i, agent_turn=None, turn_no=0, from_class="x", to_class="y",
-                                      trigger_terms=[], requires_reauth=False).model_dump() for i in (3, 6, 8, 20)],
-    })
-    s = shift_report_score(t)
-    assert (s.shifts, s.reports, s.matched, s.precision, s.recall) == (2, 4, 2, 0.5, 1.0)
-    assert s.delays == [1, 8]        # messages from each shift to its matching report
 
 
 async def test_metrics_leave_the_figure_out_without_the_parity_toolset():

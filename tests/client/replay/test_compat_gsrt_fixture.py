@@ -62,11 +62,13 @@ def test_the_judge_replays_offline_and_gives_the_papers_gsrt(run_dir):
 
 
 def test_the_judged_shifts_per_simulation(run_dir):
+    from shiftbox import load_task_file, read_trajectories
     from shiftbox.agentchangebench import compat_run_metrics
-    from shiftbox.runs import make_judge, read_run
+    from shiftbox.runs import TASKS_FILE, make_judge
 
     judge = make_judge("litellm:openai/fake-model", replay=CASSETTES)
-    trajectories, tasks = read_run(run_dir)
+    trajectories = read_trajectories(run_dir)
+    tasks = {task.id: task for task in load_task_file(run_dir / TASKS_FILE).tasks}
     _, sims = compat_run_metrics(trajectories, tasks, judge=judge)
     got = {s.simulation_id: [(r.message_index, r.from_goal, r.to_goal, r.ack, r.tool, r.outcome) for r in s.gsrt]
            for s in sims}

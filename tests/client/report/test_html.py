@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from shiftbox.cli import app
 from shiftbox.cli.report import report
+from shiftbox.metrics import score_by_agent
 from shiftbox.report import histogram, nice_ticks, redundant_calls, render_html
-from shiftbox.runs import read_report_inputs as load_run
-from shiftbox.runs import score_run, write_html_report
+from shiftbox.runs import RUN_FILE, TASKS_FILE, score_run, write_html_report
+from shiftbox.tasks import load_task_file
 from shiftbox.trajectory import read_trajectories
 from tests.client.harness import HANDWRITTEN
 
@@ -23,6 +24,14 @@ runner = CliRunner()
 PLOT_TITLES = {"TSR by persona", "GSRT stages by domain", "GSRT stages by agent", "GSRT stages by goal shift",
                "TCRR distribution", "TUE distribution"}
 EVIL = "<script>alert(1)</script>"
+
+
+def load_run(run_dir: Path) -> tuple:
+    """What `render_html` takes for one run directory, read with public names (scores, trajectories, run.json);
+    `write_html_report` reads the same (test_the_same_run_renders_byte_identical_html compares the two)."""
+    trajectories = read_trajectories(run_dir)
+    tasks = {task.id: task for task in load_task_file(run_dir / TASKS_FILE).tasks}
+    return score_by_agent(trajectories, tasks), trajectories, json.loads((run_dir / RUN_FILE).read_text())
 
 
 def make_run(out: Path, agent: str, trials: int = 1) -> Path:

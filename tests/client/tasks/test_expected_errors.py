@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shiftbox.metrics import action_score
 from shiftbox.tasks import (
     ActionSet,
     EvaluationCriteria,
@@ -21,7 +20,7 @@ from shiftbox.tasks import (
     satisfied_actions,
     validate_tasks,
 )
-from shiftbox.trajectory import ToolCallRecord, Trajectory
+from shiftbox.trajectory import ToolCallRecord
 from shiftbox_servers.retail import DOMAIN
 
 SNAPSHOT = DOMAIN.default_snapshot_dir()
@@ -82,13 +81,3 @@ def test_an_expected_failure_satisfies_its_action_and_a_success_does_not():
     assert satisfied_actions([expecting], [("find_user_id_by_email", WRONG_EMAIL, True)]) == {"a"}
     assert satisfied_actions([plain], [("find_user_id_by_email", RIGHT_EMAIL, False)]) == {"b"}
 
-
-def test_tsr_action_channel_credits_the_expected_failure():
-    sets = [_set("a", "find_user_id_by_email", WRONG_EMAIL, "not_found"), _set("b", "find_user_id_by_email",
-                                                                                RIGHT_EMAIL)]
-    trajectory = Trajectory.model_construct(tool_calls=[
-        _call("find_user_id_by_email", WRONG_EMAIL, True, "not_found"),
-        _call("find_user_id_by_email", RIGHT_EMAIL, False)])
-    assert action_score(trajectory, sets) == 1.0
-    only_success = Trajectory.model_construct(tool_calls=[_call("find_user_id_by_email", RIGHT_EMAIL, False)])
-    assert action_score(only_success, sets) == 0.5  # 'a' counts only calls with its outcome: a not_found failure

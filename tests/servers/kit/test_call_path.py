@@ -7,7 +7,8 @@ import json
 import pytest
 from mcp import Client
 
-from shiftbox_servers.kit import DomainServer, get_domain, without_tracing
+from shiftbox_servers.kit import DomainServer, get_domain
+from shiftbox_servers.kit._server import without_tracing
 from tests.servers.banking.conftest import write_fixture_snapshot
 from tests.servers.helpers import call
 

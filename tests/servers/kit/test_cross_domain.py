@@ -8,7 +8,6 @@ import re
 import pytest
 
 from shiftbox_servers.kit import (
-    MAX_TOOL_NAME,
     combined_state_digest,
     domain_list,
     domain_of,
@@ -17,6 +16,7 @@ from shiftbox_servers.kit import (
     split_namespaced,
     task_domains,
 )
+from shiftbox_servers.kit._cross import MAX_TOOL_NAME
 
 DOMAINS = task_domains()
 LLM_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")

@@ -10,7 +10,6 @@ from mcp import Client
 from shiftbox_servers.kit import (
     DEPENDENCY_GRAPH_MARK,
     GRAPH_REFUSAL_MARK,
-    MISSING_STEPS_KEY,
     DomainServer,
     conditions,
     dependency_graph,
@@ -19,6 +18,7 @@ from shiftbox_servers.kit import (
     published_contract,
     registered_domains,
 )
+from shiftbox_servers.kit._graph import MISSING_STEPS_KEY
 from tests.servers.helpers import digest, fails, ok
 
 pytestmark = pytest.mark.anyio

@@ -103,7 +103,7 @@ def test_generated_ids_continue_after_existing_ones():
     """Regression: ids were found by probing one candidate at a time (~15k queries on the native snapshot)."""
     import sqlite3
 
-    from shiftbox_servers.kit import IdCounters
+    from shiftbox_servers.kit._clock import IdCounters
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (id TEXT PRIMARY KEY)")

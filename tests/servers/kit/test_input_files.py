@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shiftbox_servers import kit
+from shiftbox_servers.kit._input_files import InputFileError
 from tests.conftest import require_acb
 
 
@@ -23,7 +24,7 @@ def test_json_is_read_up_to_the_limit(tmp_path, depth):
     if depth <= 100:
         assert kit.load_json_file(path) is not None
     else:
-        with pytest.raises(kit.InputFileError, match=r"x.json: nested deeper than 100 levels"):
+        with pytest.raises(InputFileError, match=r"x.json: nested deeper than 100 levels"):
             kit.load_json_file(path)
 
 
@@ -38,7 +39,7 @@ def test_toml_nesting_counts_brackets_and_key_dots_not_strings_or_comments(tmp_p
     loaded = kit.load_toml_file(path)
     assert (loaded["a"], loaded["b"], loaded["c"], list(loaded["d"]["e"])) == ("[" * 300, "{." * 300, [1.5, 2.5], ["f"])
     path.write_text("a" + ".a" * 101 + " = 1\n")
-    with pytest.raises(kit.InputFileError, match="nested deeper than 100"):
+    with pytest.raises(InputFileError, match="nested deeper than 100"):
         kit.load_toml_file(path)
 
 
@@ -46,33 +47,33 @@ def test_toml_nesting_counts_brackets_and_key_dots_not_strings_or_comments(tmp_p
 def test_toml_numbers_must_be_finite(tmp_path, text):
     path = tmp_path / "db.toml"
     path.write_text(text + "\n")
-    with pytest.raises(kit.InputFileError, match=r"db.toml: the number .* is not finite"):
+    with pytest.raises(InputFileError, match=r"db.toml: the number .* is not finite"):
         kit.load_toml_file(path)
 
 
 @pytest.mark.parametrize("text", ['{"x": Infinity}', "[-Infinity]", "[NaN]", "[1e999]", "[-1E400]"])
 def test_json_numbers_must_be_finite_unless_shiftbox_wrote_them(text):
-    with pytest.raises(kit.InputFileError, match=r"f.json: the number .* is not finite"):
+    with pytest.raises(InputFileError, match=r"f.json: the number .* is not finite"):
         kit.loads_json(text, "f.json")
     assert kit.loads_json("[NaN]", "a line", finite=False)[0] != 0  # NaN, as json.dumps writes it
 
 
 def test_errors_name_the_file(tmp_path):
-    with pytest.raises(kit.InputFileError, match=r"nope.json: cannot read the file"):
+    with pytest.raises(InputFileError, match=r"nope.json: cannot read the file"):
         kit.load_json_file(tmp_path / "nope.json")
     (tmp_path / "bad.json").write_text("[1,")
-    with pytest.raises(kit.InputFileError, match=r"bad.json: not JSON \(line 1, column 4"):
+    with pytest.raises(InputFileError, match=r"bad.json: not JSON \(line 1, column 4"):
         kit.load_json_file(tmp_path / "bad.json")
     (tmp_path / "bad.toml").write_text("a = ")
-    with pytest.raises(kit.InputFileError, match=r"bad.toml: not TOML"):
+    with pytest.raises(InputFileError, match=r"bad.toml: not TOML"):
         kit.load_toml_file(tmp_path / "bad.toml")
     (tmp_path / "latin1.json").write_bytes(b'["\xe9"]')
-    with pytest.raises(kit.InputFileError, match=r"latin1.json: not UTF-8"):
+    with pytest.raises(InputFileError, match=r"latin1.json: not UTF-8"):
         kit.load_json_file(tmp_path / "latin1.json")
 
 
 def test_an_empty_database_is_refused_and_one_record_is_enough():
-    with pytest.raises(kit.InputFileError, match=r"db.toml: an empty database \(no records in accounts, customers\)"):
+    with pytest.raises(InputFileError, match=r"db.toml: an empty database \(no records in accounts, customers\)"):
         kit.check_not_empty("db.toml", {"customers": [], "accounts": []})
     kit.check_not_empty("db.toml", {"customers": [{"customer_id": "c"}], "accounts": []})
 

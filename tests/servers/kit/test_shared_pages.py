@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shiftbox_servers.kit import MEMORY_ENV, EpisodeStore, MappedDatabase, Snapshot, get_domain
+from shiftbox_servers.kit import EpisodeStore, Snapshot, get_domain
+from shiftbox_servers.kit._shared_pages import MEMORY_ENV, MappedDatabase
 
 
 def banking() -> Snapshot:

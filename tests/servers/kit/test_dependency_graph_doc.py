@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import tomllib
 
-from shiftbox_servers.kit import (
+from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit._graph import (
     GRAPH_SECTION_END,
     GRAPH_SECTION_START,
-    get_domain,
     render_dependency_graphs,
 )
 from tests.conftest import REPO
 
-REWRITE = ("python -c \"from tests.servers.test_dependency_graph_doc import rewrite; "
+REWRITE = ("python -c \"from tests.servers.kit.test_dependency_graph_doc import rewrite; "
            "rewrite()\"")
 
 
@@ -25,7 +25,7 @@ def shipped_graphs() -> dict:
 
 def rewrite() -> None:
     """Rewrite the generated section of docs/servers.md (run from the repository root)."""
-    from shiftbox_servers.kit import with_dependency_graphs
+    from shiftbox_servers.kit._graph import with_dependency_graphs
 
     doc = REPO / "docs" / "servers.md"
     doc.write_text(with_dependency_graphs(doc.read_text(), shipped_graphs()))
