@@ -251,7 +251,7 @@ class MissionAggregate(BaseModel):
 
 
 class GraphRefusalScore(BaseModel):
-    """One simulation's calls refused by the dependency graph (VitaBench mode)."""
+    """One simulation's calls refused by the dependency graph (the `--graph-refusal` option, a shiftbox addition)."""
 
     calls: int
     refused: int = Field(description="calls refused as precondition_failed by the dependency graph")
@@ -417,7 +417,7 @@ class RunMetrics(BaseModel):
         None, exclude_if=lambda v: v is None, description="VitaBench rubric pass rate; only when a task has rubric items")
     graph_refusals: GraphRefusalAggregate | None = Field(
         None, exclude_if=lambda v: v is None,
-        description="share of calls the dependency graph refused (VitaBench); only in dependency-graph mode")
+        description="share of calls the dependency graph refused; only with --graph-refusal (a shiftbox option, not VitaBench's)")
     success_threshold: float = 1.0
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     pass_at_k: dict[int, float] = Field(default_factory=dict)
