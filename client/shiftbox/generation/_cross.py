@@ -21,8 +21,11 @@ task has a later goal that needs a value only the other domain holds. A domain *
 (`MissionSet.facts`: the airline's or the store's price paid, the bank's or the airline's address); the
 generator runs the offering domain's read on its episode, builds the using goal's mission with the values
 (`{"$given": ...}` params) and records the read as an action of that goal whose action the using call
-`depends_on`: a cross-domain dependency. The user names the value ("what you paid for your store order
-#W…"), never states it. `independent=True` gives v1's independent goals, unchanged.
+`depends_on`: a cross-domain dependency. When an earlier goal made that very call (the airline profile its
+reservation lookup read), the using call depends on that action instead: the gold path never repeats a call
+for the read (an attempt where the value changed since, or a later goal repeats the read, is discarded).
+The user names the value ("what you paid for your store order #W…"), never states it. `independent=True`
+gives v1's independent goals, unchanged.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from shiftbox_servers.kit import (
     NAMESPACE_SEPARATOR,
     STATE_DIGEST_URI,
     DomainServer,
+    Fact,
     Given,
     Mission,
     Snapshot,
@@ -222,7 +226,8 @@ async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], t
     outputs: dict[str, dict[str, Any]] = {}
     opened: dict[str, list[str]] = {d: [] for d in subjects}
     hidden: dict[str, list[str]] = {}  # action id -> params the other domain's fact fills (never stated)
-    note = ""
+    results: dict[str, Any] = {}  # action id -> its gold call's output
+    note, read_call = "", None
     for k, (domain, goal) in enumerate(plan):
         server = servers[domain]
         given, given_by, known = None, "", ()
@@ -232,12 +237,18 @@ async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], t
             if read is None:
                 return _discard(servers, episode)
             fact, given = read
-            given_by = f"{source}{NAMESPACE_SEPARATOR}{goal}.{fact.call.key}"
             known = fact.known
-            action_sets.append(ActionSet(
-                action_id=given_by, goal=namespaced(domain, goal),
-                allowed_tools=[ToolCallSpec(function_name=namespaced(source, fact.call.tool), params=fact.call.params)],
-                depends_on=[f"{source}{NAMESPACE_SEPARATOR}{a}" for a in opened[source]]))
+            spec = ToolCallSpec(function_name=namespaced(source, fact.call.tool), params=fact.call.params)
+            earlier = next((a.action_id for a in action_sets if a.allowed_tools[0] == spec), None)
+            if earlier is not None:  # an earlier goal made this very call: the using call depends on it
+                if _fact_values(fact, results[earlier]) != given.values:
+                    return _discard(servers, episode)  # the value changed since: re-reading would repeat the call
+                given_by = earlier
+            else:
+                given_by = f"{source}{NAMESPACE_SEPARATOR}{goal}.{fact.call.key}"
+                action_sets.append(ActionSet(action_id=given_by, goal=namespaced(domain, goal), allowed_tools=[spec],
+                                             depends_on=[f"{source}{NAMESPACE_SEPARATOR}{a}" for a in opened[source]]))
+            read_call = spec
             note = f"; cross-domain dependency: {namespaced(domain, goal)} needs the {link[1]} from {source}"
         played = await play_mission(clients[domain], server, episode, goal, subjects[domain], rng, opened[domain],
                                     given, given_by)
@@ -251,9 +262,12 @@ async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], t
         goal_name = namespaced(domain, goal)
         missions.append(replace(mission, goal=goal_name))
         outputs[goal_name] = mine
+        results.update({f"{domain}{NAMESPACE_SEPARATOR}{goal}.{key}": out for key, out in mine.items()})
         action_sets.extend(_scoped(domain, a) for a in sets)
         if goal == server.domain.missions.opener:
             opened[domain] = [a.action_id for a in sets]
+    if read_call is not None and [a.allowed_tools[0] for a in action_sets].count(read_call) > 1:
+        return _discard(servers, episode)  # a later goal repeats the cross-domain read
     accounts = [servers[d].domain.missions.account for d in subjects]
     intro = [f"You are {name}.", *(account(subjects[d]) for d, account in zip(subjects, accounts, strict=True)
                                     if account is not None)]
@@ -279,7 +293,7 @@ async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], t
 
 
 async def _read_fact(client: Client, server: DomainServer, episode: str, kind: str, subject: dict[str, Any],
-                     rng: random.Random) -> tuple[Any, Given] | None:
+                     rng: random.Random) -> tuple[Fact, Given] | None:
     """The domain's fact of `kind` about the subject, read on the task's episode: the fact and its values."""
     fact = server.domain.missions.facts[kind](server.episodes.get(episode).db, rng, subject)
     if fact is None:
@@ -287,8 +301,12 @@ async def _read_fact(client: Client, server: DomainServer, episode: str, kind: s
     result = await client.call_tool(fact.call.tool, fact.call.params, meta={EPISODE_META_KEY: episode})
     if result.is_error:
         return None
-    values = {f: _lookup(result.structured_content, path.split(".")) for f, path in fact.fields.items()}
-    return fact, Given(values, fact.phrase)
+    return fact, Given(_fact_values(fact, result.structured_content), fact.phrase)
+
+
+def _fact_values(fact: Fact, output: Any) -> dict[str, Any]:
+    """The fact's fields as the read's output holds them."""
+    return {f: _lookup(output, path.split(".")) for f, path in fact.fields.items()}
 
 
 def identity_used(subjects: dict[str, dict[str, Any]], params: str, known: str) -> list[str]:

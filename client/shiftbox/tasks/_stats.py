@@ -1,5 +1,5 @@
-"""What a task set covers (goal lengths, personas, ordered goal pairs, action sets) and how complex it is
-(VitaBench's measures, `_complexity`), as data and as tables."""
+"""What a task set covers (goal lengths, personas, ordered goal pairs, action sets, cross-domain dependencies)
+and how complex it is (VitaBench's measures, `_complexity`), as data and as tables."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import domain_of, get_domain
 
 from ._complexity import task_complexity
 from ._model import MMTB_TYPES, Task, TaskFile
@@ -36,6 +36,7 @@ def task_stats(task_file: TaskFile) -> dict[str, Any]:
     labels = goal_labels(task_file)
     possible = {f"{a} -> {b}" for a, b in permutations(labels, 2)}
     sets = [a for t in tasks for a in t.evaluation_criteria.action_sets]
+    crossing = {t.id: _directions(t) for t in tasks}
     return {
         "domain": task_file.domain,
         "source": task_file.source,
@@ -51,6 +52,11 @@ def task_stats(task_file: TaskFile) -> dict[str, Any]:
             "per_goal": dict(sorted(Counter(a.goal or NO_GOAL for a in sets).items())),
         },
         "complexity": task_complexity(task_file),
+        "cross_domain_dependencies": {
+            "total": sum(len(d) for d in crossing.values()),
+            "tasks_with": sum(1 for d in crossing.values() if d),
+            "by_direction": dict(sorted(Counter(x for d in crossing.values() for x in d).items())),
+        },
     }
 
 
@@ -59,6 +65,13 @@ def type_sequence_coverage(tasks: list[Task], longest: int = 4) -> dict[int, tup
     `longest`: the cells of MMTB's switching analysis (accuracy for every prefix of mission types)."""
     seen = {seq[:k] for t in tasks if (seq := t.mmtb_types()) for k in range(1, len(seq) + 1)}
     return {k: (sum(len(s) == k for s in seen), len(MMTB_TYPES) ** k) for k in range(1, longest + 1)}
+
+
+def _directions(task: Task) -> list[str]:
+    """Each cross-domain dependency of the task as "domain read -> domain using" (its actions' tools' domains)."""
+    home = {a.action_id: domain_of(a.allowed_tools[0].function_name)
+            for a in task.evaluation_criteria.action_sets if a.allowed_tools}
+    return [f"{home[read]} -> {home[using]}" for using, read in task.cross_domain_dependencies()]
 
 
 def _sorted(counts: Counter[int]) -> dict[str, int]:
@@ -76,6 +89,7 @@ def render_stats(stats: dict[str, Any]) -> RenderableType:
     """The stats as rich tables (what `shiftbox tasks stats` prints)."""
     cover = stats["goal_pair_coverage"]
     sets = stats["action_sets"]
+    crossing = stats["cross_domain_dependencies"]
     return Group(
         f"{stats['tasks']} {stats['domain']} tasks from {stats['source']}; {sets['total']} action sets",
         _table("goals per task", ("goals", "tasks"), list(stats["goal_lengths"].items())),
@@ -85,6 +99,10 @@ def render_stats(stats: dict[str, Any]) -> RenderableType:
                f"({cover['labels']} goal labels)", ("pair", "times"), list(stats["goal_pairs"].items())),
         _table("action sets per task", ("action sets", "tasks"), list(sets["per_task"].items())),
         _table("action sets per goal", ("goal", "action sets"), list(sets["per_goal"].items())),
+        f"cross-domain dependencies (a call that needs a value read in another domain): {crossing['total']} in "
+        f"{crossing['tasks_with']} of {stats['tasks']} tasks",
+        _table("cross-domain dependencies by domain", ("read -> use", "dependencies"),
+               list(crossing["by_direction"].items())),
         _complexity_table(stats["complexity"]),
     )
 

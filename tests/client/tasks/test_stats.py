@@ -58,3 +58,64 @@ def test_render_shows_every_table():
     text = console.export_text()
     assert "50 banking tasks" in text and "transactions -> dispute" in text and "MEDIUM_2" in text
     assert f"{stats['goal_pair_coverage']['covered']} of 72 covered" in text
+
+
+def _cross_task(task_id: str, sets: list[tuple[str, str, list[str]]]):
+    """A banking,airline task whose action sets are (action id, tool, depends_on)."""
+    from shiftbox.tasks import Task
+
+    return Task.model_validate({
+        "id": task_id, "domain": "banking,airline",
+        "user_scenario": {"instructions": {"reason_for_call": "x"},
+                          "goal_shifts": {"required_shifts": 1,
+                                          "goals": ["banking__payments", "airline__reservation_lookup"]}},
+        "evaluation_criteria": {"action_sets": [
+            {"action_id": a, "allowed_tools": [{"function_name": tool}], "depends_on": deps} for a, tool, deps in sets]}})
+
+
+def test_cross_domain_dependencies_are_counted_per_set_and_direction():
+    """By hand: t1's create depends on an airline read (airline -> banking) and on banking's own identify (not
+    crossing); t2's airline read depends on a banking call (banking -> airline) and t2's pay on t2's read
+    (airline -> banking); t3 has only same-domain dependencies. 3 crossing dependencies in 2 of 3 tasks."""
+    from shiftbox.tasks import TaskFile
+
+    t1 = _cross_task("t1", [("id", "banking__get_customer_by_phone", []),
+                            ("read", "airline__get_reservation_details", []),
+                            ("create", "banking__create_payment_request", ["id", "read"])])
+    t2 = _cross_task("t2", [("id", "banking__get_customer_by_phone", []),
+                            ("read", "airline__get_user_details", ["id"]),
+                            ("pay", "banking__make_payment", ["read"])])
+    t3 = _cross_task("t3", [("user", "airline__get_user_details", []),
+                            ("res", "airline__get_reservation_details", ["user"])])
+    stats = task_stats(TaskFile(domain="banking,airline", source="hand-built", tasks=[t1, t2, t3]))
+    assert stats["cross_domain_dependencies"] == {
+        "total": 3, "tasks_with": 2, "by_direction": {"airline -> banking": 2, "banking -> airline": 1}}
+    console = Console(record=True, width=200)
+    console.print(render_stats(stats))
+    assert "another domain): 3 in 2 of 3 tasks" in console.export_text()
+
+
+def test_a_single_domain_set_has_no_cross_domain_dependency():
+    _, stats = _banking()
+    assert stats["cross_domain_dependencies"] == {"total": 0, "tasks_with": 0, "by_direction": {}}
+
+
+def test_the_committed_cross_domain_sets_count_one_dependency_a_task_or_none():
+    """The dependent set has one link per task (the generator makes one): 66 in 66 tasks, by direction as its
+    notes name them ("needs the amount from airline": airline -> banking); the independent set none."""
+    import re
+
+    from shiftbox.tasks import load_task_file
+    from tests.conftest import REPO
+
+    dependent = load_task_file(REPO / "tasks" / "cross-domain.json")
+    named = Counter()
+    for t in dependent.tasks:
+        using, source = re.search(r"cross-domain dependency: (\w+?)__\w+ needs the \w+ from (\w+)",
+                                  t.description.notes).groups()
+        named[f"{source} -> {using}"] += 1
+    crossing = task_stats(dependent)["cross_domain_dependencies"]
+    assert (crossing["total"], crossing["tasks_with"]) == (66, 66)
+    assert crossing["by_direction"] == dict(sorted(named.items()))
+    independent = task_stats(load_task_file(REPO / "tasks" / "cross-domain-independent.json"))
+    assert independent["cross_domain_dependencies"]["total"] == 0

@@ -1,7 +1,8 @@
 """Cross-domain conversations: one simulation on several domain servers, tools namespaced, calls routed.
 
 The committed cross-domain set (tasks/cross-domain.json) is run with `shiftbox run --domain banking,airline`: the
-scripted oracle reaches TSR 1.0, an agent that serves only the first goal's domain scores less.
+scripted oracle reaches TSR 1.0, an agent that serves only the first goal's domain scores less. The hand-computed
+scores of one task are on the independent variant (tasks/cross-domain-independent.json, generator v1's tasks).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shiftbox_servers.kit import domain_list, get_domain, split_namespaced
 from tests.client.harness import HANDWRITTEN, REPO
 
 CROSS = REPO / "tasks" / "cross-domain.json"
+INDEPENDENT = REPO / "tasks" / "cross-domain-independent.json"
 runner = CliRunner()
 
 
@@ -101,7 +103,7 @@ def test_skipping_the_other_domains_goal_costs_what_the_task_says(tmp_path):
     get_user_details, get_reservation_details; communicate "HAT056", "2024-05-25"). The agent serving only the
     first domain does the banking set and says the two banking facts, then apologises for the airline goal."""
     task_id = "cross_banking_airline_001"
-    plan = plan_run(CROSS, tmp_path / "run", domain="banking,airline", agent="scripted:first_domain_only",
+    plan = plan_run(INDEPENDENT, tmp_path / "run", domain="banking,airline", agent="scripted:first_domain_only",
                     task_ids=[task_id])
     trajectory = run_evaluation(plan).trajectories[0]
     _, (sim,) = compute_run_metrics([trajectory], {task_id: plan.tasks[0]})
@@ -122,7 +124,7 @@ def test_a_transfer_at_the_shift_uses_the_new_goals_domain_transfer_tool(tmp_pat
     """scripted:transfer_on_shift hands the customer over at the first shift, to banking__transactions ->
     airline__reservation_lookup: through airline__transfer_to_human_agents, which ends the conversation."""
     task_id = "cross_banking_airline_001"
-    plan = plan_run(CROSS, tmp_path / "run", domain="banking,airline", agent="scripted:transfer_on_shift",
+    plan = plan_run(INDEPENDENT, tmp_path / "run", domain="banking,airline", agent="scripted:transfer_on_shift",
                     task_ids=[task_id])
     trajectory = run_evaluation(plan).trajectories[0]
     last = trajectory.tool_calls[-1]
