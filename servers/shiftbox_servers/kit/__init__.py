@@ -56,6 +56,7 @@ from ._graph import (
 from ._http_calls import SessionCalls
 from ._input_files import (
     MAX_INPUT_DEPTH,
+    InputFileError,
     check_not_empty,
     json_depth,
     load_json_file,
@@ -125,7 +126,7 @@ from ._transfer import (
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
-    "MAX_INPUT_DEPTH", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
+    "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",
     "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
