@@ -105,3 +105,16 @@ def test_serve_assessor_serves_on_loopback_and_assesses_over_a2a(tmp_path):
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_a_task_file_that_does_not_load_is_refused_before_serving(tmp_path):
+    from typer.testing import CliRunner
+
+    from shiftbox.cli import app
+
+    deep = tmp_path / "tasks.json"
+    deep.write_text("[" * 1000 + "]" * 1000)
+    res = CliRunner().invoke(app, ["serve-assessor", "--tasks", str(deep), "--port", "0"])
+    assert res.exit_code == 2 and f"{deep}: nested deeper than" in res.output
+    res = CliRunner().invoke(app, ["serve-assessor", "--tasks", str(tmp_path / "none.json"), "--port", "0"])
+    assert res.exit_code == 2 and "none.json: cannot read the file" in res.output
