@@ -29,13 +29,16 @@ def cmd(arg: str | None, options: dict[str, str]):
     return ExternalAgent(arg, turn_timeout_s=timeout)
 
 
-def _turn_timeout(kind: str, options: dict[str, str]) -> float:
-    """The only option of agents that call their tools through the gateway: timeout=SECONDS, per agent turn."""
+def _turn_timeout(kind: str, options: dict[str, str], also: tuple[str, ...] = ()) -> float:
+    """The option of agents that call their tools through the gateway: timeout=SECONDS, per agent turn (`also`: the
+    other options the kind takes)."""
     from ._gateway_agent import DEFAULT_TURN_TIMEOUT_S
 
-    unknown = set(options) - {"timeout"}
+    unknown = set(options) - {"timeout", *also}
     if unknown:
-        raise ValueError(f"{kind} agents take only the option timeout=SECONDS (got {', '.join(sorted(unknown))})")
+        takes = " and ".join(["timeout=SECONDS", *(f"{name}=..." for name in also)])
+        raise ValueError(f"{kind} agents take only the option{'s' if also else ''} {takes} "
+                         f"(got {', '.join(sorted(unknown))})")
     timeout = float(options.get("timeout", DEFAULT_TURN_TIMEOUT_S))
     if timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
@@ -43,9 +46,11 @@ def _turn_timeout(kind: str, options: dict[str, str]) -> float:
 
 
 def a2a(arg: str | None, options: dict[str, str]):
-    """`a2a:URL`: a remote agent served over the A2A protocol (tools through the gateway); option timeout=SECONDS."""
+    """`a2a:URL`: a remote agent served over the A2A protocol (tools through the gateway); options timeout=SECONDS and
+    handover=metadata|text (text: the handover also written into the message text, docs/a2a.md)."""
     from .a2a_agent import A2AAgent
 
     if not arg:
         raise ValueError("a2a: needs the agent's base URL, e.g. --agent a2a:http://127.0.0.1:9999")
-    return A2AAgent(arg, turn_timeout_s=_turn_timeout("a2a", options))
+    timeout = _turn_timeout("a2a", options, also=("handover",))
+    return A2AAgent(arg, turn_timeout_s=timeout, handover=options.get("handover", "metadata"))

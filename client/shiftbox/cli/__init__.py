@@ -21,6 +21,7 @@ from .report import report
 from .rescore import rescore
 from .run import run
 from .serve import serve
+from .serve_assessor import serve_assessor_command
 from .snapshots import snapshots_app
 from .tasks import tasks_app
 
@@ -56,6 +57,7 @@ app.command("report")(report)
 app.command("compare")(compare_command)
 app.command("replay")(replay)
 app.command("serve")(serve)
+app.command("serve-assessor")(serve_assessor_command)
 app.command("demo")(demo)
 app.command("fake-llm")(fake_llm)
 

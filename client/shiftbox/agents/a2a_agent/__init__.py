@@ -5,9 +5,17 @@ to the agent, never by `import shiftbox` or in replay (a replay plays the record
 """
 
 from ._agent import A2AAgent
-from ._handover import DOMAIN_KEY, MCP_URL_KEY, POLICY_KEY, SEED_KEY
-from ._install import INSTALL_A2A, a2a_installed
+from ._handover import (
+           DOMAIN_KEY,
+           HANDOVERS,
+           MCP_URL_KEY,
+           POLICY_KEY,
+           SEED_KEY,
+           TOOLS_LINE,
+           USER_LINE,
+)
+from ._install import INSTALL_A2A, a2a_installed, require_a2a
 from ._limits import MAX_JSON_DEPTH, A2AReplyRefused, capped_client
 
-__all__ = ["DOMAIN_KEY", "INSTALL_A2A", "MAX_JSON_DEPTH", "MCP_URL_KEY", "POLICY_KEY", "SEED_KEY", "A2AAgent",
-           "A2AReplyRefused", "a2a_installed", "capped_client"]
+__all__ = ["DOMAIN_KEY", "HANDOVERS", "INSTALL_A2A", "MAX_JSON_DEPTH", "MCP_URL_KEY", "POLICY_KEY", "SEED_KEY",
+           "TOOLS_LINE", "USER_LINE", "A2AAgent", "A2AReplyRefused", "a2a_installed", "capped_client", "require_a2a"]

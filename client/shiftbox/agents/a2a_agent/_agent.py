@@ -23,7 +23,7 @@ from ...redact import redact_text
 from .._gateway_agent import DEFAULT_TURN_TIMEOUT_S, ExternalAgentError, GatewayAgent
 from .._protocol import AgentContext
 from ._exchange import Exchange
-from ._handover import handover, user_message
+from ._handover import HANDOVERS, handover, user_message
 from ._install import require_a2a
 from ._limits import CARD_PATH, capped_client
 
@@ -38,8 +38,12 @@ class A2AAgent(GatewayAgent):
 
     kind = "A2A agents"
 
-    def __init__(self, url: str, *, turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S):
+    def __init__(self, url: str, *, turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S, handover: str = "metadata"):
         super().__init__(turn_timeout_s=turn_timeout_s)
+        if handover not in HANDOVERS:
+            raise ValueError(f"a2a: handover={handover!r} is not known; choose one of: {', '.join(HANDOVERS)} "
+                             "(text: the tools' URL and the policy also written in the message text, docs/a2a.md)")
+        self.handover = handover
         url = url.strip()
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"a2a: needs the agent's http(s) base URL, e.g. a2a:http://127.0.0.1:9999 (got {url!r})")
@@ -123,7 +127,8 @@ class A2AAgent(GatewayAgent):
         if self._exchange is not None and not self._exchange.done():
             raise ExternalAgentError("a user message came while the A2A agent's previous answer was still under way")
         meta = handover(context.gateway.url, context.domain, context.seed, context.policy if first else None)
-        message = user_message(texts, meta, context_id=self._context_id, task_id=self._task_id, first=first)
+        message = user_message(texts, meta, context_id=self._context_id, task_id=self._task_id, first=first,
+                               how=self.handover)
         self._exchange = asyncio.get_running_loop().create_task(self._run_exchange(SendMessageRequest(message=message)))
 
     async def _run_exchange(self, request: Any) -> None:
