@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -83,6 +84,6 @@ def test_the_server_listens_on_loopback_only(server):
     process, url = server
     assert url.startswith("http://127.0.0.1:")
     port = int(url.rsplit(":", 1)[1])
-    listening = [line.split() for line in open("/proc/net/tcp").read().splitlines()[1:]]
+    listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
     ours = [fields[1] for fields in listening if int(fields[1].split(":")[1], 16) == port and fields[3] == "0A"]
     assert ours == ["0100007F:" + f"{port:04X}"]  # 127.0.0.1, not 0.0.0.0

@@ -3,7 +3,9 @@ run's trajectory and reward, and stepped four at once in one process with each e
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -14,7 +16,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from shiftbox.rl import ENV_ID, ShiftboxGymEnv, ShiftboxVectorEnv
-from tests.client.harness import HANDWRITTEN
+from tests.client.harness import HANDWRITTEN, REPO
 from tests.client.rl.conftest import TASK_ID
 from tests.client.rl.test_gym_env import TALKER, oracle_replies
 
@@ -139,3 +141,23 @@ def test_the_gymnasium_names_say_how_to_get_the_extra():
 def test_a_world_is_refused_as_it_cannot_cross_event_loops():
     with pytest.raises(TypeError, match="world= cannot be shared"):
         ShiftboxGymEnv(HANDWRITTEN, world=object())
+
+
+def doc_blocks(heading: str) -> list[str]:
+    """docs/rl.md's Python blocks under `heading` (up to the next `## ` heading)."""
+    section = (REPO / "docs" / "rl.md").read_text().split(heading, 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_the_rl_pages_gymnasium_examples_run_as_written(tmp_path, monkeypatch, capsys):
+    (tmp_path / "snapshots").symlink_to(REPO / "snapshots")
+    monkeypatch.chdir(tmp_path)
+    single, vector = doc_blocks("## Gymnasium")
+    exec(compile(single, "docs/rl.md", "exec"), {"__name__": "__main__"})
+    user, result = capsys.readouterr().out.splitlines()
+    assert user.startswith("user: ") and len(user) > 20
+    assert float(re.fullmatch(r"reward (\S+), ended by user_stop", result).group(1)) < 1.0
+    exec(compile(vector, "docs/rl.md", "exec"), {"__name__": "__main__"})
+    tasks, rewards = capsys.readouterr().out.splitlines()
+    assert len(set(ast.literal_eval(tasks.removeprefix("tasks: ")))) > 1  # each environment drew its own task
+    assert ast.literal_eval(rewards.removeprefix("rewards: ")) == [0.0] * 4
