@@ -14,6 +14,7 @@ from .._versions import distribution_versions
 from .compare import compare_command
 from .conformance import conformance_app
 from .demo import demo
+from .env_server import env_server
 from .fake_llm import fake_llm
 from .metrics import metrics
 from .replay import replay
@@ -60,4 +61,5 @@ app.command("serve")(serve)
 app.command("serve-assessor")(serve_assessor_command)
 app.command("demo")(demo)
 app.command("fake-llm")(fake_llm)
+app.command("env-server")(env_server)
 

@@ -8,13 +8,16 @@ environment on top of it (the optional extra `shiftbox[verifiers]`, imported onl
 `SyncShiftboxEnv` takes the same arguments and offers the same calls, blocking (for code without an event loop).
 
 `load_environment(...)` is the verifiers entry (`verifiers.load_environment("shiftbox.rl", ...)`).
+
+With the extra `shiftbox[gym]`: `ShiftboxGymEnv` and `ShiftboxVectorEnv` (Gymnasium, registered as `ENV_ID` by
+importing `shiftbox.rl.gym_envs`), and `serve_env` (the HTTP environment server, OpenEnv's reset/step/state).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._extras import extra_installed, install_command
+from .._extras import extra_installed, import_extra, install_command
 from ._env import AssistantMessage, EnvironmentClosed, EnvironmentInUse, Observation, ShiftboxEnv
 from ._policy import EpisodeTruncated, PolicyAgent
 from ._rewards import REWARDS, Reward, reward_function
@@ -22,16 +25,19 @@ from ._sync import SyncShiftboxEnv
 
 if TYPE_CHECKING:
     from ._verifiers_env import ShiftboxRubric, ShiftboxVerifiersEnv
+    from .gym_envs import ENV_ID, ShiftboxGymEnv, ShiftboxVectorEnv, TextSpace, register_envs
 
 INSTALL_VERIFIERS = install_command("verifiers")
+INSTALL_GYM = install_command("gym")
 
 __all__ = [
-    "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EnvironmentClosed", "EnvironmentInUse", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
-    "ShiftboxEnv", "ShiftboxRubric", "ShiftboxVerifiersEnv", "SyncShiftboxEnv", "load_environment", "reward_function",
-    "verifiers_installed",
+    "ENV_ID", "INSTALL_GYM", "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EnvironmentClosed", "EnvironmentInUse", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
+    "ShiftboxEnv", "ShiftboxGymEnv", "ShiftboxRubric", "ShiftboxVectorEnv", "ShiftboxVerifiersEnv", "SyncShiftboxEnv",
+    "TextSpace", "load_environment", "register_envs", "reward_function", "serve_env", "verifiers_installed",
 ]
 
 _VERIFIERS_NAMES = ("ShiftboxRubric", "ShiftboxVerifiersEnv")
+_GYM_NAMES = ("ENV_ID", "ShiftboxGymEnv", "ShiftboxVectorEnv", "TextSpace", "register_envs")
 
 
 def verifiers_installed() -> bool:
@@ -53,7 +59,20 @@ def load_environment(tasks: str | None = None, **options: Any) -> ShiftboxVerifi
     return _verifiers_module().load_environment(tasks, **options)
 
 
+def serve_env(tasks: Any, *, port: int = 8770, **options: Any) -> None:
+    """Serve `ShiftboxEnv(tasks, **options)` over HTTP on 127.0.0.1:PORT, one environment per session (OpenEnv's
+    `/reset`, `/step`, `/state`; docs/rl.md) until interrupted. Raises ImportError naming `INSTALL_GYM` without the
+    extra."""
+    import_extra("uvicorn", "gym", "the HTTP environment server")
+    import_extra("starlette", "gym", "the HTTP environment server")
+    from ._env_server import serve_env as serve
+
+    serve(tasks, port=port, **options)
+
+
 def __getattr__(name: str) -> Any:
     if name in _VERIFIERS_NAMES:
         return getattr(_verifiers_module(), name)
+    if name in _GYM_NAMES:
+        return getattr(import_extra("shiftbox.rl.gym_envs", "gym", "the Gymnasium environments"), name)
     raise AttributeError(f"module 'shiftbox.rl' has no attribute {name!r}")
