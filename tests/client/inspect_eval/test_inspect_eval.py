@@ -354,3 +354,16 @@ def test_the_task_plans_the_eval_model_as_an_external_agent_not_a_stand_in_spec(
     assert task.metadata["shiftbox_run_config"]["agent"] == "external:inspect"
     with pytest.raises(shiftbox.RunPlanError, match=r"--retry-infra \(retry_infra\) -1"):
         shiftbox_task(HANDWRITTEN, domain="banking", retry_infra=-1)
+
+
+def test_inspect_score_on_a_log_as_written_finds_the_scorer_without_being_told(mock_log, tmp_path):
+    """Issue 33 item 2: Inspect records the scorer unqualified (`shiftbox_scores`) and `inspect score LOG` failed
+    "scorer 'shiftbox_scores' couldn't be loaded" unless given `--scorer shiftbox/shiftbox_scores`."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    out = tmp_path / "rescored.eval"
+    ran = subprocess.run(["inspect", "score", mock_log.location, "--action", "overwrite", "--output-file", str(out),
+                          "--display", "none"], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    rescored = read_eval_log(str(out))
+    for before, after in zip(mock_log.samples, rescored.samples, strict=True):
+        assert json.dumps(before.scores[SCORER].value) == json.dumps(after.scores[SCORER].value)
