@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
+from typing import Any
 
+from inspect_ai._util.registry import (
+    RegistryInfo,
+    registry_add,
+    registry_info,
+    registry_unqualified_name,
+)
 from inspect_ai.scorer import (
     Score,
     Scorer,
@@ -72,6 +80,22 @@ def shiftbox_scores(success_threshold: float = 1.0) -> Scorer:
                      metadata={METRICS_KEY: metrics.model_dump(mode="json")})
 
     return score
+
+
+def register_as_logged(factory: Callable[..., Scorer]) -> None:
+    """Register a scorer also under the name Inspect writes to the log (its name without the package,
+    `shiftbox_scores`), so `inspect score LOG` finds it as written: Inspect looks that name up as it is, and a name
+    without a package is never looked for under `shiftbox/`."""
+    info = registry_info(factory)
+
+    @functools.wraps(factory)
+    def as_logged(*args: Any, **kwargs: Any) -> Scorer:
+        return factory(*args, **kwargs)
+
+    registry_add(as_logged, RegistryInfo(type="scorer", name=registry_unqualified_name(info), metadata=info.metadata))
+
+
+register_as_logged(shiftbox_scores)
 
 
 @score_reducer
