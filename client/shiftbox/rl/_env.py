@@ -94,7 +94,7 @@ class ShiftboxEnv:
     simulator's SPEC and options), `seed` (the run seed each simulation's seed derives from, with the task id and
     trial), `max_steps`, `max_tool_errors`, `one_tool_per_turn`, `policy` ("none": the policy is given no domain
     policy), and the domain server: `servers`, `snapshot` (default: the task file's), `toolset` (default: the task
-    file's), `dependency_graph`. Or pass an open `world` (`shiftbox.open_world`) to share one server between
+    file's), `dependency_graph`, `graph_refusal`. Or pass an open `world` (`shiftbox.open_world`) to share one server between
     environments (each episode is still its own). `reward`: a name in `REWARDS` or a callable on the
     `SimulationMetrics`; `agent_name` is recorded as `Trajectory.agent`. Use it in one asyncio event loop, one call
     at a time (a call while another runs is refused, `EnvironmentInUse`; concurrent episodes take an environment
@@ -104,14 +104,16 @@ class ShiftboxEnv:
 
     def __init__(self, tasks: Path | str | TaskFile | Sequence[Task] | None = None, *, user: str = "scripted",
                  user_args: dict[str, str] | None = None, servers: str = "inproc", snapshot: Path | str | None = None,
-                 toolset: str | None = None, dependency_graph: bool = False, seed: int = 0, max_steps: int = 100,
+                 toolset: str | None = None, dependency_graph: bool = False, graph_refusal: bool = False,
+                 seed: int = 0, max_steps: int = 100,
                  max_tool_errors: int = 5, one_tool_per_turn: bool = False, policy: str = "domain",
                  reward: str | Reward = "tsr", success_threshold: float = 1.0, agent_name: str = "rl:policy",
                  world: World | CrossWorld | None = None):
         self.agent_name = agent_name
         self.run_options: dict[str, Any] = {
             "agent": ExternalAgent(agent_name), "user": user, "user_args": user_args, "servers": servers,
-            "snapshot": snapshot, "toolset": toolset, "dependency_graph": dependency_graph, "seed": seed,
+            "snapshot": snapshot, "toolset": toolset, "dependency_graph": dependency_graph,
+            "graph_refusal": graph_refusal, "seed": seed,
             "max_steps": max_steps, "max_tool_errors": max_tool_errors, "one_tool_per_turn": one_tool_per_turn,
             "policy": policy, "options": ExecutionOptions()}
         """`plan_run`'s arguments, as `shiftbox run` passes its options."""

@@ -81,6 +81,7 @@ def planning_error(**options) -> RunPlanError:
     ({"servers": "nowhere"}, ["--servers", "nowhere"]),
     ({"user": "nobody:at-all"}, ["--user", "nobody:at-all"]),
     ({"policy": "mine"}, ["--policy", "mine"]),
+    ({"graph_refusal": True}, ["--graph-refusal"]),
 ])
 def test_an_option_planning_refuses_is_refused_as_shiftbox_run_refuses_it(options, cli, tmp_path):
     """The environment is made through `plan_run`: the same error class and message, when it is made."""
