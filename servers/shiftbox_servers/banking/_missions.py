@@ -58,6 +58,17 @@ def _recent_transactions(db: sqlite3.Connection, account_id: str, limit: int) ->
                  (account_id, limit))
 
 
+def _with_statements(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
+    """The customer's accounts that have a statement."""
+    return [a for a in _accounts(db, customer_id)
+            if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+
+
+def _with_transactions(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
+    """The customer's accounts that have a transaction."""
+    return [a for a in _accounts(db, customer_id) if _recent_transactions(db, a["account_id"], 1)]
+
+
 def _disputable(db: sqlite3.Connection, tx: dict[str, Any]) -> bool:
     if tx["amount"] >= 0 or tx["status"] not in ("Posted", "Pending"):
         return False
@@ -110,7 +121,7 @@ def account_info(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
 
 
 def transactions(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    accounts = [a for a in _accounts(db, subject["customer_id"]) if _recent_transactions(db, a["account_id"], 1)]
+    accounts = _with_transactions(db, subject["customer_id"])
     if not accounts:
         return None
     account = rng.choice(accounts)
@@ -131,8 +142,7 @@ def transactions(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
 
 
 def statements(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    accounts = [a for a in _accounts(db, subject["customer_id"])
-                if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+    accounts = _with_statements(db, subject["customer_id"])
     if not accounts:
         return None
     account = rng.choice(accounts)
@@ -318,8 +328,7 @@ def fraud_response(db: sqlite3.Connection, rng: random.Random, subject: dict[str
 
 
 def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    with_statements = [a for a in _accounts(db, subject["customer_id"])
-                       if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+    with_statements = _with_statements(db, subject["customer_id"])
     if rng.random() < 0.25:
         if not with_statements:
             return None
@@ -349,11 +358,6 @@ def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
 
 
 # -- variants: the chat and clarify missions a types plan asks for (`MissionSet.variants`) -----------------
-
-
-def _with_statements(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
-    return [a for a in _accounts(db, customer_id)
-            if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
 
 
 def balance_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
@@ -408,7 +412,7 @@ def statements_unnamed(db: sqlite3.Connection, rng: random.Random, subject: dict
 
 def fraud_signs_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
     """A chat transactions: how to spot a charge you did not make, starting from the newest one."""
-    accounts = [a for a in _accounts(db, subject["customer_id"]) if _recent_transactions(db, a["account_id"], 1)]
+    accounts = _with_transactions(db, subject["customer_id"])
     if not accounts:
         return None
     account = rng.choice(accounts)

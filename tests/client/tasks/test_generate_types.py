@@ -18,7 +18,7 @@ from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import MMTB_TYPES, load_task_file, type_sequence_coverage, validate_tasks
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
-from shiftbox_servers.kit import Snapshot, get_domain
+from shiftbox_servers.kit import MissionSet, Snapshot, get_domain
 from tests.client.tasks.generation import snapshot_dir
 
 EVERY = set(MMTB_TYPES)
@@ -129,6 +129,15 @@ def test_the_cli_writes_a_types_set_and_counts_its_coverage(tmp_path):
     assert res.exit_code == 0, res.output
     assert "MMTB type sequences of 1-4 goals covered: 4/4, 4/16, 4/64, 4/256" in res.output
     assert [t.mmtb_types()[0] for t in load_task_file(out).tasks] == list(MMTB_TYPES)
+
+
+def test_variants_of_an_unknown_goal_are_refused():
+    def build(db, rng, subject):
+        return None
+
+    with pytest.raises(ValueError, match=r"variants name goals \['lookup'\], which are not among the goals"):
+        MissionSet({"pay": build}, variants={"lookup": (build,)})
+    assert MissionSet({"pay": build}, variants={"pay": (build, build)}).every_builder("pay") == (build,) * 3
 
 
 def test_an_unknown_cover_is_refused():
