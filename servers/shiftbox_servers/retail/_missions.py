@@ -41,8 +41,9 @@ NEW_ADDRESSES = (
 )
 CANCEL_STORIES = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 
-_IDENTIFIED: dict[int, sqlite3.Connection] = {}
-"""Episode connections whose task already identified the customer (kept alive so ids are not reused)."""
+_IDENTIFIED: dict[int, tuple[sqlite3.Connection, str | None]] = {}
+"""Episode connection -> the connection (kept alive so ids are not reused) and the goal whose mission opened with the
+identification call (None: that goal's last build needed none)."""
 
 
 def _user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
@@ -104,10 +105,12 @@ def _money(value: float) -> str:
 
 
 def _identified(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any], mission: Mission) -> Mission:
-    """The mission, opened with the identification call if the task has not identified the customer yet."""
-    if id(db) in _IDENTIFIED and _IDENTIFIED[id(db)] is db:
+    """The mission, opened with the identification call unless another goal of the task did. A goal built again (a
+    types plan discards builds of the wrong type) opens again: its earlier build was never played."""
+    entry = _IDENTIFIED.get(id(db))
+    if entry is not None and entry[0] is db and entry[1] not in (None, mission.goal):
         return mission
-    _IDENTIFIED[id(db)] = db
+    _IDENTIFIED[id(db)] = (db, mission.goal)
     user = _user(db, subject["user_id"])
     if rng.random() < 0.75:
         identify = _call("identify", "find_user_id_by_email", {"email": user["email"]})
@@ -481,14 +484,14 @@ def exchange_question(db: sqlite3.Connection, rng: random.Random, subject: dict[
     if picked is None:
         return None
     product, variant = picked
-    return _mission(
+    return _general(db, _mission(
         "exchange", "chat",
         "You want to know, in general, whether an item you received can be exchanged for another option of the same "
         f"product, and what the {product['name']} with {_options(variant['options'])} costs.",
         [_call("product", "get_product_details", {"product_id": product["product_id"]})],
         known=(f"You are asking about the {product['name']} (product {product['product_id']}).",),
         communicate=(f"product.variants.{variant['item_id']}.price",),
-        nl=("Agent explained the exchange rules in general terms without inventing prices",))
+        nl=("Agent explained the exchange rules in general terms without inventing prices",)))
 
 
 def modification_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
@@ -497,27 +500,36 @@ def modification_question(db: sqlite3.Connection, rng: random.Random, subject: d
     if picked is None:
         return None
     product, variant = picked
-    return _mission(
+    return _general(db, _mission(
         "item_modification", "chat",
         "You want to know, in general, whether the items of an order can still be changed before it ships, and what "
         f"item {variant['item_id']} (a {product['name']}) costs.",
         [_call("item", "get_item_details", {"item_id": variant["item_id"]})],
         known=(f"You are asking about item {variant['item_id']}.",),
         communicate=("item.price",),
-        nl=("Agent explained when order items can be modified without inventing prices",))
+        nl=("Agent explained when order items can be modified without inventing prices",)))
 
 
 def refund_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
     """A chat returns: how refunds of returned items work, and what two item prices add up to."""
     prices = [round(rng.uniform(15, 400), 2) for _ in range(2)]
-    return _mission(
+    return _general(db, _mission(
         "returns", "chat",
         "You want to know, in general, how a refund for returned items is paid back, and what you would get back for "
         f"two items of {_money(prices[0])} and {_money(prices[1])} together.",
         [_call("total", "calculate", {"expression": f"{_money(prices[0])} + {_money(prices[1])}"})],
         known=(f"The two items cost {_money(prices[0])} and {_money(prices[1])}.",),
         communicate=("total.result",),
-        nl=("Agent explained the refund rules in general terms and added the prices with the calculator",))
+        nl=("Agent explained the refund rules in general terms and added the prices with the calculator",)))
+
+
+def _general(db: sqlite3.Connection, mission: Mission) -> Mission:
+    """A mission of a goal that needs no identification: a discarded build of the goal that opened with it no longer
+    counts as the task's identification."""
+    entry = _IDENTIFIED.get(id(db))
+    if entry is not None and entry[0] is db and entry[1] == mission.goal:
+        _IDENTIFIED[id(db)] = (db, None)
+    return mission
 
 
 def _other_orders(db: sqlite3.Connection, user_id: str, order_id: str) -> list[str]:

@@ -151,3 +151,17 @@ def test_same_seed_same_types_set_and_another_seed_differs():
     other = generate_tasks("banking", snapshot_dir("banking"), n=4, seed=8, cover="types")
     assert first.model_dump_json() == again.model_dump_json() != other.model_dump_json()
     assert [t.mmtb_types() for t in other.tasks] == [t.mmtb_types() for t in first.tasks]  # same plan of types
+
+
+def test_retail_types_tasks_identify_the_customer_before_acting_on_their_account():
+    """A types plan builds a goal's mission again until it has the wanted type; a discarded build must not count as
+    the task's identification (retail opens the first customer-specific mission with it)."""
+    general = {"list_all_product_types", "get_product_details", "get_item_details", "calculate"}
+    tasks = generate_tasks("retail", snapshot_dir("retail"), n=16, seed=7, cover="types").tasks
+    unidentified = []
+    for task in tasks:
+        tools = [a.allowed_tools[0].function_name for a in task.evaluation_criteria.action_sets]
+        first = next((k for k, tool in enumerate(tools) if tool not in general), None)
+        if first is not None and not tools[first].startswith("find_user_id_by_"):
+            unidentified.append(task.id)
+    assert unidentified == []
