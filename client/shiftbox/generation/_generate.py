@@ -21,8 +21,9 @@ see `shiftbox_servers.kit.MissionSet`). The engine, from `random.Random(seed)` o
 With `cover="types"` step 1 plans instead for Multi-Mission Tool Bench's switching analysis: task i gets the
 i-th four-goal sequence of MMTB mission types (`type_sequences`, ordered so that the first 4, 16, 64 tasks already
 hold every type sequence of length 1, 2, 3 as a prefix), over distinct goals whose builders can make those types
-(`probe_types`: each builder tried on the snapshot for a sample of subjects); a goal's mission is then built until its
-action type is the wanted one (`TYPE_ROLLS` tries). Sequences no choice of distinct goals can make (a domain with one
+(`probe_types`: each builder, and each of the goal's `MissionSet.variants`, tried on the snapshot for a sample of
+subjects); a goal's mission is then built, by its builder and its variants in turn, until its action type is the
+wanted one (`TYPE_ROLLS` rounds). Pairs and cross-domain sets use the builders alone. Sequences no choice of distinct goals can make (a domain with one
 chat goal makes no chat, chat sequence) are skipped (`feasible_type_sequences` says which remain).
 
 Every goal gets a deterministic check: a mission without gold calls is refused (a chat mission is a
@@ -181,10 +182,11 @@ def probe_types(domain: Domain, db: sqlite3.Connection, subjects: list[dict[str,
     made: dict[str, set[str]] = {goal: set() for goal in sorted(domain.missions)}
     for subject in rng.sample(subjects, min(PROBE_SUBJECTS, len(subjects))):
         for goal in made:
-            for _ in range(PROBE_ROLLS):
-                mission = domain.missions[goal](db, rng, subject)
-                if mission is not None and mission.action_type in MMTB_TYPE_OF:
-                    made[goal].add(MMTB_TYPE_OF[mission.action_type])
+            for build in domain.missions.every_builder(goal):
+                for _ in range(PROBE_ROLLS):
+                    mission = build(db, rng, subject)
+                    if mission is not None and mission.action_type in MMTB_TYPE_OF:
+                        made[goal].add(MMTB_TYPE_OF[mission.action_type])
     return made
 
 
@@ -347,16 +349,13 @@ async def play_mission(client: Client, server: DomainServer, episode: str, goal:
     must have (up to `TYPE_ROLLS` builds; None if none has it)."""
     meta = {EPISODE_META_KEY: episode}
     db: sqlite3.Connection = server.episodes.get(episode).db
-    for _ in range(1 if want is None else TYPE_ROLLS):
-        if given is None:
-            mission = server.domain.missions[goal](db, rng, subject)
-        else:
-            use = next(u for u in server.domain.missions.uses.values() if u.goal == goal)
-            mission = use.build(db, rng, subject, given)
-        if mission is None or want is None or MMTB_TYPE_OF.get(mission.action_type) == want:
-            break
+    missions = server.domain.missions
+    if given is not None:
+        use = next(u for u in missions.uses.values() if u.goal == goal)
+        builders: tuple[Any, ...] = (lambda db, rng, subject: use.build(db, rng, subject, given),)
     else:
-        return None
+        builders = (missions[goal],) if want is None else missions.every_builder(goal)
+    mission = _wanted_mission(builders, db, rng, subject, want)
     if mission is None:
         return None
     if mission.goal != goal or mission.action_type not in ACTION_TYPES:
@@ -382,6 +381,22 @@ async def play_mission(client: Client, server: DomainServer, episode: str, goal:
             allowed_tools=[ToolCallSpec(function_name=call.tool, params=params)],
             depends_on=deps, required_parameters=call.required))
     return mission, action_sets, mine
+
+
+def _wanted_mission(builders: tuple[Any, ...], db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any],
+                    want: str | None) -> Mission | None:
+    """The first mission the builders make, in turn, of MMTB type `want` (any type when None: the first builder,
+    once), up to `TYPE_ROLLS` rounds; None when none does, or when every builder finds the subject infeasible."""
+    for _ in range(1 if want is None else TYPE_ROLLS):
+        made = []
+        for build in builders:
+            mission = build(db, rng, subject)
+            if mission is not None and (want is None or MMTB_TYPE_OF.get(mission.action_type) == want):
+                return mission
+            made.append(mission)
+        if all(m is None for m in made):
+            return None
+    return None
 
 
 def communicated(missions: list[Mission], outputs: dict[str, dict[str, Any]], known: str

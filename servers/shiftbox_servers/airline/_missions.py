@@ -516,6 +516,71 @@ def amount_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, A
                 {"amount": "payment_history.0.amount"}, known=(f"Your airline reservation is {rid}.",))
 
 
+# -- variants: the chat and clarify missions a types plan asks for (`MissionSet.variants`) -----------------
+
+
+def membership_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat reservation_lookup: what membership levels give, and the user's own level."""
+    return _mission(
+        "reservation_lookup", "chat",
+        "You want to know, in general, what the airline's membership levels change for a traveller (bags, "
+        "cancellations), and which level you have.",
+        [_call("user", "get_user_details", {"user_id": subject["user_id"]})],
+        communicate=("user.membership",),
+        nl=("Agent explained the membership benefits from the policy and read the level from the profile",))
+
+
+def _reservation_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any], goal: str,
+                          question: str, communicate: tuple[str, ...], nl: str) -> Mission | None:
+    """A chat mission about one of the user's active reservations: a general question, grounded in its details."""
+    reservations = _reservations(db, subject["user_id"], upcoming=False)
+    if not reservations:
+        return None
+    res = rng.choice(reservations)
+    return _mission(
+        goal, "chat", question.format(ref=_ref(res)),
+        [_call("res", "get_reservation_details", {"reservation_id": res["reservation_id"]})],
+        known=(_which(res),), communicate=communicate, nl=(nl,))
+
+
+def baggage_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat baggage: how the checked-bag allowance works, and what the reservation already holds."""
+    return _reservation_question(
+        db, rng, subject, "baggage",
+        "You want to know, in general, how the free checked-bag allowance works, and in which cabin {ref} is "
+        "booked and how many checked bags it already has.",
+        ("res.cabin", "res.total_baggages"),
+        "Agent explained the bag allowance from the policy without changing the reservation")
+
+
+def cancellation_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat cancellation: when a refund is possible, and whether the reservation has travel insurance."""
+    return _reservation_question(
+        db, rng, subject, "cancellation",
+        "You want to know, in general, when a reservation can be cancelled for a refund, and whether {ref} has "
+        "travel insurance; you are not cancelling anything now.",
+        ("res.insurance", "res.created_at"),
+        "Agent explained the cancellation rules from the policy without cancelling anything")
+
+
+def flight_status_unnamed(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A clarify flight_status: the user has several flights booked and names one only when asked."""
+    legs = _rows(db, "SELECT DISTINCT rf.flight_number, rf.date FROM reservations r JOIN reservation_flights rf "
+                     "USING (reservation_id) JOIN flight_dates fd USING (flight_number, date) WHERE r.user_id = ? "
+                     "AND r.status = 'active' ORDER BY rf.date, rf.flight_number", (subject["user_id"],))
+    if len(legs) < 2:
+        return None
+    pick = rng.choice(legs)
+    which = f"flight {pick['flight_number']} on {pick['date']}"
+    return _mission(
+        "flight_status", "clarify",
+        f"You want the status of one of your booked flights ({which}); you only say which flight and date when the "
+        "agent asks.",
+        [_call("status0", "get_flight_status", {"flight_number": pick["flight_number"], "date": pick["date"]})],
+        known=(f"The flight you mean is {which}.",), communicate=("status0.status",),
+        nl=("Agent asked which flight the user meant before checking its status",))
+
+
 MISSIONS = MissionSet({
     "reservation_lookup": reservation_lookup,
     "booking": booking,
@@ -526,6 +591,8 @@ MISSIONS = MissionSet({
     "flight_status": flight_status,
     "compensation": compensation,
 }, opener="reservation_lookup", subjects_query="SELECT user_id AS customer_id, * FROM users ORDER BY user_id",
-    introduce=introduce, account=account, facts={"address": address_fact, "amount": amount_fact})
+    introduce=introduce, account=account, facts={"address": address_fact, "amount": amount_fact},
+    variants={"reservation_lookup": (membership_question,), "baggage": (baggage_question,),
+              "cancellation": (cancellation_question,), "flight_status": (flight_status_unnamed,)})
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about every user, in a stable order,
 and most start by looking up a reservation. Offers other domains the user's address and a reservation's price."""

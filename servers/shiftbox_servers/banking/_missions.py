@@ -58,6 +58,17 @@ def _recent_transactions(db: sqlite3.Connection, account_id: str, limit: int) ->
                  (account_id, limit))
 
 
+def _with_statements(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
+    """The customer's accounts that have a statement."""
+    return [a for a in _accounts(db, customer_id)
+            if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+
+
+def _with_transactions(db: sqlite3.Connection, customer_id: str) -> list[dict[str, Any]]:
+    """The customer's accounts that have a transaction."""
+    return [a for a in _accounts(db, customer_id) if _recent_transactions(db, a["account_id"], 1)]
+
+
 def _disputable(db: sqlite3.Connection, tx: dict[str, Any]) -> bool:
     if tx["amount"] >= 0 or tx["status"] not in ("Posted", "Pending"):
         return False
@@ -110,7 +121,7 @@ def account_info(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
 
 
 def transactions(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    accounts = [a for a in _accounts(db, subject["customer_id"]) if _recent_transactions(db, a["account_id"], 1)]
+    accounts = _with_transactions(db, subject["customer_id"])
     if not accounts:
         return None
     account = rng.choice(accounts)
@@ -131,8 +142,7 @@ def transactions(db: sqlite3.Connection, rng: random.Random, subject: dict[str, 
 
 
 def statements(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    accounts = [a for a in _accounts(db, subject["customer_id"])
-                if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+    accounts = _with_statements(db, subject["customer_id"])
     if not accounts:
         return None
     account = rng.choice(accounts)
@@ -318,8 +328,7 @@ def fraud_response(db: sqlite3.Connection, rng: random.Random, subject: dict[str
 
 
 def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
-    with_statements = [a for a in _accounts(db, subject["customer_id"])
-                       if db.execute("SELECT 1 FROM statements WHERE account_id = ?", (a["account_id"],)).fetchone()]
+    with_statements = _with_statements(db, subject["customer_id"])
     if rng.random() < 0.25:
         if not with_statements:
             return None
@@ -346,6 +355,75 @@ def insights(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]
         known=(f"Your {_label(account)} account is {account['account_id']}.",),
         communicate=("spending.transactions.0.merchant_or_payee", "statements.statements.0.total_due"),
         nl=("Agent summarized spending from the customer's real transactions and statements",))
+
+
+# -- variants: the chat and clarify missions a types plan asks for (`MissionSet.variants`) -----------------
+
+
+def balance_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat account_info: why available and current balance differ, with the customer's own figures."""
+    accounts = _accounts(db, subject["customer_id"])
+    if not accounts:
+        return None
+    account = rng.choice(accounts)
+    return _mission(
+        "account_info", "chat",
+        "You want to understand, in general, why a bank shows an available balance that can differ from the current "
+        f"balance, with the figures of your {_label(account)} account as the example.",
+        [_call("account", "get_account", {"account_id": account["account_id"]})],
+        known=(f"Your {_label(account)} account is {account['account_id']}.",),
+        communicate=("account.available_balance",),
+        nl=("Agent explained pending items and holds in general terms, quoting only balances it had looked up",))
+
+
+def minimum_payment_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat statements: what paying only the minimum means, with the newest statement's minimum."""
+    accounts = _with_statements(db, subject["customer_id"])
+    if not accounts:
+        return None
+    account = rng.choice(accounts)
+    return _mission(
+        "statements", "chat",
+        "You want to know, in general, what happens if you pay only the minimum due instead of the full balance, "
+        f"and what the minimum on the newest statement of your {_label(account)} account is.",
+        [_call("statement", "get_statements", {"account_id": account["account_id"], "limit": 1})],
+        known=(f"Your {_label(account)} account is {account['account_id']}.",),
+        communicate=("statement.statements.0.minimum_due",),
+        nl=("Agent explained minimum payments in general terms without promising fees or rates it had not read",))
+
+
+def statements_unnamed(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A clarify statements: the customer does not say which account until asked."""
+    accounts = _with_statements(db, subject["customer_id"])
+    if len(accounts) < 2:
+        return None
+    account = rng.choice(accounts)
+    others = [a["account_id"] for a in accounts if a["account_id"] != account["account_id"]]
+    return _mission(
+        "statements", "clarify",
+        f"You want to see the latest statements of one of your accounts (your {_label(account)} account), but you "
+        "only say which one when the agent asks.",
+        [_call("statements", "get_statements", {"account_id": account["account_id"]})],
+        known=(f"Your {_label(account)} account is {account['account_id']}; your other accounts are "
+               f"{', '.join(others)}.",),
+        communicate=("statements.statements.0.total_due", "statements.statements.0.due_date"),
+        nl=("Agent asked which account the customer meant before reading statements",))
+
+
+def fraud_signs_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat transactions: how to spot a charge you did not make, starting from the newest one."""
+    accounts = _with_transactions(db, subject["customer_id"])
+    if not accounts:
+        return None
+    account = rng.choice(accounts)
+    return _mission(
+        "transactions", "chat",
+        "You want general advice on how to tell whether a charge on your statement is one you did not make, and who "
+        f"the newest transaction on your {_label(account)} account was with.",
+        [_call("review", "get_transactions", {"account_id": account["account_id"]})],
+        known=(f"Your {_label(account)} account is {account['account_id']}.",),
+        communicate=("review.transactions.0.merchant_or_payee",),
+        nl=("Agent gave general advice on spotting unauthorized charges without accusing any merchant",))
 
 
 def introduce(subject: dict[str, Any]) -> str:
@@ -378,6 +456,9 @@ MISSIONS = MissionSet({
     "fraud_response": fraud_response,
     "insights": insights,
 }, opener="authentication", introduce=introduce, account=account, facts={"address": address_fact},
-    uses={"amount": FactUse("payments", payment_of_given)})
+    uses={"amount": FactUse("payments", payment_of_given)},
+    variants={"account_info": (balance_question,), "statements": (minimum_payment_question, statements_unnamed),
+              "transactions": (fraud_signs_question,)})
 """Goal label -> mission builder (every label of GOAL_TOOLS); tasks are about `customers` rows and most
-start by identifying the customer."""
+start by identifying the customer. The variants give four goals chat missions and four clarify missions, so a types
+plan reaches every MMTB type sequence of four goals."""

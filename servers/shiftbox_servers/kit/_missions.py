@@ -141,6 +141,9 @@ class MissionSet(Mapping[str, MissionBuilder]):
       says who they are once, by name (e.g. "Your airline user id is …"); None: nothing beyond the name.
     - `facts`: fact kind (e.g. "address", "amount") -> builder of a `Fact` this domain offers another.
     - `uses`: fact kind -> the `FactUse` of this domain that needs a fact of that kind from another domain.
+    - `variants`: goal -> further builders of that goal, for MMTB mission types its builder makes rarely or never
+      (a chat question, a request that omits a detail). Only a plan that asks for a type draws on them
+      (`--cover types`), so pairs and cross-domain sets, built from `builders` alone, keep their draws.
     """
 
     builders: Mapping[str, MissionBuilder] = field(default_factory=dict)
@@ -150,6 +153,7 @@ class MissionSet(Mapping[str, MissionBuilder]):
     account: Callable[[Subject], str] | None = None
     facts: Mapping[str, FactBuilder] = field(default_factory=dict)
     uses: Mapping[str, FactUse] = field(default_factory=dict)
+    variants: Mapping[str, tuple[MissionBuilder, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.opener is not None and self.opener not in self.builders:
@@ -158,6 +162,13 @@ class MissionSet(Mapping[str, MissionBuilder]):
             if use.goal not in self.builders:
                 raise ValueError(f"the use of fact {kind!r} names goal {use.goal!r}, which is not one of the goals: "
                                  f"{sorted(self.builders)}")
+        unknown = sorted(set(self.variants) - set(self.builders))
+        if unknown:
+            raise ValueError(f"variants name goals {unknown}, which are not among the goals: {sorted(self.builders)}")
+
+    def every_builder(self, goal: str) -> tuple[MissionBuilder, ...]:
+        """The goal's builder, then its variants (the builders a plan asking for a mission type tries in turn)."""
+        return (self.builders[goal], *self.variants.get(goal, ()))
 
     def __getitem__(self, goal: str) -> MissionBuilder:
         return self.builders[goal]

@@ -41,8 +41,9 @@ NEW_ADDRESSES = (
 )
 CANCEL_STORIES = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 
-_IDENTIFIED: dict[int, sqlite3.Connection] = {}
-"""Episode connections whose task already identified the customer (kept alive so ids are not reused)."""
+_IDENTIFIED: dict[int, tuple[sqlite3.Connection, str | None]] = {}
+"""Episode connection -> the connection (kept alive so ids are not reused) and the goal whose mission opened with the
+identification call (None: that goal's last build needed none)."""
 
 
 def _user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
@@ -104,10 +105,12 @@ def _money(value: float) -> str:
 
 
 def _identified(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any], mission: Mission) -> Mission:
-    """The mission, opened with the identification call if the task has not identified the customer yet."""
-    if id(db) in _IDENTIFIED and _IDENTIFIED[id(db)] is db:
+    """The mission, opened with the identification call unless another goal of the task did. A goal built again (a
+    types plan discards builds of the wrong type) opens again: its earlier build was never played."""
+    entry = _IDENTIFIED.get(id(db))
+    if entry is not None and entry[0] is db and entry[1] not in (None, mission.goal):
         return mission
-    _IDENTIFIED[id(db)] = db
+    _IDENTIFIED[id(db)] = (db, mission.goal)
     user = _user(db, subject["user_id"])
     if rng.random() < 0.75:
         identify = _call("identify", "find_user_id_by_email", {"email": user["email"]})
@@ -460,6 +463,123 @@ def amount_fact(db: sqlite3.Connection, rng: random.Random, subject: dict[str, A
                 {"amount": "payment_history.0.amount"}, known=(f"Your store order is {order_id}.",))
 
 
+# -- variants: the chat and clarify missions a types plan asks for (`MissionSet.variants`) -----------------
+
+
+def _in_stock(db: sqlite3.Connection, rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A product and one of its available variants."""
+    products = _rows(db, "SELECT * FROM products WHERE product_id IN (SELECT product_id FROM variants "
+                         "WHERE available = 1) ORDER BY product_id")
+    if not products:
+        return None
+    product = rng.choice(products)
+    variants = _rows(db, "SELECT * FROM variants WHERE product_id = ? AND available = 1 ORDER BY item_id",
+                     (product["product_id"],))
+    return product, rng.choice(variants)
+
+
+def exchange_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat exchange: whether a delivered item can be swapped for another option, and a product's options."""
+    picked = _in_stock(db, rng)
+    if picked is None:
+        return None
+    product, variant = picked
+    return _general(db, _mission(
+        "exchange", "chat",
+        "You want to know, in general, whether an item you received can be exchanged for another option of the same "
+        f"product, and what the {product['name']} with {_options(variant['options'])} costs.",
+        [_call("product", "get_product_details", {"product_id": product["product_id"]})],
+        known=(f"You are asking about the {product['name']} (product {product['product_id']}).",),
+        communicate=(f"product.variants.{variant['item_id']}.price",),
+        nl=("Agent explained the exchange rules in general terms without inventing prices",)))
+
+
+def modification_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat item_modification: whether a pending order's items can still change, and one item's price."""
+    picked = _in_stock(db, rng)
+    if picked is None:
+        return None
+    product, variant = picked
+    return _general(db, _mission(
+        "item_modification", "chat",
+        "You want to know, in general, whether the items of an order can still be changed before it ships, and what "
+        f"item {variant['item_id']} (a {product['name']}) costs.",
+        [_call("item", "get_item_details", {"item_id": variant["item_id"]})],
+        known=(f"You are asking about item {variant['item_id']}.",),
+        communicate=("item.price",),
+        nl=("Agent explained when order items can be modified without inventing prices",)))
+
+
+def refund_question(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A chat returns: how refunds of returned items work, and what two item prices add up to."""
+    prices = [round(rng.uniform(15, 400), 2) for _ in range(2)]
+    return _general(db, _mission(
+        "returns", "chat",
+        "You want to know, in general, how a refund for returned items is paid back, and what you would get back for "
+        f"two items of {_money(prices[0])} and {_money(prices[1])} together.",
+        [_call("total", "calculate", {"expression": f"{_money(prices[0])} + {_money(prices[1])}"})],
+        known=(f"The two items cost {_money(prices[0])} and {_money(prices[1])}.",),
+        communicate=("total.result",),
+        nl=("Agent explained the refund rules in general terms and added the prices with the calculator",)))
+
+
+def _general(db: sqlite3.Connection, mission: Mission) -> Mission:
+    """A mission of a goal that needs no identification: a discarded build of the goal that opened with it no longer
+    counts as the task's identification."""
+    entry = _IDENTIFIED.get(id(db))
+    if entry is not None and entry[0] is db and entry[1] == mission.goal:
+        _IDENTIFIED[id(db)] = (db, None)
+    return mission
+
+
+def _other_orders(db: sqlite3.Connection, user_id: str, order_id: str) -> list[str]:
+    """The user's other orders, whatever their status: what makes "one of your orders" ambiguous."""
+    return [o["order_id"] for o in _rows(db, "SELECT order_id FROM orders WHERE user_id = ? AND order_id != ? "
+                                             "ORDER BY order_id", (user_id, order_id))]
+
+
+def tracking_unnamed(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A clarify order_tracking: the customer does not say which shipped order until asked."""
+    shipped = [o for o in _orders(db, subject["user_id"], ("processed", DELIVERED))
+               if db.execute("SELECT 1 FROM fulfillments WHERE order_id = ?", (o["order_id"],)).fetchone()]
+    if not shipped:
+        return None
+    order = rng.choice(shipped)
+    others = _other_orders(db, subject["user_id"], order["order_id"])
+    if not others:
+        return None
+    return _identified(db, rng, subject, _mission(
+        "order_tracking", "clarify",
+        f"You want the status and tracking number of one of your orders (order {order['order_id']}); you only say "
+        "which order when the agent asks.",
+        [_call("track", "get_order_details", {"order_id": order["order_id"]})],
+        known=(f"The order you mean is {order['order_id']}; you also have orders {', '.join(others)}.",),
+        communicate=("track.status", "track.fulfillments.0.tracking_id.0"),
+        nl=("Agent asked which order the customer meant before looking it up",)))
+
+
+def address_change_unnamed(db: sqlite3.Connection, rng: random.Random, subject: dict[str, Any]) -> Mission | None:
+    """A clarify address_change: the customer gives the new address but names the order only when asked."""
+    orders = _orders(db, subject["user_id"], (PENDING, PENDING_MODIFIED))
+    if not orders:
+        return None
+    order = rng.choice(orders)
+    others = _other_orders(db, subject["user_id"], order["order_id"])
+    if not others:
+        return None
+    address = rng.choice([a for a in NEW_ADDRESSES if (a["address1"], a["zip"]) != (order["address1"], order["zip"])])
+    where = ", ".join(v for v in address.values() if v)
+    return _identified(db, rng, subject, _mission(
+        "address_change", "clarify",
+        f"You want one of your pending orders (order {order['order_id']}) shipped to {where} instead; you only say "
+        "which order when the agent asks.",
+        [_call("change", "modify_pending_order_address", {"order_id": order["order_id"], **address})],
+        known=(f"The order is {order['order_id']}; your other orders are {', '.join(others)}.",
+               f"The new shipping address is {where}."),
+        nl=("Agent asked which order the customer meant before changing its address",
+            "Agent confirmed the new shipping address before changing it")))
+
+
 MISSIONS = MissionSet({
     "order_tracking": order_tracking,
     "order_cancellation": order_cancellation,
@@ -472,7 +592,10 @@ MISSIONS = MissionSet({
     "product_inquiry": product_inquiry,
 }, subjects_query="SELECT user_id AS customer_id, first_name || ' ' || last_name AS full_name, * "
                   "FROM users ORDER BY user_id",
-    facts={"amount": amount_fact}, uses={"address": FactUse("account_update", address_of_given)})
+    facts={"amount": amount_fact}, uses={"address": FactUse("account_update", address_of_given)},
+    variants={"exchange": (exchange_question,), "item_modification": (modification_question,),
+              "returns": (refund_question,), "order_tracking": (tracking_unnamed,),
+              "address_change": (address_change_unnamed,)})
 """Goal label -> mission builder (every label of GOAL_TOOLS). Tasks are about every user (`customer_id` and
 `full_name` for the generator), who introduces themselves by name (how to identify comes from the first
 mission); no goal opens a task."""
