@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox.generation import feasible_type_sequences, generate_tasks, probe_types, type_sequences
+from shiftbox.generation import GENERATOR_VERSION, feasible_type_sequences, generate_tasks, probe_types, type_sequences
 from shiftbox.tasks import MMTB_TYPES, load_task_file, type_sequence_coverage, validate_tasks
 from shiftbox_servers.kit import Snapshot, get_domain
 from tests.client.tasks.generation import snapshot_dir
@@ -65,7 +65,7 @@ def test_banking_types_set_covers_its_feasible_sequences_and_validates():
     assert sorted(g for g, t in capable.items() if "clarify" in t) == ["cards", "dispute", "transactions"]
     n = 16
     tasks = generate_tasks(domain, snapshot_dir(domain), n=n, seed=7, cover="types")
-    assert tasks.source == "generator v2 seed=7 cover=types"
+    assert tasks.source == f"generator v{GENERATOR_VERSION} seed=7 cover=types"
     types = [t.mmtb_types() for t in tasks.tasks]
     # the first 16 feasible sequences in order: the first 16 of all but (chat, chat, single, single), then the 17th
     expected = [s for s in type_sequences()[:17] if s != ("chat", "chat", "single", "single")]
