@@ -12,17 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..tasks import Task
+from ..tasks import MMTB_TYPE_OF, Task
 from ..trajectory import SHIFT_REPORT_TOOL, Message, Trajectory, goal_spans
 from ._goal_paths import MatchedCalls
 from ._missions import mission_type
 from ._mmtb_arguments import arguments_pass
 from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
-from ._model import MissionType, MissionVerdict, MMTBType, RelationType
+from ._model import MissionType, MissionVerdict, RelationType
 
-MMTB_TYPES: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
-                                   "serial+parallel": "multiple", "chat": "chat", "clarify": "clarify"}
-"""shiftbox's mission type -> MMTB's (its four: single, multiple, chat, clarify)."""
 
 
 def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = frozenset()) -> Mission:
@@ -88,7 +85,7 @@ def mission_verdicts(trajectory: Trajectory, task: Task,
     out = []
     for i, goal in enumerate(task.goals):
         kind = mission_type(task, goal)
-        base = {"goal": goal, "position": i + 1, "mission_type": MMTB_TYPES[kind], "relation": relation_of(task, goal)}
+        base = {"goal": goal, "position": i + 1, "mission_type": MMTB_TYPE_OF[kind], "relation": relation_of(task, goal)}
         if i >= len(spans):
             mission = mission_of(task, goal, kind)
             out.append(MissionVerdict(**base, reached=False, gold_steps=mission.length,

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .._usage import Usage
+from ..tasks import MMTBType
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None
@@ -179,9 +180,6 @@ class GoalPath(BaseModel):
     errors: list[PathError] = Field(default_factory=list)
 
 
-MMTBType = Literal["single", "multiple", "chat", "clarify"]
-"""Multi-Mission Tool Bench's four mission types (its 单, 多, 拒, 反): shiftbox's single, the three multi-call types,
-chat and clarify (`shiftbox.metrics.MMTB_TYPES`)."""
 CallStructure = Literal["serial", "parallel", "serial+parallel"]
 RelationType = Literal["none", "previous", "long_term"]
 """How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,

@@ -28,12 +28,14 @@ INDEPENDENT_GOALS = "independent goals"
 """What a cross-domain task file's `source` says when its goals were generated independent of each other on
 purpose (`shiftbox tasks generate-cross --independent`): the validator then only warns that its tasks have no
 cross-domain dependency."""
-MMTB_TYPES: tuple[str, ...] = ("single", "multi", "clarify", "chat")
-"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒): one tool call, several, ask for a missing detail
-first, answer without a tool. Its switching analysis reads a task's goals as a sequence of these."""
-MMTB_TYPE_OF: dict[str, str] = {"single": "single", "serial": "multi", "parallel": "multi",
-                                "serial+parallel": "multi", "clarify": "clarify", "chat": "chat"}
-"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type."""
+MMTB_TYPES: tuple[str, ...] = ("single", "multiple", "clarify", "chat")
+"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒), in the order its prefix table lists them: one tool
+call, several, ask for a missing detail first, answer without a tool. Its switching analysis reads a task's goals as a
+sequence of these; path evaluation (`shiftbox.metrics`) names them so too."""
+MMTBType = Literal[MMTB_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
+MMTB_TYPE_OF: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
+                                     "serial+parallel": "multiple", "clarify": "clarify", "chat": "chat"}
+"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type: the one rule."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -206,7 +208,7 @@ class Task(_Model):
         """Goal -> action type (`GoalShifts.action_types`); {} for a task that records none (hand-written, imported)."""
         return self.user_scenario.goal_shifts.action_types
 
-    def mmtb_types(self) -> tuple[str, ...] | None:
+    def mmtb_types(self) -> tuple[MMTBType, ...] | None:
         """The goals' MMTB mission types in order (`MMTB_TYPE_OF` of each action type); None when a goal has none."""
         types = self.action_types
         if not all(g in types for g in self.goals):

@@ -354,3 +354,16 @@ def test_the_prefix_table_has_every_full_prefix_and_the_layer_variance_is_mmtbs(
     assert p.layer_variance == {"1": pytest.approx(0.125), "2": None, "3": None}
     # single goals: the two first goals (both right) and the three second goals (two right) -> 4 / 5
     assert {k: v.accuracy for k, v in p.by_type.items()} == {"single": 4 / 5, "chat": 1.0}
+
+
+def test_the_metrics_name_a_goals_mmtb_type_as_the_task_does():
+    # one mapping: the task's MMTB types (what --cover types plans and type_sequence_coverage counts) are the names
+    # the verdicts and the prefix table use, in MMTB's order single, multiple, clarify, chat.
+    from shiftbox.tasks import MMTB_TYPES
+
+    t = task(goals=("s", "c"), actions=[act("a", "s", PHONE), act("b", "s", ACCOUNTS, after=["a"])])
+    t.user_scenario.goal_shifts.action_types = {"s": "serial", "c": "chat"}
+    trajectory = Builder().user("x", goal="s").build()
+    assert tuple(v.mission_type for v in simulation_metrics(trajectory, t).paths) == t.mmtb_types() == (
+        "multiple", "chat")
+    assert every_prefix(1) == list(MMTB_TYPES) == ["single", "multiple", "clarify", "chat"]
