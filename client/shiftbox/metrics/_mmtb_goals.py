@@ -21,7 +21,6 @@ from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
 from ._model import MissionType, MissionVerdict, RelationType
 
 
-
 def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = frozenset()) -> Mission:
     """The goal's gold steps: its action sets not met before it began, in task order, each after the goal's own sets
     it depends on; a clarify goal starts with the question."""

@@ -10,7 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox.generation import GENERATOR_VERSION, feasible_type_sequences, generate_tasks, probe_types, type_sequences
+from shiftbox.generation import (
+    GENERATOR_VERSION,
+    feasible_type_sequences,
+    generate_tasks,
+    probe_types,
+    type_sequences,
+)
 from shiftbox.tasks import MMTB_TYPES, load_task_file, type_sequence_coverage, validate_tasks
 from shiftbox_servers.kit import Snapshot, get_domain
 from tests.client.tasks.generation import snapshot_dir
