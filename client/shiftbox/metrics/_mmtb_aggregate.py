@@ -66,9 +66,12 @@ def aggregate_missions(sims: Iterable[SimulationMetrics]) -> MissionAggregate:
                 not_reached += 1
                 continue
             reached.append(v)
-            prefixes[SEPARATOR.join(types)].append(v)
-            if len(types) > 1:
-                after[SEPARATOR.join(types[:-1])].append(v)
+            prefix = [*(v.earlier_types or ()), *types]
+            if len(prefix) != v.position:
+                continue  # a goal after gold turns of unknown type: no cell of the prefix table
+            prefixes[SEPARATOR.join(prefix)].append(v)
+            if len(prefix) > 1:
+                after[SEPARATOR.join(prefix[:-1])].append(v)
     n = len(reached)
     by_type: dict[str, list[MissionVerdict]] = defaultdict(list)
     by_position: dict[str, list[MissionVerdict]] = defaultdict(list)

@@ -36,8 +36,12 @@ def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = 
 
 
 def relation_of(task: Task, goal: str) -> RelationType:
-    """How the goal relates to the earlier ones: `long_term` when a set of it depends on a set of a goal two or more
-    places back, `previous` on the goal just before, else `none`."""
+    """How the goal relates to the earlier ones: as the task says (`GoalShifts.relations`), else derived: `long_term`
+    when a set of it depends on a set of a goal two or more places back, `previous` on the goal just before, else
+    `none`."""
+    said = task.user_scenario.goal_shifts.relations.get(goal)
+    if said is not None:
+        return said
     owner = {a.action_id: a.goal for a in task.evaluation_criteria.action_sets}
     place = {g: i for i, g in enumerate(task.goals)}
     here = place[goal]
@@ -78,19 +82,28 @@ def mission_verdicts(trajectory: Trajectory, task: Task,
                      schemas: Mapping[str, Mapping[str, Any]] | None) -> list[MissionVerdict]:
     """Every goal of the task in order: reached goals walked and checked, the others marked not reached.
     `schemas`: tool name -> its JSON schema, resolved (`_mmtb_arguments.resolve`); None when the domain is not
-    installed (each call is then checked against its gold call's parameters only)."""
+    installed (each call is then checked against its gold call's parameters only).
+
+    A task with a gold dialogue (the per-mission protocol) is scored from the user message after it (one user message
+    per gold turn), its goals placed after the gold turns' goals, with their types as the earlier types."""
     matched = MatchedCalls.of(trajectory, task)
     spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
+    gold = task.initial_state.gold_dialogue
+    users = [m.index for m in trajectory.messages if m.role == "user"]
+    live = (users[len(gold)] if len(users) > len(gold) else len(trajectory.messages)) if gold else 0
+    earlier = [t.mmtb_type for t in gold] if gold else None
     out = []
     for i, goal in enumerate(task.goals):
         kind = mission_type(task, goal)
-        base = {"goal": goal, "position": i + 1, "mission_type": MMTB_TYPE_OF[kind], "relation": relation_of(task, goal)}
-        if i >= len(spans):
+        base = {"goal": goal, "position": len(gold) + i + 1, "mission_type": MMTB_TYPE_OF[kind],
+                "relation": relation_of(task, goal),
+                "earlier_types": None if earlier is None or None in earlier else earlier}
+        if i >= len(spans) or max(spans[i].start, live) >= spans[i].end:
             mission = mission_of(task, goal, kind)
             out.append(MissionVerdict(**base, reached=False, gold_steps=mission.length,
                                       structure=mission.structure()))
             continue
-        start, end = spans[i].start, spans[i].end
+        start, end = max(spans[i].start, live), spans[i].end
         before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
                   for a in met}
         mission = mission_of(task, goal, kind, before)

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .._usage import Usage
-from ..tasks import MMTBType
+from ..tasks import MMTBType, RelationType
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None
@@ -181,9 +181,6 @@ class GoalPath(BaseModel):
 
 
 CallStructure = Literal["serial", "parallel", "serial+parallel"]
-RelationType = Literal["none", "previous", "long_term"]
-"""How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,
-or on one further back (docs/metrics.md)."""
 MissionEnding = Literal["answered", "unmatched_call", "text_instead_of_call", "empty_reply", "unfinished"]
 
 
@@ -196,6 +193,10 @@ class MissionVerdict(BaseModel):
     structure: CallStructure | None = Field(None, description="MMTB's multi-call class of the gold calls; None for "
                                                                "one call or none")
     relation: RelationType = "none"
+    earlier_types: list[MMTBType] | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the types of the goals before it that its simulation does not score (a per-mission run: the "
+                    "gold dialogue's), so its type prefix is theirs then its simulation's; absent in a live run")
     reached: bool = Field(description="the user raised the goal; a goal never reached is not evaluated")
     gold_steps: int = Field(description="the gold steps: calls, the question on a clarify goal, the final answer")
     steps: int = Field(0, description="agent steps matched, the final answer included")

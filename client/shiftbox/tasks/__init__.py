@@ -27,6 +27,7 @@ from ._model import (
     InitialState,
     Instructions,
     MMTBType,
+    RelationType,
     Task,
     TaskDescription,
     TaskFile,
@@ -56,7 +57,7 @@ from ._validate import (
 )
 
 __all__ = [
-    "INDEPENDENT_GOALS", "MMTB_TYPE_OF", "MMTB_TYPES", "MMTBType", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType",
+    "INDEPENDENT_GOALS", "MMTB_TYPE_OF", "MMTB_TYPES", "MMTBType", "RelationType", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType",
     "action_types_from_notes", "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "GoldTurn", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",

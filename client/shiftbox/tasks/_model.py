@@ -36,6 +36,9 @@ MMTBType = Literal[MMTB_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
 MMTB_TYPE_OF: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
                                      "serial+parallel": "multiple", "clarify": "clarify", "chat": "chat"}
 """A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type: the one rule."""
+RelationType = Literal["none", "previous", "long_term"]
+"""How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,
+or on one further back (docs/metrics.md)."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -96,6 +99,11 @@ class GoalShifts(_Model):
                     "mission; path evaluation's mission type takes chat and clarify from it. Files that record the "
                     "types in their notes instead are read as if they were here (`action_types_from_notes`); written "
                     "only when set")
+    relations: dict[str, RelationType] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="goal -> how it relates to the earlier goals, when the task says so (a per-mission task, whose "
+                    "earlier goals' action sets are gone); path evaluation derives it from the dependencies of the "
+                    "goals without one; written only when set")
 
 
 def action_types_from_notes(notes: str | None) -> dict[str, ActionType]:
@@ -135,6 +143,10 @@ class GoldTurn(_Model):
     request: str
     calls: list[list[ToolCallSpec]] = Field(default_factory=list)
     answer: str
+    mmtb_type: MMTBType | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the goal's MMTB mission type in the whole task: the live goal's full type prefix for MMTB's "
+                    "switching table; None when unknown (the live goal is then left out of that table)")
 
 
 class InitialState(_Model):
