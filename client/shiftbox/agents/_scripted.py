@@ -20,6 +20,8 @@ from ..trajectory import Message, ToolCall
 from ._protocol import Agent, AgentContext, AgentReply
 
 IDENTITY_REQUEST = "Before we start, could you confirm your full name and phone number?"
+CLARIFY_REQUEST = "Could you tell me the details I need for this request?"
+"""The oracle's question on a clarify goal, before its calls (the goal's gold path: ask, call, answer)."""
 
 
 def _humanize(goal: str) -> str:
@@ -85,6 +87,8 @@ class OracleAgent(Agent):
         self.pending = [a for a in self.task.action_sets_for(goal) if a.action_id not in self.done]
         self.goal_results = []
         ack = f"Sure, I can help you with {_humanize(goal)}."
+        if self.pending and self.task.action_types.get(goal) == "clarify":
+            return AgentReply(content=f"{ack} {CLARIFY_REQUEST}")  # MMTB's clarify path: ask, then call, then answer
         calls = self._ready_calls()
         if not calls:
             return AgentReply(content=ack + " " + self._summary())

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..kit._input_files import InputFileError, loads_json, read_input_text
+from shiftbox_servers.kit import read_input_text
+
+from ..kit._input_files import InputFileError, loads_json
 
 ASK_STEP = "ask_user_for_required_parameters"
 ANSWER_STEP = "prepare_to_answer"

@@ -85,3 +85,19 @@ def test_the_oracle_run_gets_the_annotated_observations_and_metrics(tmp_path):
     assert (metrics["simulations"], metrics["tool_calls"], metrics["paths"]["goals"]) == (2, 9, 6)
     assert metrics["gsrt"]["shifts"] == 4 and metrics["by_domain"]["mmtb"]["simulations"] == 2
     assert metrics["tsr"]["action"] == 1.0  # every gold call made and answered
+    # the calls are checked against the tools the mmtb server served (its snapshot's, recorded in the trajectory):
+    # every oracle call fits its schema, so TUE's P = 1 (it read the domain's declared tools, none: P = 0)
+    assert (metrics["tue"]["calls"], metrics["tue"]["p"]) == (9, 1.0)
+    # MMTB's path evaluation, goal by goal, by hand:
+    # trip 1 (single): the oracle's first reply asks for the customer's identity, a text while the call is due: fails;
+    # trip 2 (parallel): both get_weather calls in one step, then the answer: right and optimal;
+    # trip 3 (clarify): asks for the date, then searches, then answers: right (ask, call, answer);
+    # trip 4 (serial): its search was made in trip 3, so its gold is book then answer; the oracle searches again:
+    #   a call no candidate step holds: fails;
+    # holiday 1 (serial+parallel): the identity question again: fails, 0 of its 4 gold steps matched;
+    # holiday 2 (chat): answered with text: right.
+    paths = metrics["paths"]
+    assert (paths["goals"], paths["accuracy"]) == (6, 3 / 6)
+    assert (paths["optimal_goals"], paths["optimal"]) == (2, 1 / 2)  # trip 2 optimal, holiday 1 not
+    assert (paths["progress_goals"], paths["progress"]) == (1, 0 / 4)  # holiday 1 only (trip 4: one call left)
+    assert paths["by_type"]["clarify"]["accuracy"] == 1.0
