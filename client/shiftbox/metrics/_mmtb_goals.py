@@ -78,6 +78,13 @@ def verdict(mission: Mission, steps: Sequence[AgentStep], schemas: Mapping[str, 
             "optimal": success and result.steps <= fewest, "structure": mission.structure()}
 
 
+def structure_of(task: Task, goal: str, mission: Mission) -> str | None:
+    """The goal's call structure: the multi-call type the task states (`GoalShifts.mission_types`), else MMTB's
+    layering of its gold calls (`Mission.structure`)."""
+    stated = task.user_scenario.goal_shifts.mission_types.get(goal)
+    return stated if stated in ("serial", "parallel", "serial+parallel") else mission.structure()
+
+
 def mission_verdicts(trajectory: Trajectory, task: Task,
                      schemas: Mapping[str, Mapping[str, Any]] | None) -> list[MissionVerdict]:
     """Every goal of the task in order: reached goals walked and checked, the others marked not reached.
@@ -101,13 +108,13 @@ def mission_verdicts(trajectory: Trajectory, task: Task,
         if i >= len(spans) or max(spans[i].start, live) >= spans[i].end:
             mission = mission_of(task, goal, kind)
             out.append(MissionVerdict(**base, reached=False, gold_steps=mission.length,
-                                      structure=mission.structure()))
+                                      structure=structure_of(task, goal, mission)))
             continue
         start, end = max(spans[i].start, live), spans[i].end
         before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
                   for a in met}
         mission = mission_of(task, goal, kind, before)
         messages = [m for m in trajectory.messages if start <= m.index < end]
-        out.append(MissionVerdict(**base, reached=True,
-                                  **verdict(mission, agent_steps(messages), schemas, not trajectory.one_tool_per_turn)))
+        walked = verdict(mission, agent_steps(messages), schemas, not trajectory.one_tool_per_turn)
+        out.append(MissionVerdict(**base, reached=True, **{**walked, "structure": structure_of(task, goal, mission)}))
     return out

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .._usage import Usage
-from ..tasks import MMTBType, RelationType
+from ..tasks import MissionType, MMTBType, RelationType
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None
@@ -148,9 +148,6 @@ class RubricAggregate(BaseModel):
                                                                          "averaged over tasks")
 
 
-MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat", "clarify"]
-"""A goal's mission type (Multi-Mission Tool Bench): from its action sets' dependency graph, or the generator's
-label for chat and clarify goals (`shiftbox.metrics.mission_type`)."""
 PathError = Literal["wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order", "premature_call",
                     "tool_for_chat"]
 """The error classes of the lenient goal walk, in the order reports list them (docs/metrics.md)."""

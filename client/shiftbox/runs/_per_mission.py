@@ -119,11 +119,13 @@ def _mission(task: Task, k: int, step: str | None, earlier: list[GoldTurn]) -> T
     if step is not None:
         instructions = instructions.model_copy(update={"reason_for_call": step, "task_instructions": step})
     kind = task.action_types.get(goal)
+    stated = scenario.goal_shifts.mission_types.get(goal)
     return task.model_copy(deep=True, update={
         "id": mission_task_id(task.id, k + 1),
         "user_scenario": scenario.model_copy(update={
             "instructions": instructions,
             "goal_shifts": GoalShifts(required_shifts=0, goals=[goal], action_types={goal: kind} if kind else {},
+                                      mission_types={goal: stated} if stated else {},
                                       relations={goal: relation_of(task, goal)} if k else {})}),
         "initial_state": task.initial_state.model_copy(update={"gold_dialogue": earlier}),
         "evaluation_criteria": EvaluationCriteria(

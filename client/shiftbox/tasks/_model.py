@@ -28,6 +28,10 @@ INDEPENDENT_GOALS = "independent goals"
 """What a cross-domain task file's `source` says when its goals were generated independent of each other on
 purpose (`shiftbox tasks generate-cross --independent`): the validator then only warns that its tasks have no
 cross-domain dependency."""
+MISSION_TYPES: tuple[str, ...] = ("single", "serial", "parallel", "serial+parallel", "chat", "clarify")
+MissionType = Literal[MISSION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
+"""A goal's mission type (Multi-Mission Tool Bench's, its multi-call missions split by call structure): stated by the
+task (`GoalShifts.mission_types`) or derived by path evaluation (`shiftbox.metrics.mission_type`)."""
 MMTB_TYPES: tuple[str, ...] = ("single", "multiple", "clarify", "chat")
 """Multi-Mission Tool Bench's four mission types (its 单 多 反 拒), in the order its prefix table lists them: one tool
 call, several, ask for a missing detail first, answer without a tool. Its switching analysis reads a task's goals as a
@@ -99,6 +103,11 @@ class GoalShifts(_Model):
                     "mission; path evaluation's mission type takes chat and clarify from it. Files that record the "
                     "types in their notes instead are read as if they were here (`action_types_from_notes`); written "
                     "only when set")
+    mission_types: dict[str, MissionType] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="goal -> its mission type as the source benchmark annotates it (an MMTB import: its own type, "
+                    "serial+parallel too, which action_types cannot say); path evaluation reads it before deriving "
+                    "one; written only when set")
     relations: dict[str, RelationType] = Field(
         default_factory=dict, exclude_if=lambda v: not v,
         description="goal -> how it relates to the earlier goals, when the task says so (a per-mission task, whose "

@@ -367,3 +367,14 @@ def test_the_metrics_name_a_goals_mmtb_type_as_the_task_does():
     assert tuple(v.mission_type for v in simulation_metrics(trajectory, t).paths) == t.mmtb_types() == (
         "multiple", "chat")
     assert every_prefix(1) == list(MMTB_TYPES) == ["single", "multiple", "clarify", "chat"]
+
+
+def test_a_mission_type_the_task_states_is_used_before_the_derived_one():
+    # the graph a -> b is serial; the task says serial+parallel (as an MMTB import may): its structure is that one,
+    # so the goal counts for the optimal path rate (over parallel and serial+parallel goals only).
+    t = task(goals=("g",), actions=[act("a", "g", PHONE), act("b", "g", ACCOUNTS, after=["a"])])
+    trajectory = Builder().user("x", goal="g").agent(calls=[PHONE]).tool().agent(calls=[ACCOUNTS]).tool().agent("ok")
+    derived = simulation_metrics(trajectory.build(), t).paths[0]
+    t.user_scenario.goal_shifts.mission_types = {"g": "serial+parallel"}
+    stated = simulation_metrics(trajectory.build(), t).paths[0]
+    assert (derived.structure, stated.structure, stated.mission_type) == ("serial", "serial+parallel", "multiple")
