@@ -10,6 +10,7 @@ advance.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -20,6 +21,8 @@ from ..trajectory import Message, ToolCall
 from ._protocol import Agent, AgentContext, AgentReply
 
 IDENTITY_REQUEST = "Before we start, could you confirm your full name and phone number?"
+CLARIFY_REQUEST = "Could you tell me the details I need for this request?"
+"""The oracle's question on a clarify goal, before its calls (the goal's gold path: ask, call, answer)."""
 
 
 def _humanize(goal: str) -> str:
@@ -48,6 +51,7 @@ class OracleAgent(Agent):
         self.goal_results: list[Any] = []
         self.communicated: set[str] = set()
         self.read_only: set[str] = set()
+        self.made: list[ToolCall] = []
 
     async def start(self, context: AgentContext) -> None:
         if context.task is None:
@@ -85,10 +89,19 @@ class OracleAgent(Agent):
         self.pending = [a for a in self.task.action_sets_for(goal) if a.action_id not in self.done]
         self.goal_results = []
         ack = f"Sure, I can help you with {_humanize(goal)}."
+        if self.task.action_types.get(goal) == "clarify" and self._needs_a_call():
+            return AgentReply(content=f"{ack} {CLARIFY_REQUEST}")  # MMTB's clarify path: ask, then call, then answer
         calls = self._ready_calls()
         if not calls:
             return AgentReply(content=ack + " " + self._summary())
         return AgentReply(content=ack, tool_calls=calls)
+
+    def _needs_a_call(self) -> bool:
+        """A pending gold call not made before (with equal arguments) in this conversation: one made already leaves
+        the user nothing to clarify (the goal may be resolved as it asks)."""
+        made = {(c.name, json.dumps(c.arguments, sort_keys=True)) for c in self.made}
+        return any((a.allowed_tools[0].function_name, json.dumps(a.allowed_tools[0].params, sort_keys=True)) not in made
+                   for a in self.pending)
 
     def _continue_goal(self) -> AgentReply:
         calls = self._ready_calls()
@@ -106,6 +119,7 @@ class OracleAgent(Agent):
             self.pending.remove(action)
             self.done.add(action.action_id)
             calls.extend(self.calls_for(action, i))
+        self.made.extend(calls)
         return calls
 
     def calls_for(self, action: ActionSet, i: int) -> list[ToolCall]:

@@ -29,10 +29,10 @@ from ._llm_judge import (
     LLMJudge,
     extract_json_object,
 )
-from ._missions import aggregate_paths
+from ._missions import aggregate_paths, mission_type
 from ._mmtb_aggregate import aggregate_missions
 from ._mmtb_arguments import rouge_l
-from ._mmtb_goals import MMTB_TYPES, mission_verdicts
+from ._mmtb_goals import mission_verdicts, relation_of
 from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
 from ._model import (
     AgentScores,
@@ -93,6 +93,6 @@ __all__ = [
     "ExecutionPath", "GoalPath", "MissionType", "PathAggregate", "PathError",
     "PathSlice", "aggregate_paths", "execution_paths", "fewest_steps", "goal_paths",
     "optimal_paths",
-    "AgentStep", "GoldCall", "MMTB_TYPES", "MMTBType", "Mission", "MissionAggregate", "MissionSlice", "MissionVerdict",
-    "aggregate_missions", "mission_verdicts", "rouge_l", "walk",
+    "AgentStep", "GoldCall", "MMTBType", "Mission", "MissionAggregate", "MissionSlice", "MissionVerdict",
+    "aggregate_missions", "mission_type", "mission_verdicts", "relation_of", "rouge_l", "walk",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import get_domain, schema_arguments_model
 
 from .._usage import Usage
 from ..tasks import Task
@@ -106,9 +106,21 @@ def domain_facts(name: str, toolset: str = "default") -> DomainFacts:
     )
 
 
+def served_facts(trajectory: Trajectory) -> DomainFacts:
+    """What metrics read of the trajectory's domain as its servers served it: the declared tools' facts, and for tools
+    that come with a snapshot (mmtb), the input schemas the servers published (`ServerInfo.tool_schemas`)."""
+    facts = domain_facts(trajectory.domain, served_toolset(trajectory))
+    recorded = {name: schema for info in trajectory.servers.values() for name, schema in (info.tool_schemas or {}).items()}
+    if not recorded:
+        return facts
+    return facts.model_copy(update={
+        "schemas": {**(facts.schemas or {}), **{n: schema_arguments_model(n, s) for n, s in sorted(recorded.items())}},
+        "json_schemas": {**(facts.json_schemas or {}), **{n: resolve(s) for n, s in sorted(recorded.items())}}})
+
+
 def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None = None,
                        success_threshold: float = 1.0) -> SimulationMetrics:
-    facts = domain_facts(trajectory.domain, served_toolset(trajectory))
+    facts = served_facts(trajectory)
     relevant = {g: set(t) for g, t in facts.goal_tools.items()}
     for action in task.evaluation_criteria.action_sets:
         if action.goal:

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from ..tasks import Task
+from ..tasks import MISSION_TYPES, Task
 from ._model import PATH_ERRORS, GoalPath, MissionType, PathAggregate, PathSlice, SimulationMetrics
 from ._paths import fewest_steps
 from ._uncertainty import mean_of_present, ratio
 
-MISSION_TYPES: tuple[str, ...] = ("single", "serial", "parallel", "serial+parallel", "chat", "clarify")
 LABELLED = ("chat", "clarify")
 """Mission types only the generator's label shows (the graph looks like a tool goal's)."""
 
@@ -31,8 +30,11 @@ def goal_graph(task: Task, goal: str) -> dict[str, list[str]]:
 
 
 def mission_type(task: Task, goal: str, graph: Mapping[str, list[str]] | None = None) -> MissionType:
-    """The goal's mission type: its chat/clarify action type, else the shape of its dependency graph (`graph`:
-    `goal_graph`, when already at hand)."""
+    """The goal's mission type: the task's statement of it (`GoalShifts.mission_types`), else its chat/clarify action
+    type, else the shape of its dependency graph (`graph`: `goal_graph`, when already at hand)."""
+    stated = task.user_scenario.goal_shifts.mission_types.get(goal)
+    if stated is not None:
+        return stated
     label = task.action_types.get(goal)
     if label in LABELLED:
         return label  # type: ignore[return-value]

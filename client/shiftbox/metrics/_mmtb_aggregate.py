@@ -9,11 +9,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import product
 
+from ..tasks import MMTB_TYPES
 from ._model import MissionAggregate, MissionSlice, MissionVerdict, SimulationMetrics
 from ._ratios import ratio
 
-PREFIX_TYPES = ("single", "multiple", "clarify", "chat")
-"""The MMTB types in the order its prefix table lists them (单, 多, 反, 拒)."""
 PREFIX_DEPTH = 4
 OPTIMAL_STRUCTURES = ("parallel", "serial+parallel")
 PROGRESS_STRUCTURES = ("serial", "serial+parallel")
@@ -29,7 +28,7 @@ def _slice(verdicts: Sequence[MissionVerdict]) -> MissionSlice:
 
 def every_prefix(depth: int = PREFIX_DEPTH) -> list[str]:
     """Every full prefix of MMTB types, by length, each length in the types' order ("single", ..., "chat->chat")."""
-    return [SEPARATOR.join(p) for n in range(1, depth + 1) for p in product(PREFIX_TYPES, repeat=n)]
+    return [SEPARATOR.join(p) for n in range(1, depth + 1) for p in product(MMTB_TYPES, repeat=n)]
 
 
 def _variance(values: list[float]) -> float | None:
@@ -67,9 +66,12 @@ def aggregate_missions(sims: Iterable[SimulationMetrics]) -> MissionAggregate:
                 not_reached += 1
                 continue
             reached.append(v)
-            prefixes[SEPARATOR.join(types)].append(v)
-            if len(types) > 1:
-                after[SEPARATOR.join(types[:-1])].append(v)
+            prefix = [*(v.earlier_types or ()), *types]
+            if len(prefix) != v.position:
+                continue  # a goal after gold turns of unknown type: no cell of the prefix table
+            prefixes[SEPARATOR.join(prefix)].append(v)
+            if len(prefix) > 1:
+                after[SEPARATOR.join(prefix[:-1])].append(v)
     n = len(reached)
     by_type: dict[str, list[MissionVerdict]] = defaultdict(list)
     by_position: dict[str, list[MissionVerdict]] = defaultdict(list)
@@ -85,7 +87,7 @@ def aggregate_missions(sims: Iterable[SimulationMetrics]) -> MissionAggregate:
             by_structure[v.structure].append(v)
     optimal_pool = [v for v in reached if v.structure in OPTIMAL_STRUCTURES]
     progress, progress_goals = _pooled_progress(v for v in reached if v.structure in PROGRESS_STRUCTURES)
-    types_seen = [t for t in PREFIX_TYPES if t in by_type]
+    types_seen = [t for t in MMTB_TYPES if t in by_type]
     return MissionAggregate(
         goals=n, not_reached=not_reached, accuracy=ratio(sum(v.success for v in reached), n),
         optimal=ratio(sum(v.optimal for v in optimal_pool), len(optimal_pool)), optimal_goals=len(optimal_pool),

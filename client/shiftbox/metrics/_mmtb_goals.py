@@ -12,17 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..tasks import Task
+from ..tasks import MMTB_TYPE_OF, Task
 from ..trajectory import SHIFT_REPORT_TOOL, Message, Trajectory, goal_spans
 from ._goal_paths import MatchedCalls
 from ._missions import mission_type
 from ._mmtb_arguments import arguments_pass
 from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
-from ._model import MissionType, MissionVerdict, MMTBType, RelationType
-
-MMTB_TYPES: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
-                                   "serial+parallel": "multiple", "chat": "chat", "clarify": "clarify"}
-"""shiftbox's mission type -> MMTB's (its four: single, multiple, chat, clarify)."""
+from ._model import MissionType, MissionVerdict, RelationType
 
 
 def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = frozenset()) -> Mission:
@@ -40,8 +36,12 @@ def mission_of(task: Task, goal: str, kind: MissionType, met_before: set[str] = 
 
 
 def relation_of(task: Task, goal: str) -> RelationType:
-    """How the goal relates to the earlier ones: `long_term` when a set of it depends on a set of a goal two or more
-    places back, `previous` on the goal just before, else `none`."""
+    """How the goal relates to the earlier ones: as the task says (`GoalShifts.relations`), else derived: `long_term`
+    when a set of it depends on a set of a goal two or more places back, `previous` on the goal just before, else
+    `none`."""
+    said = task.user_scenario.goal_shifts.relations.get(goal)
+    if said is not None:
+        return said
     owner = {a.action_id: a.goal for a in task.evaluation_criteria.action_sets}
     place = {g: i for i, g in enumerate(task.goals)}
     here = place[goal]
@@ -78,27 +78,43 @@ def verdict(mission: Mission, steps: Sequence[AgentStep], schemas: Mapping[str, 
             "optimal": success and result.steps <= fewest, "structure": mission.structure()}
 
 
+def structure_of(task: Task, goal: str, mission: Mission) -> str | None:
+    """The goal's call structure: the multi-call type the task states (`GoalShifts.mission_types`), else MMTB's
+    layering of its gold calls (`Mission.structure`)."""
+    stated = task.user_scenario.goal_shifts.mission_types.get(goal)
+    return stated if stated in ("serial", "parallel", "serial+parallel") else mission.structure()
+
+
 def mission_verdicts(trajectory: Trajectory, task: Task,
                      schemas: Mapping[str, Mapping[str, Any]] | None) -> list[MissionVerdict]:
     """Every goal of the task in order: reached goals walked and checked, the others marked not reached.
     `schemas`: tool name -> its JSON schema, resolved (`_mmtb_arguments.resolve`); None when the domain is not
-    installed (each call is then checked against its gold call's parameters only)."""
+    installed (each call is then checked against its gold call's parameters only).
+
+    A task with a gold dialogue (the per-mission protocol) is scored from the user message after it (one user message
+    per gold turn), its goals placed after the gold turns' goals, with their types as the earlier types."""
     matched = MatchedCalls.of(trajectory, task)
     spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
+    gold = task.initial_state.gold_dialogue
+    users = [m.index for m in trajectory.messages if m.role == "user"]
+    live = (users[len(gold)] if len(users) > len(gold) else len(trajectory.messages)) if gold else 0
+    earlier = [t.mmtb_type for t in gold] if gold else None
     out = []
     for i, goal in enumerate(task.goals):
         kind = mission_type(task, goal)
-        base = {"goal": goal, "position": i + 1, "mission_type": MMTB_TYPES[kind], "relation": relation_of(task, goal)}
-        if i >= len(spans):
+        base = {"goal": goal, "position": len(gold) + i + 1, "mission_type": MMTB_TYPE_OF[kind],
+                "relation": relation_of(task, goal),
+                "earlier_types": None if earlier is None or None in earlier else earlier}
+        if i >= len(spans) or max(spans[i].start, live) >= spans[i].end:
             mission = mission_of(task, goal, kind)
             out.append(MissionVerdict(**base, reached=False, gold_steps=mission.length,
-                                      structure=mission.structure()))
+                                      structure=structure_of(task, goal, mission)))
             continue
-        start, end = spans[i].start, spans[i].end
+        start, end = max(spans[i].start, live), spans[i].end
         before = {a for call, met in zip(matched.calls, matched.hits, strict=True) if call.message_index < start
                   for a in met}
         mission = mission_of(task, goal, kind, before)
         messages = [m for m in trajectory.messages if start <= m.index < end]
-        out.append(MissionVerdict(**base, reached=True,
-                                  **verdict(mission, agent_steps(messages), schemas, not trajectory.one_tool_per_turn)))
+        walked = verdict(mission, agent_steps(messages), schemas, not trajectory.one_tool_per_turn)
+        out.append(MissionVerdict(**base, reached=True, **{**walked, "structure": structure_of(task, goal, mission)}))
     return out

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .._usage import Usage
+from ..tasks import MissionType, MMTBType, RelationType
 
 MetricsMode = Literal["shiftbox", "agentchangebench"]
 Turns = float | Literal["never"] | None
@@ -147,9 +148,6 @@ class RubricAggregate(BaseModel):
                                                                          "averaged over tasks")
 
 
-MissionType = Literal["single", "serial", "parallel", "serial+parallel", "chat", "clarify"]
-"""A goal's mission type (Multi-Mission Tool Bench): from its action sets' dependency graph, or the generator's
-label for chat and clarify goals (`shiftbox.metrics.mission_type`)."""
 PathError = Literal["wrong_tool", "wrong_arguments", "missing_call", "extra_call", "wrong_order", "premature_call",
                     "tool_for_chat"]
 """The error classes of the lenient goal walk, in the order reports list them (docs/metrics.md)."""
@@ -179,13 +177,7 @@ class GoalPath(BaseModel):
     errors: list[PathError] = Field(default_factory=list)
 
 
-MMTBType = Literal["single", "multiple", "chat", "clarify"]
-"""Multi-Mission Tool Bench's four mission types (its 单, 多, 拒, 反): shiftbox's single, the three multi-call types,
-chat and clarify (`shiftbox.metrics.MMTB_TYPES`)."""
 CallStructure = Literal["serial", "parallel", "serial+parallel"]
-RelationType = Literal["none", "previous", "long_term"]
-"""How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,
-or on one further back (docs/metrics.md)."""
 MissionEnding = Literal["answered", "unmatched_call", "text_instead_of_call", "empty_reply", "unfinished"]
 
 
@@ -198,6 +190,10 @@ class MissionVerdict(BaseModel):
     structure: CallStructure | None = Field(None, description="MMTB's multi-call class of the gold calls; None for "
                                                                "one call or none")
     relation: RelationType = "none"
+    earlier_types: list[MMTBType] | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the types of the goals before it that its simulation does not score (a per-mission run: the "
+                    "gold dialogue's), so its type prefix is theirs then its simulation's; absent in a live run")
     reached: bool = Field(description="the user raised the goal; a goal never reached is not evaluated")
     gold_steps: int = Field(description="the gold steps: calls, the question on a clarify goal, the final answer")
     steps: int = Field(0, description="agent steps matched, the final answer included")

@@ -9,6 +9,8 @@ A task with goals g1..gn becomes n mission tasks (`mission_tasks`); mission k (`
   level) and a gold answer stating the goal's communicate_info. The orchestrator plays it on the simulation's fresh
   episode, so the tool results the agent reads are the domain's real ones and the live goal starts from the state the
   gold path leaves;
+- gk's relation to the earlier goals (`GoalShifts.relations`, as path evaluation reads it off the whole task) and,
+  on each gold turn, its goal's MMTB type: the mission is scored at place k after those types (MMTB's table);
 - gk's criteria only: its action sets (dependencies on earlier goals' sets dropped: the gold dialogue made them)
   and the communicate_info attributed to it (the last mission also the items of the whole task, attributed to no
   goal: the live conversation would end there). Action sets of no goal, NL assertions, rubric items and the
@@ -23,7 +25,16 @@ from typing import Literal, get_args
 
 from shiftbox_servers.kit import get_domain
 
-from ..tasks import ActionSet, EvaluationCriteria, GoalShifts, GoldTurn, Task, ToolCallSpec
+from ..metrics import mission_type, relation_of
+from ..tasks import (
+    MMTB_TYPE_OF,
+    ActionSet,
+    EvaluationCriteria,
+    GoalShifts,
+    GoldTurn,
+    Task,
+    ToolCallSpec,
+)
 from ..users import parse_known_info, usable_requests
 
 RunProtocol = Literal["live", "per-mission"]
@@ -77,7 +88,8 @@ def _gold_turn(task: Task, goal: str) -> GoldTurn:
     facts = task.communicate_info_for(goal)
     said = f" What I found: {'; '.join(facts)}." if facts else ""
     return GoldTurn(goal=goal, request=_request(task, goal), calls=[c for c in calls if c],
-                    answer=f"Your {_words(goal)} request is taken care of.{said}")
+                    answer=f"Your {_words(goal)} request is taken care of.{said}",
+                    mmtb_type=MMTB_TYPE_OF[mission_type(task, goal)])
 
 
 def _request(task: Task, goal: str) -> str:
@@ -107,11 +119,14 @@ def _mission(task: Task, k: int, step: str | None, earlier: list[GoldTurn]) -> T
     if step is not None:
         instructions = instructions.model_copy(update={"reason_for_call": step, "task_instructions": step})
     kind = task.action_types.get(goal)
+    stated = scenario.goal_shifts.mission_types.get(goal)
     return task.model_copy(deep=True, update={
         "id": mission_task_id(task.id, k + 1),
         "user_scenario": scenario.model_copy(update={
             "instructions": instructions,
-            "goal_shifts": GoalShifts(required_shifts=0, goals=[goal], action_types={goal: kind} if kind else {})}),
+            "goal_shifts": GoalShifts(required_shifts=0, goals=[goal], action_types={goal: kind} if kind else {},
+                                      mission_types={goal: stated} if stated else {},
+                                      relations={goal: relation_of(task, goal)} if k else {})}),
         "initial_state": task.initial_state.model_copy(update={"gold_dialogue": earlier}),
         "evaluation_criteria": EvaluationCriteria(
             action_sets=[ActionSet(action_id=a.action_id, goal=a.goal, allowed_tools=a.allowed_tools,

@@ -15,6 +15,7 @@ from ._matching import (
 )
 from ._model import (
     INDEPENDENT_GOALS,
+    MISSION_TYPES,
     MMTB_TYPE_OF,
     MMTB_TYPES,
     NOTES_ACTION_TYPES,
@@ -26,6 +27,9 @@ from ._model import (
     GoldTurn,
     InitialState,
     Instructions,
+    MissionType,
+    MMTBType,
+    RelationType,
     Task,
     TaskDescription,
     TaskFile,
@@ -55,7 +59,7 @@ from ._validate import (
 )
 
 __all__ = [
-    "INDEPENDENT_GOALS", "MMTB_TYPE_OF", "MMTB_TYPES", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType",
+    "INDEPENDENT_GOALS", "MISSION_TYPES", "MissionType", "MMTB_TYPE_OF", "MMTB_TYPES", "MMTBType", "RelationType", "NOTES_ACTION_TYPES", "TASK_FILE_SCHEMA_VERSION", "ActionSet", "ActionType",
     "action_types_from_notes", "action_types_note", "EvaluationCriteria", "Finding", "GoalShifts", "GoldTurn", "InitialState",
     "Instructions", "Task", "TaskDescription", "TaskFile", "ToolCallSpec", "UserScenario", "action_matches", "canonical_value", "params_match",
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",

@@ -53,7 +53,8 @@ def imported_task(domain: str, imported: ImportedTask) -> Task:
                                       task_instructions="Give one mission at a time, in this order:\n"
                                                         + "\n".join(steps)),
             goal_shifts=GoalShifts(required_shifts=len(goals) - 1, goals=goals,
-                                   action_types={m.goal: m.action_type for m in missions})),
+                                   action_types={m.goal: m.action_type for m in missions},
+                                   mission_types=dict(imported.mission_types))),
         evaluation_criteria=EvaluationCriteria(action_sets=actions,
                                                nl_assertions=[a for m in missions for a in m.nl_assertions]),
     )

@@ -28,12 +28,21 @@ INDEPENDENT_GOALS = "independent goals"
 """What a cross-domain task file's `source` says when its goals were generated independent of each other on
 purpose (`shiftbox tasks generate-cross --independent`): the validator then only warns that its tasks have no
 cross-domain dependency."""
-MMTB_TYPES: tuple[str, ...] = ("single", "multi", "clarify", "chat")
-"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒): one tool call, several, ask for a missing detail
-first, answer without a tool. Its switching analysis reads a task's goals as a sequence of these."""
-MMTB_TYPE_OF: dict[str, str] = {"single": "single", "serial": "multi", "parallel": "multi",
-                                "serial+parallel": "multi", "clarify": "clarify", "chat": "chat"}
-"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type."""
+MISSION_TYPES: tuple[str, ...] = ("single", "serial", "parallel", "serial+parallel", "chat", "clarify")
+MissionType = Literal[MISSION_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
+"""A goal's mission type (Multi-Mission Tool Bench's, its multi-call missions split by call structure): stated by the
+task (`GoalShifts.mission_types`) or derived by path evaluation (`shiftbox.metrics.mission_type`)."""
+MMTB_TYPES: tuple[str, ...] = ("single", "multiple", "clarify", "chat")
+"""Multi-Mission Tool Bench's four mission types (its 单 多 反 拒), in the order its prefix table lists them: one tool
+call, several, ask for a missing detail first, answer without a tool. Its switching analysis reads a task's goals as a
+sequence of these; path evaluation (`shiftbox.metrics`) names them so too."""
+MMTBType = Literal[MMTB_TYPES]  # Literal[("a", "b")] is Literal["a", "b"]
+MMTB_TYPE_OF: dict[str, MMTBType] = {"single": "single", "serial": "multiple", "parallel": "multiple",
+                                     "serial+parallel": "multiple", "clarify": "clarify", "chat": "chat"}
+"""A shiftbox action type (or path evaluation's mission type) -> its MMTB mission type: the one rule."""
+RelationType = Literal["none", "previous", "long_term"]
+"""How a goal relates to the earlier ones: no gold call of it depends on theirs, one depends on the goal just before,
+or on one further back (docs/metrics.md)."""
 NOTES_ACTION_TYPES = "action types: "
 """Where task files written before `GoalShifts.action_types` existed record the types: at the end of
 `description.notes`, `action types: goal=type, goal=type` (the generator's files, v2 and cross-domain v1)."""
@@ -94,6 +103,16 @@ class GoalShifts(_Model):
                     "mission; path evaluation's mission type takes chat and clarify from it. Files that record the "
                     "types in their notes instead are read as if they were here (`action_types_from_notes`); written "
                     "only when set")
+    mission_types: dict[str, MissionType] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="goal -> its mission type as the source benchmark annotates it (an MMTB import: its own type, "
+                    "serial+parallel too, which action_types cannot say); path evaluation reads it before deriving "
+                    "one; written only when set")
+    relations: dict[str, RelationType] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="goal -> how it relates to the earlier goals, when the task says so (a per-mission task, whose "
+                    "earlier goals' action sets are gone); path evaluation derives it from the dependencies of the "
+                    "goals without one; written only when set")
 
 
 def action_types_from_notes(notes: str | None) -> dict[str, ActionType]:
@@ -133,6 +152,10 @@ class GoldTurn(_Model):
     request: str
     calls: list[list[ToolCallSpec]] = Field(default_factory=list)
     answer: str
+    mmtb_type: MMTBType | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the goal's MMTB mission type in the whole task: the live goal's full type prefix for MMTB's "
+                    "switching table; None when unknown (the live goal is then left out of that table)")
 
 
 class InitialState(_Model):
@@ -206,7 +229,7 @@ class Task(_Model):
         """Goal -> action type (`GoalShifts.action_types`); {} for a task that records none (hand-written, imported)."""
         return self.user_scenario.goal_shifts.action_types
 
-    def mmtb_types(self) -> tuple[str, ...] | None:
+    def mmtb_types(self) -> tuple[MMTBType, ...] | None:
         """The goals' MMTB mission types in order (`MMTB_TYPE_OF` of each action type); None when a goal has none."""
         types = self.action_types
         if not all(g in types for g in self.goals):

@@ -126,6 +126,10 @@ class ServerInfo(BaseModel):
     tool_contract: str | None = Field(None, exclude_if=lambda v: v is None,
                                       description="digest of the tools the server published (tools/list: names, "
                                                   "descriptions, schemas, annotations); absent in older records")
+    tool_schemas: dict[str, dict[str, Any]] | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="tool name -> the input schema the server published, for a domain whose tools come with its "
+                    "snapshot (mmtb): metrics check the calls against these; absent for a domain's declared tools")
 
 
 class UserSimulatorInfo(BaseModel):

@@ -358,7 +358,9 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
     return ServerInfo(name=info.name, version=info.version, snapshot=m.snapshot_id, snapshot_sha256=m.sha256,
                       image_id=image_id, toolset=toolset, dependency_graph=options.dependency_graph,
                       graph_refusal=options.graph_refusal,
-                      tool_contract=contract.digest), tools
+                      tool_contract=contract.digest,
+                      tool_schemas={t["name"]: t.get("inputSchema") or {} for t in tools}
+                      if domain.snapshot_tools is not None else None), tools
 
 
 async def _expected_contract(domain: Domain, snapshot: Snapshot, options: ServerOptions) -> ToolContract | None:

@@ -68,6 +68,9 @@ class ImportedTask:
     missions: tuple[Mission, ...]
     known: tuple[str, ...] = ()
     notes: str = ""
+    mission_types: Mapping[str, str] = field(default_factory=dict)
+    """Goal -> the mission type the source annotates (single, serial, parallel, serial+parallel, chat or clarify),
+    where it says more than the action type (MMTB's serial+parallel); path evaluation reads it."""
 
 
 MissionBuilder = Callable[[sqlite3.Connection, random.Random, Subject], Mission | None]

@@ -52,6 +52,29 @@ def strict_arguments_model(name: str, signature: inspect.Signature) -> type[Base
     return create_model(f"{name}_arguments", __config__=config, **fields)
 
 
+JSON_TYPES: dict[str, Any] = {
+    "string": str, "integer": int, "number": float | int, "boolean": bool, "array": list[Any],
+    "object": dict[str, Any],
+}
+"""JSON schema type -> the Python type the strict argument check accepts (an unknown or missing type: any value)."""
+
+
+def schema_arguments_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+    """The strict check of a tool published with a JSON input schema of its own (a tool read from data, e.g. an
+    imported MMTB record's): its property names, required ones, and each property's JSON type; unknown keys refused.
+    A property named "" (MMTB's placeholder for "no parameters") is no parameter."""
+    required = set(schema.get("required") or ())
+    parameters = []
+    for key, prop in (schema.get("properties") or {}).items():
+        if not key:
+            continue
+        kind = JSON_TYPES.get(prop.get("type") if isinstance(prop, dict) else None, Any)
+        parameters.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=kind)
+                          if key in required else
+                          inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=kind | None, default=None))
+    return strict_arguments_model(name, inspect.Signature(parameters))
+
+
 @dataclass
 class ToolSet:
     """The tools of one domain, in declaration order (which is also `tools/list` order)."""

@@ -100,4 +100,5 @@ def _task(record: Record) -> ImportedTask:
     types = ", ".join(f"{goal_label(m.index)}={m.code} {m.subtype}" for m in record.missions)
     dates = [f"Mission {m.index + 1} takes place at {m.env_info}." for m in record.missions if m.env_info]
     return ImportedTask(record.id, tuple(_mission(m) for m in record.missions), known=tuple(dates),
+                        mission_types={goal_label(m.index): m.subtype for m in record.missions},
                         notes=f"MMTB record {record.id} (line {record.line}); MMTB mission types: {types}")

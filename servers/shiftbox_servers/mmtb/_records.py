@@ -21,7 +21,7 @@ from shiftbox_servers.kit import InputFileError, loads_json, read_input_text
 
 ASK_STEP = "ask_user_for_required_parameters"
 ANSWER_STEP = "prepare_to_answer"
-TYPE_CODES = {"单": "single", "多": "multi", "反": "clarify", "拒": "chat"}
+TYPE_CODES = {"单": "single", "多": "multiple", "反": "clarify", "拒": "chat"}
 """MMTB's mission type codes: one tool call, several (serial, parallel or both, as the dependencies say), a
 clarification before the call, no tool (chat)."""
 LANGUAGES = ("en", "zh")
@@ -77,7 +77,7 @@ class MissionRecord:
     def subtype(self) -> str:
         """MMTB's type in words: single, serial, parallel, serial+parallel, clarify or chat."""
         kind = TYPE_CODES[self.code]
-        if kind != "multi":
+        if kind != "multiple":
             return kind
         layers = self.layers
         serial, parallel = len(layers) > 1, any(len(layer) > 1 for layer in layers)
@@ -252,7 +252,7 @@ def _check_type(mission: MissionRecord, where: _Where, field: str) -> None:
     asks = [s for s in mission.steps if s.name == ASK_STEP]
     if kind == "chat" and calls:
         raise where.error(field, f"holds tool calls ({calls[0].name}) in a chat mission (type 拒)")
-    if kind in ("single", "multi", "clarify") and not calls:
+    if kind in ("single", "multiple", "clarify") and not calls:
         raise where.error(field, f"holds no tool call in a mission of type {mission.code} ({kind})")
     if kind == "clarify" and not asks:
         raise where.error(field, f"has no {ASK_STEP} step in a clarify mission (type 反)")

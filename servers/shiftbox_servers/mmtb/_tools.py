@@ -22,14 +22,8 @@ from shiftbox_servers.kit import (
     Snapshot,
     ToolSet,
     ToolSpec,
-    strict_arguments_model,
+    schema_arguments_model,
 )
-
-JSON_TYPES: dict[str, Any] = {
-    "string": str, "integer": int, "number": float | int, "boolean": bool, "array": list[Any],
-    "object": dict[str, Any],
-}
-"""JSON schema type -> the Python type the strict argument check accepts (an unknown or missing type: any value)."""
 
 
 class Observation(RootModel[Any]):
@@ -81,22 +75,18 @@ def answer(ep: Episode, tool: str, arguments: dict[str, Any]) -> Observation:
     return Observation(json.loads(chosen["observation"]))
 
 
-def _parameter(name: str, schema: Any, required: bool) -> inspect.Parameter:
-    kind = JSON_TYPES.get(schema.get("type") if isinstance(schema, dict) else None, Any)
-    if required:
-        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind | None, default=None)
-
-
 def tool_spec(name: str, description: str, parameters: dict[str, Any]) -> ToolSpec:
     """One record tool as the kit serves it: the record's schema published as it is, a strict check of the argument
     names and JSON types behind it, and `answer` as its body. A property named "" (MMTB's placeholder for "no
     parameters") is left out."""
     properties = {k: v for k, v in (parameters.get("properties") or {}).items() if k}
     required = set(parameters.get("required") or ())
+    model = schema_arguments_model(name, parameters)
     signature = inspect.Signature(
         [inspect.Parameter("ep", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Episode)]
-        + [_parameter(k, v, k in required) for k, v in properties.items()], return_annotation=Observation)
+        + [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=f.annotation,
+                             **({} if f.is_required() else {"default": f.default}))
+           for k, f in model.model_fields.items()], return_annotation=Observation)
 
     def call(ep: Episode, **arguments: Any) -> BaseModel:
         return answer(ep, name, {k: v for k, v in arguments.items() if v is not None})
@@ -108,9 +98,7 @@ def tool_spec(name: str, description: str, parameters: dict[str, Any]) -> ToolSp
                                   open_world_hint=False)
     schema = {"type": "object", "properties": properties,
               **({"required": [r for r in parameters.get("required") or () if r in properties]} if required else {})}
-    spec = ToolSpec(name, call, annotations, strict_arguments_model(name, signature.replace(
-        parameters=list(signature.parameters.values())[1:])), schema)
-    return spec
+    return ToolSpec(name, call, annotations, model, schema)
 
 
 def snapshot_tools(snapshot: Snapshot) -> ToolSet:

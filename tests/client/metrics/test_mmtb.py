@@ -354,3 +354,27 @@ def test_the_prefix_table_has_every_full_prefix_and_the_layer_variance_is_mmtbs(
     assert p.layer_variance == {"1": pytest.approx(0.125), "2": None, "3": None}
     # single goals: the two first goals (both right) and the three second goals (two right) -> 4 / 5
     assert {k: v.accuracy for k, v in p.by_type.items()} == {"single": 4 / 5, "chat": 1.0}
+
+
+def test_the_metrics_name_a_goals_mmtb_type_as_the_task_does():
+    # one mapping: the task's MMTB types (what --cover types plans and type_sequence_coverage counts) are the names
+    # the verdicts and the prefix table use, in MMTB's order single, multiple, clarify, chat.
+    from shiftbox.tasks import MMTB_TYPES
+
+    t = task(goals=("s", "c"), actions=[act("a", "s", PHONE), act("b", "s", ACCOUNTS, after=["a"])])
+    t.user_scenario.goal_shifts.action_types = {"s": "serial", "c": "chat"}
+    trajectory = Builder().user("x", goal="s").build()
+    assert tuple(v.mission_type for v in simulation_metrics(trajectory, t).paths) == t.mmtb_types() == (
+        "multiple", "chat")
+    assert every_prefix(1) == list(MMTB_TYPES) == ["single", "multiple", "clarify", "chat"]
+
+
+def test_a_mission_type_the_task_states_is_used_before_the_derived_one():
+    # the graph a -> b is serial; the task says serial+parallel (as an MMTB import may): its structure is that one,
+    # so the goal counts for the optimal path rate (over parallel and serial+parallel goals only).
+    t = task(goals=("g",), actions=[act("a", "g", PHONE), act("b", "g", ACCOUNTS, after=["a"])])
+    trajectory = Builder().user("x", goal="g").agent(calls=[PHONE]).tool().agent(calls=[ACCOUNTS]).tool().agent("ok")
+    derived = simulation_metrics(trajectory.build(), t).paths[0]
+    t.user_scenario.goal_shifts.mission_types = {"g": "serial+parallel"}
+    stated = simulation_metrics(trajectory.build(), t).paths[0]
+    assert (derived.structure, stated.structure, stated.mission_type) == ("serial", "serial+parallel", "multiple")

@@ -168,3 +168,63 @@ def test_an_llm_agent_sees_the_gold_conversation_and_its_run_replays_offline(tmp
     res = runner.invoke(app, ["replay", str(tmp_path / "fixture"), "--out", str(tmp_path / "replayed")])
     assert res.exit_code == 0, res.output
     assert "identical to the recording" in res.output
+
+
+def _played(mission: Task, live: list[tuple[str | None, list[tuple[str, dict]]]]):
+    """A per-mission trajectory by hand: the gold dialogue as the orchestrator plays it (no agent turn, its calls
+    setup calls), then the live goal's user message and the agent's replies `live` (text, calls)."""
+    from shiftbox.trajectory import Message, Termination, ToolCall, ToolCallRecord, Trajectory
+
+    messages, calls = [], []
+
+    def add(**fields):
+        messages.append(Message(index=len(messages), **fields))
+        return messages[-1]
+
+    for t, turn in enumerate(mission.initial_state.gold_dialogue):
+        add(role="user", content=turn.request, goal=turn.goal)
+        for level, specs in enumerate(turn.calls):
+            made = [ToolCall(id=f"gold_{t}_{level}_{i}", name=s.function_name, arguments=dict(s.params))
+                    for i, s in enumerate(specs)]
+            add(role="assistant", tool_calls=made)
+            for c in made:
+                add(role="tool", content="{}", tool_call_id=c.id)
+        add(role="assistant", content=turn.answer)
+    add(role="user", content="now this", goal=mission.goals[0])
+    for turn, (text, made) in enumerate(live):
+        message = add(role="assistant", content=text, agent_turn=turn,
+                      tool_calls=[ToolCall(id=f"c{turn}_{i}", name=n, arguments=a) for i, (n, a) in enumerate(made)])
+        for c in message.tool_calls:
+            calls.append(ToolCallRecord(call_id=c.id, message_index=message.index, agent_turn=turn, domain="nowhere",
+                                        name=c.name, arguments=c.arguments, result={}, is_error=False))
+            add(role="tool", content="{}", tool_call_id=c.id)
+    return Trajectory(simulation_id=f"{mission.id}#0", task_id=mission.id, trial=0, domain="nowhere", seed=0,
+                      agent="test", user="test", persona="EASY_1", goals=mission.goals, servers={}, messages=messages,
+                      tool_calls=calls, shifts=[], termination=Termination(reason="user_stop", blame="none"),
+                      final_state={})
+
+
+def test_a_per_mission_run_is_scored_as_mmtbs_teacher_forced_table():
+    """Each mission's live goal only (not the gold turns before it), at its real place, after its real types."""
+    from shiftbox.metrics import compute_run_metrics
+
+    m1, m2, m3 = mission_tasks(three_goal_task())
+    trajectories = [
+        _played(m1, [(None, [("find", {"name": "Ann"})]), ("Found you.", [])]),  # single: right
+        _played(m2, [(None, [("get_x", {"id": "1"}), ("get_y", {"id": "2"})]), ("X-1, Y-2", [])]),  # parallel: right
+        _played(m3, [(None, [("make", {"n": 1})]), ("Made.", [])]),  # serial: answers without confirm -> wrong
+    ]
+    run, sims = compute_run_metrics(trajectories, {m.id: m for m in (m1, m2, m3)})
+    verdicts = [v for s in sims for v in s.paths]
+    # by hand: goal_a single at 1; goal_b parallel (multiple) at 2, depends on a (one back); goal_c serial
+    # (multiple) at 3, depends on a (two back); mission 3's walk: make, then text while confirm is due -> fails
+    assert [(v.goal, v.position, v.mission_type, v.relation, v.success) for v in verdicts] == [
+        ("goal_a", 1, "single", "none", True), ("goal_b", 2, "multiple", "previous", True),
+        ("goal_c", 3, "multiple", "long_term", False)]
+    assert [(v.gold_steps, v.matched, v.ending) for v in verdicts] == [(2, 2, "answered"), (3, 3, "answered"),
+                                                                       (3, 1, "text_instead_of_call")]
+    p = run.paths
+    assert {k: (v.goals, v.accuracy) for k, v in p.prefixes.items() if v.goals} == {
+        "single": (1, 1.0), "single->multiple": (1, 1.0), "single->multiple->multiple": (1, 0.0)}
+    assert {k: v.accuracy for k, v in p.by_position.items()} == {"1": 1.0, "2": 1.0, "3": 0.0}
+    assert {k: v.accuracy for k, v in p.by_relation.items()} == {"none": 1.0, "previous": 1.0, "long_term": 0.0}

@@ -1,4 +1,4 @@
-"""`--cover types`: task sets planned to cover Multi-Mission Tool Bench's mission type sequences (single, multi,
+"""`--cover types`: task sets planned to cover Multi-Mission Tool Bench's mission type sequences (single, multiple,
 clarify, chat) up to four goals, the cells of its switching analysis."""
 
 from __future__ import annotations
@@ -49,13 +49,13 @@ def test_missions_able_to_make_every_type_cover_all_340_sequences():
 
 
 def test_a_domain_with_one_chat_goal_cannot_make_two_chats():
-    capable = {"ask": {"chat", "multi"}, "pay": {"single", "multi"}, "lock": {"single", "clarify"},
+    capable = {"ask": {"chat", "multiple"}, "pay": {"single", "multiple"}, "lock": {"single", "clarify"},
                "look": {"single"}}
     feasible = feasible_type_sequences(capable)
     assert ("chat", "chat", "single", "single") not in feasible
     assert ("clarify", "clarify", "single", "single") not in feasible  # one clarify goal
     # by hand: chat only from ask, clarify only from lock, multi from ask or pay; e.g. chat, multi, clarify, single:
-    assert feasible[("chat", "multi", "clarify", "single")] == [("ask", "pay", "lock", "look")]
+    assert feasible[("chat", "multiple", "clarify", "single")] == [("ask", "pay", "lock", "look")]
 
 
 def probe(domain: str) -> dict[str, set[str]]:

@@ -35,6 +35,9 @@ def test_import_gives_one_goal_per_mission_with_mmtb_types_and_gold_calls(tmp_pa
                                  "mission_4": "serial"}
     assert holiday.action_types == {"mission_1": "serial", "mission_2": "chat"}
     assert "mission_1=多 serial+parallel" in holiday.description.notes
+    # MMTB's own types, serial+parallel too (the action types have no such type), in a field of the task
+    assert holiday.user_scenario.goal_shifts.mission_types == {"mission_1": "serial+parallel", "mission_2": "chat"}
+    assert trip.user_scenario.goal_shifts.mission_types == trip.action_types
     assert trip.user_scenario.goal_shifts.required_shifts == 3
     calls = [(a.goal, a.allowed_tools[0].function_name, a.allowed_tools[0].params, a.depends_on)
              for a in trip.evaluation_criteria.action_sets]
@@ -85,3 +88,21 @@ def test_the_oracle_run_gets_the_annotated_observations_and_metrics(tmp_path):
     assert (metrics["simulations"], metrics["tool_calls"], metrics["paths"]["goals"]) == (2, 9, 6)
     assert metrics["gsrt"]["shifts"] == 4 and metrics["by_domain"]["mmtb"]["simulations"] == 2
     assert metrics["tsr"]["action"] == 1.0  # every gold call made and answered
+    # the calls are checked against the tools the mmtb server served (its snapshot's, recorded in the trajectory):
+    # every oracle call fits its schema, so TUE's P = 1 (it read the domain's declared tools, none: P = 0)
+    assert (metrics["tue"]["calls"], metrics["tue"]["p"]) == (9, 1.0)
+    # MMTB's path evaluation, goal by goal, by hand:
+    # trip 1 (single): the oracle's first reply asks for the customer's identity, a text while the call is due: fails;
+    # trip 2 (parallel): both get_weather calls in one step, then the answer: right and optimal;
+    # trip 3 (clarify): asks for the date, then searches, then answers: right (ask, call, answer);
+    # trip 4 (serial): its search was made in trip 3, so its gold is book then answer; the oracle searches again:
+    #   a call no candidate step holds: fails;
+    # holiday 1 (serial+parallel): the identity question again: fails, 0 of its 4 gold steps matched;
+    # holiday 2 (chat): answered with text: right.
+    paths = metrics["paths"]
+    assert (paths["goals"], paths["accuracy"]) == (6, 3 / 6)
+    assert (paths["optimal_goals"], paths["optimal"]) == (2, 1 / 2)  # trip 2 optimal, holiday 1 not
+    # progress pools the goals MMTB's types call serial or serial+parallel: trip 4 (its search made earlier, gold
+    # book + answer: 0 of 2 matched) and holiday 1 (0 of 4)
+    assert (paths["progress_goals"], paths["progress"]) == (2, 0 / (2 + 4))
+    assert paths["by_type"]["clarify"]["accuracy"] == 1.0
