@@ -51,6 +51,7 @@ tasks: env $(SNAPSHOTS)
 	$(RUN) shiftbox tasks generate-cross $$($(RUN) python -c 'import json; print(json.load(open("tasks/cross-domain.json"))["domain"])') \
 		--per-pair 11 --seed 7 --out tasks/cross-domain.json
 
+# Then make test-floor (below): the MCP tests again on the lowest mcp the distributions allow.
 # The interop tests' MCP clients (pinned npm packages, tests/interop/package-lock.json) are installed
 # when node and npm exist; without them, or if the install fails, those tests skip and say why.
 test: env $(SNAPSHOTS)
@@ -59,6 +60,7 @@ test: env $(SNAPSHOTS)
 	@$(RUN) pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
+	@$(MAKE) --no-print-directory test-floor
 
 # The lowest mcp the distributions allow (`mcp>=X` in client/pyproject.toml), in an environment of its own: synced
 # from the lock with the verifiers extra, then mcp (and its mcp-types) moved down to X. Runs the tests that reach
