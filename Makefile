@@ -71,7 +71,7 @@ FLOOR_TESTS := tests/servers tests/client/world tests/client/serve tests/client/
 test-floor: env $(SNAPSHOTS)
 	@[ -n "$(MCP_FLOOR)" ] || { echo "make test-floor: no mcp>=X,<Y in client/pyproject.toml" >&2; exit 1; }
 	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(UV) sync --quiet --locked --all-packages --extra verifiers
-	$(UV) pip install --quiet --python $(VENV_FLOOR)/bin/python "mcp==$(MCP_FLOOR)"
+	$(UV) pip install --quiet --compile-bytecode --python $(VENV_FLOOR)/bin/python "mcp==$(MCP_FLOOR)"
 	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) python -c 'import importlib.metadata as m; print("make test-floor: mcp", m.version("mcp"))'
 	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) pytest -q $(FLOOR_TESTS)
 
