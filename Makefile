@@ -10,11 +10,12 @@ SNAPSHOTS := snapshots-present
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export UV_LINK_MODE := copy
 
-.PHONY: help demo test lint bench attacks snapshots snapshots-present tasks images env uv clean
+.PHONY: help demo test test-floor lint bench attacks snapshots snapshots-present tasks images env uv clean
 
 help:
 	@echo "make demo       run the offline demo evaluation"
-	@echo "make test       run the test suite (what CI runs)"
+	@echo "make test       run the test suite (what CI runs; includes make test-floor)"
+	@echo "make test-floor the MCP tests and the verifiers extra on the lowest mcp shiftbox allows (.venv-floor)"
 	@echo "make lint       ruff"
 	@echo "make bench      benchmarks (prints figures, writes bench/out/ and docs/benchmarks.md)"
 	@echo "make attacks    re-run the hostile rounds (fuzz, load, kill -9, tampers, hostile agent, bad ids, secrets; docs/security.md)"
@@ -52,6 +53,7 @@ tasks: env $(SNAPSHOTS)
 	$(RUN) shiftbox tasks generate-cross $$($(RUN) python -c 'import json; print(json.load(open("tasks/cross-domain.json"))["domain"])') \
 		--per-pair 11 --seed 7 --independent --out tasks/cross-domain-independent.json
 
+# Then make test-floor (below): the MCP tests again on the lowest mcp the distributions allow.
 # The interop tests' MCP clients (pinned npm packages, tests/interop/package-lock.json) are installed
 # when node and npm exist; without them, or if the install fails, those tests skip and say why.
 test: env $(SNAPSHOTS)
@@ -60,6 +62,20 @@ test: env $(SNAPSHOTS)
 	@$(RUN) pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
+	@$(MAKE) --no-print-directory test-floor
+
+# The lowest mcp the distributions allow (`mcp>=X` in client/pyproject.toml), in an environment of its own: synced
+# from the lock with the verifiers extra, then mcp (and its mcp-types) moved down to X. Runs the tests that reach
+# the MCP SDK (servers, world, serve) and the RL environments'.
+VENV_FLOOR := .venv-floor
+MCP_FLOOR = $(shell sed -n 's/^ *"mcp>=\([0-9.]*\),.*/\1/p' client/pyproject.toml)
+FLOOR_TESTS := tests/servers tests/client/world tests/client/serve tests/client/rl
+test-floor: env $(SNAPSHOTS)
+	@[ -n "$(MCP_FLOOR)" ] || { echo "make test-floor: no mcp>=X,<Y in client/pyproject.toml" >&2; exit 1; }
+	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(UV) sync --quiet --locked --all-packages --extra verifiers
+	$(UV) pip install --quiet --compile-bytecode --python $(VENV_FLOOR)/bin/python "mcp==$(MCP_FLOOR)"
+	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) python -c 'import importlib.metadata as m; print("make test-floor: mcp", m.version("mcp"))'
+	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) pytest -q $(FLOOR_TESTS)
 
 lint: env
 	$(RUN) ruff check .

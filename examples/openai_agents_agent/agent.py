@@ -1,4 +1,4 @@
-"""A shiftbox external agent built on the OpenAI Agents SDK (openai-agents 0.20.0).
+"""A shiftbox external agent built on the OpenAI Agents SDK (openai-agents 0.24.0).
 
 Same protocol and behaviour as examples/minimal_agent/agent.py (see examples/README.md), but the
 framework does the work: `MCPServerStreamableHttp` connects to SHIFTBOX_MCP_URL and exposes its tools

@@ -176,10 +176,12 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
 
 async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str]) -> Any:
     """One completion on the fast path, as the litellm `ModelResponse` its own route would return: the
-    `openai/` route parses through the openai SDK's response model first, `hosted_vllm/` does not."""
+    `openai/` route parses through the openai SDK's response model first (dumped as litellm dumps it: only the
+    fields the server sent), `hosted_vllm/` does not."""
     from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
         convert_to_model_response_object,
     )
+    from litellm.llms.openai.common_utils import model_dump_provider_response
     from litellm.types.utils import ModelResponse
     from openai.types.chat import ChatCompletion
 
@@ -189,7 +191,7 @@ async def call_openai_http(request: LLMRequest, connection: LLMConnection, route
     url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
     response, data = await post_completion(url, content, connection, api_key)
     if provider == "openai":
-        data = config.transform_parsed_response_dict(ChatCompletion.construct(**data).model_dump())
+        data = config.transform_parsed_response_dict(model_dump_provider_response(ChatCompletion.construct(**data)))
     headers = dict(response.headers)
     return convert_to_model_response_object(response_object=data, model_response_object=ModelResponse(),
                                             hidden_params={"headers": headers}, _response_headers=headers)

@@ -45,6 +45,7 @@ from shiftbox.inspect_eval import (  # noqa: E402
 from shiftbox.metrics import aggregate_gsrt, pass_hat_k  # noqa: E402
 from shiftbox.runs import score_trajectories  # noqa: E402
 from shiftbox.testing import fake_openai  # noqa: E402
+from shiftbox.testing.fake_brains import ScriptedLLM  # noqa: E402
 from shiftbox.world import open_world  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -284,16 +285,21 @@ def test_without_the_extra_the_integration_names_the_install_command_and_shiftbo
     assert loaded == "False" and "pip install 'shiftbox[inspect]'" in message
 
 
+def run_shell(command: str, cwd: Path, **env: str) -> None:
+    """A shell command as a user types it in `cwd` (this environment's `inspect` on PATH, the checkout's snapshots)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "SHIFTBOX_SNAPSHOTS": str(REPO / "snapshots"), **env}
+    ran = subprocess.run(["bash", "-ec", command], cwd=cwd, capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+
+
 def test_the_inspect_page_example_runs_as_written(tmp_path, monkeypatch, capsys):
     """docs/inspect.md's example as written, in a scratch folder: the `inspect` command (which finds the tasks by
     their entry point), then its Python block reading the log."""
     page = (REPO / "docs" / "inspect.md").read_text()
     command = re.search(r"```shell\n(.*?)```", page, re.S).group(1)
     code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "SHIFTBOX_SNAPSHOTS": str(REPO / "snapshots")}
-    ran = subprocess.run(["bash", "-ec", command], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
-    assert ran.returncode == 0, ran.stderr + ran.stdout
+    run_shell(command, tmp_path)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/inspect.md", "exec"), {})
     printed = capsys.readouterr().out
@@ -305,6 +311,30 @@ def test_the_inspect_page_example_runs_as_written(tmp_path, monkeypatch, capsys)
     assert f"tsr mean {run.tsr.mean:.3f}" in printed
     assert f"success shiftbox/pass_hat {run.pass_hat_k[2]:.3f}" in printed
     assert f"shiftbox: 4 simulations, TSR {run.tsr.mean:.3f}, pass^2 {run.pass_hat_k[2]:.3f}" in printed
+
+
+def test_the_inspect_page_openai_example_runs_against_the_fake_openai_server(tmp_path):
+    """docs/inspect.md's real-model command (`--model openai/...`) as written, on Inspect's own OpenAI provider
+    (it needs openai >= 3.4) pointed at the fake OpenAI server, which plays the agent of the airline tasks; only
+    `--limit` and the log options are added. Every request reaches the fake under the page's model name and
+    every sample is scored as shiftbox scores its trajectory."""
+    page = (REPO / "docs" / "inspect.md").read_text()
+    command = re.search(r"`(inspect eval shiftbox/\w+ --model openai/[^`]+)`", page).group(1)
+    domain = re.search(r"shiftbox/(\w+)", command).group(1)
+    model = re.search(r"--model openai/(\S+)", command).group(1)
+    epochs = int(re.search(r"--epochs (\d+)", command).group(1))
+    tasks = shiftbox.load_task_file(REPO / "snapshots" / domain / "v1" / "tasks.json").tasks
+    with fake_openai(ScriptedLLM(tasks)) as server:
+        run_shell(f"{command} --limit 1 --log-dir logs --display none", tmp_path,
+                  OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-fake")
+    [path] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "success" and len(log.samples) == epochs
+    assert server.requests and {r["model"] for r in server.requests} == {model}
+    trajectories = trajectories_of(log)
+    assert {t.agent for t in trajectories} == {f"inspect:openai/{model}"}
+    assert all(t.tool_calls for t in trajectories)  # the fake's tool calls were executed by the harness
+    assert_scored_as_shiftbox_scores(log, {t.id: t for t in tasks})
 
 
 @pytest.mark.parametrize("user_args", [
