@@ -69,7 +69,7 @@ test: env $(SNAPSHOTS)
 # the MCP SDK (servers, world, serve) and the RL environments'.
 VENV_FLOOR := .venv-floor
 MCP_FLOOR = $(shell sed -n 's/^ *"mcp>=\([0-9.]*\),.*/\1/p' client/pyproject.toml)
-FLOOR_TESTS := tests/servers tests/client/world tests/client/serve tests/client/rl
+FLOOR_TESTS := tests/servers tests/client/world tests/client/serve tests/client/rl/test_verifiers_env.py tests/client/rl/test_env_plan.py
 test-floor: env $(SNAPSHOTS)
 	@[ -n "$(MCP_FLOOR)" ] || { echo "make test-floor: no mcp>=X,<Y in client/pyproject.toml" >&2; exit 1; }
 	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(UV) sync --quiet --locked --all-packages --extra verifiers
