@@ -411,6 +411,43 @@ def test_an_inspect_react_agent_swapped_in_by_solver_calls_the_domain_tools_and_
     assert_scored_as_shiftbox_scores(log, {task.id: task})
 
 
+def oracle_through_tools(trajectory: shiftbox.Trajectory) -> list[ModelOutput]:
+    """The oracle's turns as a react() agent makes them: its tool calls as they are, its words to the customer
+    through the reply tool, then react's submit."""
+    outputs = [ModelOutput.for_tool_call("mockllm/model", REPLY_TOOL, {"message": m.content}) if not m.tool_calls
+               else oracle_outputs(shiftbox.Trajectory.model_validate({**trajectory.model_dump(), "messages": [m]}))[0]
+               for m in trajectory.messages if m.role == "assistant"]
+    return [*outputs, ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"})]
+
+
+def test_a_react_agent_making_the_oracles_turns_gets_the_oracles_conversation_and_scores(tmp_path):
+    """The swapped-in path records a normal run: the oracle's turns made through the Inspect tools give the oracle's
+    conversation, final state, ending and scores; `inspect score` scores the log again as written."""
+    from inspect_ai.agent import react
+
+    task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
+    plan = shiftbox.plan_run(HANDWRITTEN, tmp_path / "oracle", agent="scripted:oracle", task_ids=[task.id])
+    [oracle] = shiftbox.run_evaluation(plan).trajectories
+    model = get_model("mockllm/model", custom_outputs=oracle_through_tools(oracle))
+    [log] = inspect_eval("shiftbox/banking", model=model, solver=react(tools=[shiftbox_tools()]), display="none",
+                         log_dir=str(tmp_path / "logs"), task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id]})
+    log = read_eval_log(log.location)
+    [trajectory] = trajectories_of(log)
+
+    def said(t: shiftbox.Trajectory) -> list[tuple]:  # words beside a tool call are the agent's, not said to anyone
+        return [(m.role, None if m.tool_calls else m.content, [(c.name, c.arguments) for c in m.tool_calls])
+                for m in t.messages]
+
+    assert said(trajectory) == said(oracle) and trajectory.final_state == oracle.final_state
+    assert trajectory.termination.reason == oracle.termination.reason == "user_stop"
+    _, [expected] = score_trajectories([oracle], {task.id: task})
+    [sample] = log.samples
+    assert all(same(shiftbox_view(expected)[k], sample.scores[SCORER].value[k]) for k in SCORES)
+    assert_scored_as_shiftbox_scores(log, {task.id: task})
+    rescored = inspect_score(log, shiftbox_scores(), action="overwrite", display="none")
+    assert json.dumps(rescored.samples[0].scores[SCORER].value) == json.dumps(sample.scores[SCORER].value)
+
+
 def test_the_default_solver_starts_no_episode_of_its_own(mock_log):
     """The setup step that serves swapped-in solvers does nothing when the task's own solver runs."""
     assert all(EPISODE_KEY not in s.store for s in mock_log.samples)
