@@ -28,6 +28,7 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and (_tokenizers := bundled_tiktoken_d
 
 from ._agent import SHIFT_EVENT_SOURCE, InspectModelAgent  # noqa: E402
 from ._convert import agent_reply, chat_messages, inline_refs, tool_info, usage_of  # noqa: E402
+from ._episode import EPISODE_KEY, REPLY_TOOL, ShiftboxTools, shiftbox_tools  # noqa: E402
 from ._log import log_metrics, log_trajectories  # noqa: E402
 from ._scorer import METRICS_KEY, SCORES, pass_hat, score_values, shiftbox_scores  # noqa: E402
 from ._solver import TASK_KEY, TRAJECTORY_KEY, sample_trajectory, simulation  # noqa: E402
@@ -42,9 +43,11 @@ from ._tasks import (  # noqa: E402
 )
 
 __all__ = [
-    "DEFAULT_TASKS", "INSTALL_INSPECT", "METRICS_KEY", "SCORES", "SHIFT_EVENT_SOURCE", "TASK_KEY", "TRAJECTORY_KEY",
-    "InspectModelAgent", "agent_reply", "airline", "banking", "chat_messages", "default_task_file", "inline_refs",
+    "DEFAULT_TASKS", "EPISODE_KEY", "INSTALL_INSPECT", "METRICS_KEY", "REPLY_TOOL", "SCORES", "SHIFT_EVENT_SOURCE",
+    "TASK_KEY", "TRAJECTORY_KEY",
+    "InspectModelAgent", "ShiftboxTools", "agent_reply", "airline", "banking", "chat_messages", "default_task_file",
+    "inline_refs",
     "log_metrics", "log_trajectories",
     "bundled_tiktoken_dir", "pass_hat", "retail", "sample_trajectory", "score_values", "shiftbox_scores",
-    "shiftbox_task", "simulation", "task_file", "tool_info", "usage_of",
+    "shiftbox_task", "shiftbox_tools", "simulation", "task_file", "tool_info", "usage_of",
 ]

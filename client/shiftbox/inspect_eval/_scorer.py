@@ -33,6 +33,7 @@ from ..metrics import (
     simulation_metrics,
 )
 from ..tasks import Task
+from ._episode import finish_episode
 from ._solver import TASK_KEY, sample_trajectory
 
 SUCCESS = "success"
@@ -71,6 +72,7 @@ def shiftbox_scores(success_threshold: float = 1.0) -> Scorer:
     stored (so `inspect score` on a log scores it again without the task file)."""
 
     async def score(state: TaskState, target: Target) -> Score:
+        await finish_episode(state)  # a swapped-in solver's episode (docs/inspect.md): its trajectory stored now
         trajectory = sample_trajectory(state)
         task = Task.model_validate(state.metadata[TASK_KEY])
         metrics = simulation_metrics(trajectory, task, success_threshold=success_threshold)

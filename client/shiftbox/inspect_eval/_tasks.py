@@ -15,6 +15,7 @@ from shiftbox_servers.kit import get_domain
 from ..redact import redact
 from ..runs import ExecutionOptions, ExternalAgent, RunPlan, RunPlanError, plan_run
 from ..tasks import Task as ShiftboxTask
+from ._episode import close_episode, episode_setup
 from ._scorer import pass_hat, shiftbox_scores
 from ._solver import TASK_KEY, simulation
 
@@ -53,10 +54,12 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
                   user_args: dict[str, Any] | None = None, task_ids: list[str] | str | None = None, seed: int = 0,
                   max_steps: int = 100, max_tool_errors: int = 5, one_tool_per_turn: bool = False,
                   policy: str = "domain", toolset: str | None = None, dependency_graph: bool = False,
-                  servers: str = "inproc", snapshot: str | None = None, retry_infra: int = 0,
+                  graph_refusal: bool = False, servers: str = "inproc", snapshot: str | None = None, retry_infra: int = 0,
                   success_threshold: float = 1.0) -> Task:
     """shiftbox tasks as an Inspect task; the options are `shiftbox run`'s (docs/cli.md), checked by `plan_run`
-    (a bad one raises `RunPlanError` naming the fix) when the task is made, before any sample. `tasks` defaults to the domain's committed task set."""
+    (a bad one raises `RunPlanError` naming the fix) when the task is made, before any sample. `tasks` defaults to the domain's committed task set.
+    The solver runs each sample's simulation with the eval's model; a solver swapped in (`--solver`) plays it
+    through the episode the setup step starts (`shiftbox_tools()`, docs/inspect.md)."""
     user_options: Any = user_args if user_args is not None else {}
     if isinstance(user_options, Mapping):  # YAML values of `-T`; anything else is refused by `plan_run`, naming it
         user_options = {k: str(v) for k, v in user_options.items()}
@@ -72,9 +75,10 @@ def shiftbox_task(tasks: str | Path | None = None, *, domain: str | None = None,
                              task_ids=ids, seed=seed, options=ExecutionOptions(retry_infra=retry_infra),
                              servers=servers, snapshot=snapshot, max_steps=max_steps, max_tool_errors=max_tool_errors,
                              one_tool_per_turn=one_tool_per_turn, toolset=toolset,
-                             dependency_graph=dependency_graph, policy=policy)
+                             dependency_graph=dependency_graph, graph_refusal=graph_refusal, policy=policy)
     return Task(dataset=MemoryDataset([sample(t) for t in plan.tasks], name=f"shiftbox-{plan.config.domain}"),
-                solver=simulation(plan), scorer=shiftbox_scores(success_threshold),
+                solver=simulation(plan), setup=episode_setup(plan), cleanup=close_episode,
+                scorer=shiftbox_scores(success_threshold),
                 epochs=Epochs(1, ["mean", pass_hat()]),
                 metadata={"shiftbox_run_config": plan.config.model_dump(mode="json")})
 

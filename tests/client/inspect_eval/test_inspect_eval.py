@@ -27,7 +27,9 @@ from inspect_ai.tool import ToolCall as InspectToolCall  # noqa: E402
 
 import shiftbox  # noqa: E402
 from shiftbox.inspect_eval import (  # noqa: E402
+    EPISODE_KEY,
     METRICS_KEY,
+    REPLY_TOOL,
     SCORES,
     SHIFT_EVENT_SOURCE,
     TRAJECTORY_KEY,
@@ -39,6 +41,7 @@ from shiftbox.inspect_eval import (  # noqa: E402
     retail,
     shiftbox_scores,
     shiftbox_task,
+    shiftbox_tools,
     task_file,
     tool_info,
 )
@@ -399,19 +402,112 @@ def test_inspect_score_on_a_log_as_written_finds_the_scorer_without_being_told(m
         assert json.dumps(before.scores[SCORER].value) == json.dumps(after.scores[SCORER].value)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33 item 2 not done: the task gives a swapped-in agent no domain tools, no "
-                   "user simulator and stores no trajectory (KeyError 'shiftbox_trajectory' in the scorer)")
+def react_output(input, tools, tool_choice, config) -> ModelOutput:
+    """A mock model playing a react() agent: it calls the first domain tool with made-up arguments, then tells the
+    customer through the reply tool, then again."""
+    if input[-1].role == "tool" and input[-1].function != REPLY_TOOL:
+        return ModelOutput.for_tool_call("mockllm/model", REPLY_TOOL, {"message": "I have looked into it."})
+    first = tools[0]
+    return ModelOutput.for_tool_call("mockllm/model", first.name, dict.fromkeys(first.parameters.required, "C0001"))
+
+
 def test_an_inspect_react_agent_swapped_in_by_solver_calls_the_domain_tools_and_is_scored(tmp_path):
-    """Issue 33 item 2: `--solver` swaps in any Inspect agent; here Inspect's own `react()` with the mock model."""
+    """Issue 33 item 2: `--solver` swaps in any Inspect agent; here Inspect's own `react()` with the mock model,
+    given the sample's tools (the domain's, and the customer as `reply_to_customer`) by `shiftbox_tools()`."""
     from inspect_ai.agent import react
 
     task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
-    model = get_model("mockllm/model", custom_outputs=busy_output)
-    [log] = inspect_eval("shiftbox/banking", model=model, solver=react(), message_limit=12, display="none",
-                         log_dir=str(tmp_path), task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id]})
+    model = get_model("mockllm/model", custom_outputs=react_output)
+    [log] = inspect_eval("shiftbox/banking", model=model, solver=react(tools=[shiftbox_tools()]), message_limit=12,
+                         display="none", log_dir=str(tmp_path),
+                         task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id]})
     log = read_eval_log(log.location)
     [sample] = log.samples
-    assert any(e.event == "tool" for e in sample.events)  # the domain's tools are Inspect tools
+    assert sample.limit is not None and sample.limit.type == "message"
+    tool_events = [e for e in sample.events if e.event == "tool"]
     [trajectory] = trajectories_of(log)
-    assert any(m.tool_calls for m in trajectory.messages)  # recorded through shiftbox's episode
+    calls = [c for m in trajectory.messages for c in m.tool_calls]
+    domain_events = [e for e in tool_events if e.function != REPLY_TOOL]
+    assert domain_events and [(c.name, c.arguments) for c in calls] == [(e.function, e.arguments)
+                                                                        for e in domain_events]
+    results = [m.content for m in trajectory.messages if m.role == "tool"]
+    assert [e.result for e in domain_events] == results  # the agent saw what shiftbox's server answered
+    said = [e.arguments["message"] for e in tool_events if e.function == REPLY_TOOL]
+    assert said and said == [m.content for m in trajectory.messages if m.role == "assistant" and m.content]
+    answers = [m.content for m in trajectory.messages if m.role == "user"]
+    assert [e.result for e in tool_events if e.function == REPLY_TOOL] == answers[1:]  # the user simulator answered
+    assert sample.messages[2].text == answers[0]  # after react's and shiftbox's system prompts: the opening
+    assert trajectory.agent == "inspect:mockllm/model" and trajectory.termination.reason == "agent_error"
+    assert_scored_as_shiftbox_scores(log, {task.id: task})
+
+
+def oracle_through_tools(trajectory: shiftbox.Trajectory) -> list[ModelOutput]:
+    """The oracle's turns as a react() agent makes them: its tool calls as they are, its words to the customer
+    through the reply tool, then react's submit."""
+    outputs = [ModelOutput.for_tool_call("mockllm/model", REPLY_TOOL, {"message": m.content}) if not m.tool_calls
+               else oracle_outputs(shiftbox.Trajectory.model_validate({**trajectory.model_dump(), "messages": [m]}))[0]
+               for m in trajectory.messages if m.role == "assistant"]
+    return [*outputs, ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"})]
+
+
+def test_a_react_agent_making_the_oracles_turns_gets_the_oracles_conversation_and_scores(tmp_path):
+    """The swapped-in path records a normal run: the oracle's turns made through the Inspect tools give the oracle's
+    conversation, final state, ending and scores; `inspect score` scores the log again as written."""
+    from inspect_ai.agent import react
+
+    task = shiftbox.load_task_file(HANDWRITTEN).tasks[0]
+    plan = shiftbox.plan_run(HANDWRITTEN, tmp_path / "oracle", agent="scripted:oracle", task_ids=[task.id])
+    [oracle] = shiftbox.run_evaluation(plan).trajectories
+    model = get_model("mockllm/model", custom_outputs=oracle_through_tools(oracle))
+    [log] = inspect_eval("shiftbox/banking", model=model, solver=react(tools=[shiftbox_tools()]), display="none",
+                         log_dir=str(tmp_path / "logs"), task_args={"tasks": str(HANDWRITTEN), "task_ids": [task.id]})
+    log = read_eval_log(log.location)
+    [trajectory] = trajectories_of(log)
+
+    def said(t: shiftbox.Trajectory) -> list[tuple]:  # words beside a tool call are the agent's, not said to anyone
+        return [(m.role, None if m.tool_calls else m.content, [(c.name, c.arguments) for c in m.tool_calls])
+                for m in t.messages]
+
+    assert said(trajectory) == said(oracle) and trajectory.final_state == oracle.final_state
+    assert trajectory.termination.reason == oracle.termination.reason == "user_stop"
+    _, [expected] = score_trajectories([oracle], {task.id: task})
+    [sample] = log.samples
+    assert all(same(shiftbox_view(expected)[k], sample.scores[SCORER].value[k]) for k in SCORES)
+    assert_scored_as_shiftbox_scores(log, {task.id: task})
+    rescored = inspect_score(log, shiftbox_scores(), action="overwrite", display="none")
+    assert json.dumps(rescored.samples[0].scores[SCORER].value) == json.dumps(sample.scores[SCORER].value)
+
+
+def test_the_default_solver_starts_no_episode_of_its_own(mock_log):
+    """The setup step that serves swapped-in solvers does nothing when the task's own solver runs."""
+    assert all(EPISODE_KEY not in s.store for s in mock_log.samples)
+
+
+def test_graph_refusal_is_a_task_option_checked_as_shiftbox_run_checks_it():
+    with pytest.raises(shiftbox.RunPlanError, match="--graph-refusal"):
+        shiftbox_task(HANDWRITTEN, domain="banking", graph_refusal=True)
+    task = shiftbox_task(HANDWRITTEN, domain="banking", dependency_graph=True, graph_refusal=True)
+    assert task.metadata["shiftbox_run_config"]["graph_refusal"] is True
+
+
+def test_the_inspect_page_solver_example_runs_as_written(tmp_path):
+    """docs/inspect.md's `--solver` example as written: the agent file, then the `inspect` command."""
+    page = (REPO / "docs" / "inspect.md").read_text()
+    agent_file = re.search(r'```python title="my_agent.py"\n(.*?)```', page, re.S).group(1)
+    command = re.search(r"```bash\n(.*?)```", page, re.S).group(1)
+    (tmp_path / "my_agent.py").write_text(agent_file)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "SHIFTBOX_SNAPSHOTS": str(REPO / "snapshots")}
+    ran = subprocess.run(["bash", "-ec", command], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    [path] = (tmp_path / "solver-logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    [sample] = log.samples
+    assert log.status == "success" and sample.limit is not None and sample.limit.type == "message"
+    offered = {t.name for e in sample.events if e.event == "model" for t in e.tools}
+    assert offered == {*served_tools("banking"), REPLY_TOOL, "submit"}
+    [trajectory] = trajectories_of(log)
+    assert [m.role for m in trajectory.messages] == ["user"]  # the mock never called a tool nor the customer
+    task = shiftbox.load_task_file(REPO / "snapshots/banking/v1/tasks.json").tasks[0]
+    assert trajectory.task_id == task.id and sample.messages[2].text == trajectory.messages[0].content
     assert_scored_as_shiftbox_scores(log, {task.id: task})
