@@ -98,7 +98,7 @@ class SimulationActor:
                 problems.append(f"{node}: {exc} (the snapshot must be at the same path on every node: build it there "
                                 "with `shiftbox snapshots build`, or put it on a shared file system)")
                 continue
-            if found != sha256:
+            if sha256 and found != sha256:
                 problems.append(f"{node}: the snapshot {directory} there has sha256 {found[:12]}…, the driver's "
                                 f"{sha256[:12]}…; build the same snapshot on every node (`shiftbox snapshots build`)")
         try:
@@ -207,13 +207,16 @@ def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
 async def _preflight(ray: Any, job: SimulationJob, actors: list[Any]) -> None:
     """Every actor checks its node before any simulation starts; raises `RunWorkerError` naming each node that
     failed (once, however many actors it holds) and the fix."""
-    snapshots = {}
+    snapshots, here = {}, None
     for directory in job.config.snapshot.split(","):
-        with contextlib.suppress(SnapshotError, OSError):  # the driver itself may lack it; the nodes must not
+        try:
             snapshots[directory] = Snapshot.load(directory).manifest.sha256
-        snapshots.setdefault(directory, "")
+        except SnapshotError as exc:  # the driver may run off the cluster, without snapshots; the nodes must not
+            snapshots[directory], here = "", here or exc
     answers = await asyncio.gather(*(actor.preflight.remote(snapshots) for actor in actors))
     problems = list(dict.fromkeys(problem for answer in answers for problem in answer))
+    if problems and here is not None:  # broken here too: refused as a run in one process refuses it
+        raise here
     if problems:
         raise RunWorkerError("the Ray nodes are not ready for this run (nothing ran):\n" + "\n".join(problems))
 
