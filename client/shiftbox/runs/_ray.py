@@ -147,6 +147,8 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         placed = {"num_cpus": options.worker_cpus, "scheduling_strategy": "SPREAD",
                   **({"memory": memory} if memory is not None else {})}
         members = [_Member(functools.partial(actor_class(ray).options(max_concurrency=share + 1, **placed).remote,
+                                             job_ref, surroundings),
+                           functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0).remote,
                                              job_ref, surroundings)) for share in shares]
         try:
             try:
@@ -172,15 +174,16 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
 
 class _Member:
     """A place for an actor in the run. When its actor dies, the place gets a fresh actor (a new process, a new
-    world) for the simulations sent after; only what the dead one had in flight fails."""
+    world) for the simulations sent after; only what the dead one had in flight fails. The fresh actor reserves
+    nothing: when a node is lost, its CPUs are gone, and a replacement waiting for room would wait forever."""
 
-    def __init__(self, new_actor: Callable[[], Any]):
-        self.new_actor = new_actor
-        self.handle = new_actor()
+    def __init__(self, first_actor: Callable[[], Any], replacement: Callable[[], Any]):
+        self.replacement = replacement
+        self.handle = first_actor()
 
     def lost(self, handle: Any) -> None:
         if handle is self.handle:  # the first of its in-flight calls to fail replaces it
-            self.handle = self.new_actor()
+            self.handle = self.replacement()
 
 
 def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
