@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from shiftbox import ExecutionOptions, RunPlanError, plan_run, run_evaluation
 from shiftbox.cli import app
+from shiftbox.cluster import ray_installed
 from shiftbox.runs import metrics_document, score_run
 from shiftbox.testing import Reply, fake_openai
 from shiftbox_servers.kit import SnapshotError
@@ -227,7 +228,8 @@ def test_a_killed_ray_run_leaves_no_process_behind_and_its_cluster_listened_on_l
     run, left two of the cluster's agents alive for 60 s (they report the raylet's death to the GCS, which
     died with it, and wait); the cluster's servers listened on every interface, one agent on the machine's
     address. Now every process of the run is gone within 10 s, and all listened on the loopback only."""
-    pytest.importorskip("ray", reason="Ray is the optional extra shiftbox[ray]; `make env` installs it")
+    if not ray_installed():  # not importorskip: Ray must first be imported as shiftbox imports it (`import_ray`)
+        pytest.skip("Ray is the optional extra shiftbox[ray]; `make env` installs it")
     out = tmp_path / "run"
     command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
                "--out", str(out), "--concurrency", "2", "--executor", "ray", "--workers", "1"]
@@ -260,7 +262,8 @@ def test_a_ray_run_started_with_uv_run_starts_its_actors(tmp_path):
     """Regression: under `uv run`, Ray copied the "uv environment" to its workers (the working directory packed,
     each worker started by `uv run` in an unpacked copy with no environment), so the actors never started and
     the run waited forever. A run from `uv run --no-sync shiftbox run --executor ray` finishes."""
-    pytest.importorskip("ray", reason="Ray is the optional extra shiftbox[ray]; `make env` installs it")
+    if not ray_installed():  # not importorskip: Ray must first be imported as shiftbox imports it (`import_ray`)
+        pytest.skip("Ray is the optional extra shiftbox[ray]; `make env` installs it")
     uv = shutil.which("uv")
     if uv is None:
         pytest.skip("no uv on PATH to start the run with")

@@ -18,8 +18,9 @@ from shiftbox.orchestrator import run_simulation
 from shiftbox.tasks import MMTB_TYPES, load_task_file, type_sequence_coverage, validate_tasks
 from shiftbox.users import ScriptedUser
 from shiftbox.world import open_world
-from shiftbox_servers.kit import MissionSet, Snapshot, get_domain
+from shiftbox_servers.kit import MissionSet, Snapshot, get_domain, task_domains
 from tests.client.tasks.generation import snapshot_dir
+from tests.servers.conftest import domain_test_data
 
 EVERY = set(MMTB_TYPES)
 
@@ -66,22 +67,14 @@ def probe(domain: str) -> dict[str, set[str]]:
         db.close()
 
 
-# Written out by hand from each domain's `_missions.py`: the goals whose builder or variants make a chat or a clarify
-# mission. Four of each let any four-type sequence go to distinct goals (Hall: any k positions need k goals).
-CHAT_AND_CLARIFY = {
-    "banking": (["account_info", "insights", "statements", "transactions"],
-                ["cards", "dispute", "statements", "transactions"]),
-    "retail": (["exchange", "item_modification", "product_inquiry", "returns"],
-               ["address_change", "exchange", "order_cancellation", "order_tracking"]),
-    "airline": (["baggage", "cancellation", "flight_status", "reservation_lookup"],
-                ["flight_status", "modification", "passenger_update", "reservation_lookup"]),
-}
-
-
-@pytest.mark.parametrize("domain", sorted(CHAT_AND_CLARIFY))
+@pytest.mark.parametrize("domain", task_domains())
 def test_every_domain_can_make_all_340_type_sequences(domain):
+    """Four chat goals and four clarify goals (each domain's MMTB_CHAT_GOALS / MMTB_CLARIFY_GOALS, written out by
+    hand in tests/servers/<domain>/conftest.py) let any four-type sequence go to distinct goals (Hall: any k
+    positions need k goals)."""
     capable = probe(domain)
-    chat, clarify = CHAT_AND_CLARIFY[domain]
+    facts = domain_test_data(domain)
+    chat, clarify = facts.MMTB_CHAT_GOALS, facts.MMTB_CLARIFY_GOALS
     assert sorted(g for g, t in capable.items() if "chat" in t) == chat
     assert sorted(g for g, t in capable.items() if "clarify" in t) == clarify
     feasible = feasible_type_sequences(capable)
@@ -105,7 +98,7 @@ def test_banking_types_set_covers_its_sequences_and_validates():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("domain", ["banking", "retail", "airline"])
+@pytest.mark.parametrize("domain", task_domains())
 def test_the_oracle_solves_tasks_with_two_chats_and_two_clarifications(domain):
     """The first 16 sequences hold (chat, chat, ...) and (clarify, clarify, ...): the variants must be solvable."""
     tasks = generate_tasks(domain, snapshot_dir(domain), n=16, seed=7, cover="types").tasks

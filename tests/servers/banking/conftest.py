@@ -85,3 +85,9 @@ INTEROP_CASES = {
 }
 """A call that succeeds on the native snapshot (with a field its result carries), one with an argument of the wrong
 JSON type, one naming an id the snapshot does not have."""
+
+
+# Written out by hand from _missions.py: the goals whose builder or variants make an MMTB chat or clarify mission
+# (tests/client/tasks/test_generate_types.py: four of each let every four-type sequence go to distinct goals).
+MMTB_CHAT_GOALS = ['account_info', 'insights', 'statements', 'transactions']
+MMTB_CLARIFY_GOALS = ['cards', 'dispute', 'statements', 'transactions']
