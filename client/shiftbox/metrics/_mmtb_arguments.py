@@ -107,8 +107,7 @@ def value_score(value: Any, gold: Any, schema: Mapping[str, Any]) -> float:
         return 0.0
     if value == gold:
         return 1.0
-    if isinstance(value, str) and (value.lower() == gold.lower()
-                                   or "".join(value.split()).lower() == "".join(gold.split()).lower()):
+    if isinstance(value, str) and "".join(value.split()).lower() == "".join(gold.split()).lower():
         return 1.0
     if isinstance(value, dict):
         return _object_score(value, gold, schema)
