@@ -92,6 +92,25 @@ def goal_terms(goal: str, lexicons: Mapping[str, tuple[str, ...]], generic: Iter
     return tuple(dict.fromkeys(t for t in (label, *(w.lower() for w in words)) if t.strip() not in common))
 
 
+ECHO_MIN_WORDS = 3
+"""A customer message this long or longer, quoted back whole, is an echo; a shorter one ("dispute") may well
+be the agent's own word."""
+
+
+def _words(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def without_echoes(trajectory: Trajectory, message: Message) -> str:
+    """The assistant message's text (lowercased, whitespace collapsed) less every earlier customer message of
+    `ECHO_MIN_WORDS` words or more that it quotes whole: repeating the customer's words acknowledges nothing."""
+    text = _words(message.content or "")
+    quoted = {_words(m.content or "") for m in trajectory.messages if m.role == "user" and m.index < message.index}
+    for echo in sorted((q for q in quoted if len(q.split()) >= ECHO_MIN_WORDS), key=len, reverse=True):
+        text = text.replace(echo, " ")
+    return text
+
+
 class DeterministicDetector(Judge):
     """Acknowledgment without an LLM: the text uses a term tied to the goal, or the turn calls a relevant tool."""
 
@@ -107,7 +126,7 @@ class DeterministicDetector(Judge):
         return None
 
     def acknowledges(self, trajectory: Trajectory, message: Message, goal: str) -> bool | None:
-        text = (message.content or "").lower()
+        text = without_echoes(trajectory, message)
         terms = goal_terms(goal, self.lexicons, self.generic_terms)
         if any(re.search(rf"\b{re.escape(term)}", text) for term in terms):
             return True

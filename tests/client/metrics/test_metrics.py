@@ -172,6 +172,31 @@ def test_gsrt_search_stops_at_the_next_shift():
     assert second.ack is None and second.outcome_measured is False
 
 
+def test_an_echo_of_the_customer_is_not_an_acknowledgment():
+    # An agent that quotes the customer back (a2a-samples' helloworld) repeats the goal's words without
+    # acknowledging anything: the detector looks for them only outside whole user messages quoted verbatim.
+    tk = task(goals=("authentication", "dispute"))
+    request = "I want to dispute   a charge on my card"
+    b = (Builder().user("hi there, it's me", goal="authentication").agent("Hello.")
+         .user(request, goal="dispute", shift_from="authentication")
+         .agent("I have received your request (Customer: I want to dispute a charge on my card)."))
+    (r,) = simulation_metrics(b.build(), tk).gsrt
+    assert (r.ack, r.recovered) == (None, False)
+    # The same echo with the agent's own words about the goal is an acknowledgment at that turn.
+    b.agent("You said: I want to dispute a charge on my card. I'll open a dispute for it.")
+    (r,) = simulation_metrics(b.build(), tk).gsrt
+    assert (r.ack, r.recovered) == (2, True)
+
+
+def test_a_short_reply_is_not_taken_for_an_echo():
+    # A one- or two-word customer message is not an echo to strip: "Dispute." from the agent is its own word.
+    tk = task(goals=("authentication", "dispute"))
+    b = (Builder().user("hi", goal="authentication").agent("Hello.")
+         .user("dispute", goal="dispute", shift_from="authentication").agent("Dispute: which charge?"))
+    (r,) = simulation_metrics(b.build(), tk).gsrt
+    assert r.ack == 1
+
+
 def test_a_judge_overrides_the_detector_for_acknowledgment():
     tk = task(goals=("authentication", "dispute"))
     b = (Builder().user("hi", goal="authentication").agent("Hello.")
