@@ -151,3 +151,6 @@ def test_a2a_samples_helloworld_runs_unmodified_and_scores_what_it_does(tmp_path
     assert (metrics.simulations, metrics.scored_simulations, metrics.excluded) == (2, 2, {})
     assert all(s.tsr.action == 0.0 and s.tsr.communicate_info == 0.0 and s.tsr.score == 0.0 for s in sims)
     assert metrics.tsr.mean == 0.0 and metrics.tue.tue is None  # no call: no tool-use efficiency to measure
+    # and an echo acknowledges no goal shift: the customer's words quoted back are not the agent's (docs/metrics.md)
+    shifts = [r for s in sims for r in s.gsrt]
+    assert shifts and all(r.ack is None and not r.recovered for r in shifts)
