@@ -59,8 +59,11 @@ def executor_sides(simulations: int, ray_address: str | None) -> dict[str, Side]
         sides["ray"] = Side(f"--executor ray --workers {WORKERS}, a cluster started by the run, {what}", simulations,
                             CONCURRENCY, workers=WORKERS, executor="ray")
     if ray_address:
+        # the cluster listens on the loopback only (shiftbox.cluster); a driver finds it there when told, as
+        # the cluster was, that Ray runs on no other machine (else it looks for it at the routable address)
         sides["ray-address"] = Side(f"--executor ray --workers {WORKERS} --ray-address (a long-lived cluster), {what}",
-                                    simulations, CONCURRENCY, workers=WORKERS, executor="ray", ray_address=ray_address)
+                                    simulations, CONCURRENCY, workers=WORKERS, executor="ray", ray_address=ray_address,
+                                    env=(("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"),))
     return sides
 
 

@@ -411,6 +411,7 @@ class Side:
     executor: str | None = None
     ray_address: str | None = None
     replay: Path | None = None
+    env: tuple[tuple[str, str], ...] = ()  # set in its environment
 
     @property
     def local(self) -> bool:
@@ -477,6 +478,7 @@ def run_side(server: FakeServerProcess, side: Side, tmp: Path, tag: str, record:
     out = tmp / tag
     env = {**os.environ, KEY_ENV: os.environ.get(KEY_ENV) or "sk-fake-bench-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("RAY_ADDRESS", None)  # a cluster for the run is started by the run, never found by its address
+    env |= dict(side.env)
     argv = side.argv(server.base_url, write_tasks(side.simulations, tmp), out, record)
     load = os.getloadavg()[0]
     server.watch()
