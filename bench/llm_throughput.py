@@ -42,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -121,8 +122,6 @@ def serve(script: str | None = None) -> int:
     stdin (`watch [PID]`: start a new window, for the run of process PID; `window`: print what it saw, as JSON);
     stop when stdin closes. `script`: a Python file whose `reply(body, headers)` answers first (a Reply, or None for
     the scripted one), so a test can make a side deviate from the script."""
-    import threading
-
     from shiftbox.testing.fake_openai import FakeOpenAI
 
     deviate = runpy.run_path(script)["reply"] if script else None
@@ -394,6 +393,8 @@ def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> 
 SHIFTBOX = Path(sys.executable).with_name("shiftbox")
 """The console script the project installs next to its python: what a user runs."""
 ROUNDS = 3
+SIDE_TIMEOUT_S = 1800.0
+"""Longest a side's process may run before the bench kills it (its rows then fail)."""
 QUICK = {"simulations": 2, "worker_simulations": 4, "rounds": 1}
 """`--quick`: a few simulations, one round (the smoke test's sizes; its figures mean nothing)."""
 
@@ -481,20 +482,23 @@ def run_side(server: FakeServerProcess, side: Side, tmp: Path, tag: str, record:
     env |= dict(side.env)
     argv = side.argv(server.base_url, write_tasks(side.simulations, tmp), out, record)
     load = os.getloadavg()[0]
-    server.watch()
     with open(tmp / f"{tag}.log", "w") as log:
         started, start = time.time(), time.perf_counter()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         server.watch(proc.pid)
+        stop = threading.Timer(SIDE_TIMEOUT_S, proc.kill)  # a side that hangs fails its rows, not the whole bench
+        stop.start()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
+        stop.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
     window = server.window()
     trajectories = read_trajectories(out) if (out / "trajectories.jsonl").exists() else []
     problem = script_failure(trajectories, side.simulations)
     if proc.returncode:
         tail = (tmp / f"{tag}.log").read_text(errors="replace").strip().splitlines()[-3:]
-        problem = f"exit {proc.returncode} ({' / '.join(tail)})" + (f"; {problem}" if problem else "")
+        ended = f"killed after {SIDE_TIMEOUT_S:g} s" if seconds >= SIDE_TIMEOUT_S else f"exit {proc.returncode}"
+        problem = f"{ended} ({' / '.join(tail)})" + (f"; {problem}" if problem else "")
     return Measured(side.simulations, seconds, usage.ru_utime + usage.ru_stime, load, window, started,
                     f"{side.label}: {problem}" if problem else None, split(trajectories))
 
