@@ -415,9 +415,10 @@ class Side:
     env: tuple[tuple[str, str], ...] = ()  # set in its environment
 
     @property
-    def local(self) -> bool:
-        """Whether the simulations run in the measured process itself (its CPU is theirs)."""
-        return self.replay is None and self.workers == 1 and self.executor in (None, "local")
+    def one_process(self) -> bool:
+        """Whether the simulations run in the measured process itself (its CPU is theirs; a worker's or an
+        actor's CPU is not counted whole: wait4 sees only the processes the run itself waited for)."""
+        return self.workers == 1 and self.executor in (None, "local")
 
     def argv(self, base_url: str, tasks: Path, out: Path, record: Path | None = None) -> list[str]:
         command = [str(SHIFTBOX)] if SHIFTBOX.exists() else [sys.executable, "-m", "shiftbox.cli"]
@@ -534,7 +535,8 @@ def side_row(side: Side, runs: list[Measured], raw_httpx_ms: float | None = None
         "load_1m_at_start": [round(m.load_1m, 2) for m in runs],
         "seconds": rounded(median([m.seconds for m in runs]), 2),
         "sims_per_s": rounded(median([n / m.seconds for m in runs]), 2),
-        "cpu_ms_per_sim": rounded(median([1000 * m.cpu_s / n for m in runs]), 1)}
+        "cpu_ms_per_sim" if side.one_process else "run_process_cpu_ms_per_sim":
+            rounded(median([1000 * m.cpu_s / n for m in runs]), 1)}
     if side.replay is None:
         completions = n * LLM_CALLS_PER_SIM
         row |= {"window_sims_per_s": rounded(median([n / m.window_s if m.window_s else None for m in runs]), 2),
@@ -544,7 +546,7 @@ def side_row(side: Side, runs: list[Measured], raw_httpx_ms: float | None = None
                     [m.started + m.seconds - m.window["last"] if m.window["requests"] else None for m in runs]), 2),
                 "fake_server_cpu_ms_per_completion": rounded(median(
                     [1000 * m.window["server_cpu_s"] / completions for m in runs]), 2)}
-        if side.local:  # the simulations' own CPU: the process's between its first and last request
+        if side.one_process:  # the simulations' own CPU: the process's between its first and last request
             per_completion = median([1000 * (m.window["last_cpu_s"] - m.window["first_cpu_s"]) / (completions - 1)
                                      if m.window["last_cpu_s"] is not None and completions > 1 else None
                                      for m in runs])
@@ -572,8 +574,9 @@ def paired(numerator: list[Measured], denominator: list[Measured], figure) -> fl
 
 
 def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured], at_least: float,
-              text: str, window: bool = True) -> dict[str, Any]:
-    """How many times the denominator's throughput the numerator's is, whole process (and in the LLM window)."""
+              text: str, window: bool = True, cpu: bool = True) -> dict[str, Any]:
+    """How many times the denominator's throughput the numerator's is, whole process (and in the LLM window; and
+    how many times less CPU per simulation, when both sides' CPU is counted whole)."""
     whole = paired(numerator, denominator, lambda m: m.simulations / m.seconds)
     row: dict[str, Any] = {"bench": label, "rounds": len(numerator),
                            "load_1m_at_start": [round(m.load_1m, 2) for m in numerator],
@@ -581,6 +584,7 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
     if window:
         row["window_x"] = rounded(paired(numerator, denominator,
                                          lambda m: m.simulations / m.window_s if m.window_s else None), 2)
+    if cpu:
         row["cpu_per_sim_x_less"] = rounded(paired(denominator, numerator, lambda m: m.cpu_s / m.simulations), 2)
     target(row, whole is not None and whole >= at_least, text)
     if problem := failure(numerator, denominator):
@@ -630,7 +634,8 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
         comparisons += [("workers-2", "workers-1", f"--workers 2 / one process, {worker_simulations} simulations",
                          1.7, "--workers 2 >= 1.7x one process"),
                         ("replay", "fast", f"replay / live, the same {simulations} simulations", 3, "replay >= 3x live")]
-        rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=a != "replay")
+        rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=a != "replay",
+                           cpu=sides[a].one_process and sides[b].one_process)
                  for a, b, label, at_least, text in comparisons if a in samples and b in samples]
         if "fast" in samples and (startup := median([m.window["first_cpu_s"] for m in samples["fast"]])) is not None:
             row = {"bench": f"start-up to first request, {sides['fast'].label}", "startup_cpu_s": round(startup, 2),

@@ -359,8 +359,9 @@ LLM_PROSE = (
     "LLM rows (bench/llm_throughput.py): every side is a fresh process the bench spawns with the project's python "
     "(`shiftbox run`, or `shiftbox replay` for the replay side), timed from just before the spawn to its exit: "
     "`sims_per_s` is what a user waits for, the process's own start-up (imports, litellm's when a path needs it) "
-    "and its exit included; `cpu_ms_per_sim` is the CPU time of the process and of the worker processes it waited "
-    "for (`os.wait4`). Both roles are `litellm:openai/fake-model` against the fake OpenAI-compatible server, which "
+    "and its exit included; `cpu_ms_per_sim` is the CPU time of the process (`os.wait4`), for runs whose "
+    "simulations are all in it; with workers or Ray actors it is `run_process_cpu_ms_per_sim` (the run's process "
+    "and the processes it waited for, not the workers' whole CPU), and no CPU ratio is given. Both roles are `litellm:openai/fake-model` against the fake OpenAI-compatible server, which "
     "runs in a process of its own and plays the scripted conversation (16 completions and 5 tool calls per "
     "simulation); it also times each side from outside: `window_sims_per_s` counts from the side's first "
     "completion request to its last, `startup_s` from the spawn to the first request, `startup_cpu_s` is the CPU "
@@ -422,8 +423,8 @@ EXECUTORS_PROSE = (
     "workers on a long-lived cluster given by `--ray-address` (started once by the bench before any timing, as "
     "`ray start` would be, and shut down at the end), interleaved in rounds, medians. `startup_s` is the time from "
     "the spawn to the first LLM request at the fake server, `startup_over_local_s` what the executor adds to "
-    "local's (round by round), `x_local` the whole-process throughput over local's. For the ray rows "
-    "`cpu_ms_per_sim` counts the run's process and the processes it waited for, not the cluster's.")
+    "local's (round by round), `x_local` the whole-process throughput over local's; `run_process_cpu_ms_per_sim` "
+    "counts the run's process and the processes it waited for, not the workers' or the cluster's whole CPU.")
 """The executor rows: what each figure is."""
 
 
