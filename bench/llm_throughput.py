@@ -1,14 +1,18 @@
-"""`make bench` section: end-to-end simulations per second, LLM agent + LLM user through the LLM boundary,
-on its fast path for OpenAI-compatible endpoints and on the litellm path (`fast_path=false`), side by side.
+"""`make bench` section: end-to-end simulations per second, LLM agent + LLM user against the project's fake
+OpenAI-compatible server, each side a fresh process timed from its start to its exit (what a user waits).
 
-    uv run python bench/llm_throughput.py [--simulations 100] [--concurrency 1 8 64] [--profile 20]
+    uv run python bench/llm_throughput.py [--quick] [--rounds 3] [--simulations 100] [--profile 20]
 
-Both roles are `litellm:openai/fake-model`, run by the real harness path (`execute_run`, the
-function behind `shiftbox run`, with the registry's agent and user factories and `api_base=` /
-`api_key_env=` options, in-process banking server, results appended to trajectories.jsonl) against
-the project's fake OpenAI-compatible server playing the scripted conversation of
-shared/spec/performance.md. The fake server runs in its own process (`--serve`), like a remote
-model: its work does not compete with the harness for this process's interpreter lock.
+Every side is `shiftbox run` (or `shiftbox replay`) started by the bench with the project's python, timed from
+just before it is spawned to its exit (`os.wait4`: wall time, and the CPU time of the process and of the worker
+processes it waited for). Both roles are `litellm:openai/fake-model` against the fake server, which runs in a
+process of its own (`--serve`) playing the scripted conversation of shared/spec/performance.md, and which also
+times each side from outside: the arrival of its first and last completion request (the window), and the CPU the
+run's own process had used by then (/proc/<pid>/stat). The sides of a comparison run interleaved, `--rounds`
+times (the order reversed every other round), and every figure is a median; the 1-minute load average at the
+start of each of a row's runs is printed beside it. Each side's run directory is read back and every trajectory
+checked against the script (`script_failure`, `shape_problems`); a side that did not play it marks its rows
+FAILED and the bench exits nonzero.
 
 The scripted conversation (`Conversation`, a deterministic function of each request body):
 the user asks for help (giving its customer id); the agent greets, calls get_customer_by_id for
@@ -17,13 +21,11 @@ after the user has spoken 5 times it sends ###STOP###. 16 LLM calls (6 user, 10 
 calls per simulation, as in the reference harness. shiftbox's user opens the conversation, so the
 reference harness's first message, a fixed greeting that costs no LLM call, has no counterpart: the
 agent's greeting goes with its first reply, and a simulation has 21 messages where the reference's
-has 22 (the same LLM and tool work). Every trajectory's shape is checked before a figure counts.
+has 22 (the same LLM and tool work).
 
-Where the time goes, per simulation: `Trajectory.timing` holds `llm_s` (inside the LLM boundary,
-`shiftbox.llm.complete`) and `mcp_s` (tool calls and the closing state read) next to `wall_s`; the
-time spent appending the result (`ResultWriter.append`) is measured here around the writer. The
-harness's share is the rest. litellm's import is done (and timed, in a fresh interpreter) before
-any simulation, so it is reported but not part of any rate.
+The reference harness is not in the repository: the baseline is shiftbox's own litellm path
+(`fast_path=false`, litellm's and the openai SDK's stack, as the reference uses it), measured beside the fast
+path in the same run. `--profile N` adds an in-process cProfile of N simulations per path (where the time goes).
 """
 
 from __future__ import annotations
@@ -35,9 +37,12 @@ import json
 import os
 import pstats
 import re
+import runpy
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -59,11 +64,6 @@ GREETING = "Hi! How can I help you today? Let me look up your profile."
 DONE = "Done. Is there anything else I can help with?"
 STOP = "No, that is all. Thank you! ###STOP###"
 LLM_CALLS_PER_SIM = 2 * USER_TURNS + USER_TURNS + 1
-# The reference harness (AgentChangeBench's tau2 fork on litellm 1.106), same fake server and conversation,
-# concurrency 8, measured on this machine when issue 18 was filed; its code is not in ../shared, so the
-# figure is recorded here and every row gives its ratio to it.
-REFERENCE_SIMS_PER_S_C8 = 2.28
-WORKERS = 2
 PATHS = {True: "fast path (httpx)", False: "litellm path (fast_path=false)"}
 CUSTOMER_ID = re.compile(r"cust_\d{4}")
 EXPECTED = {"messages": 2 * USER_TURNS + 1 + 2 * USER_TURNS, "tool_calls": USER_TURNS,
@@ -92,30 +92,77 @@ class Conversation:
                                content=GREETING if first else None)
 
 
-def serve() -> int:
-    """`--serve`: run the fake server with `Conversation`, print its base URL, stop when stdin closes."""
+class Watch:
+    """What the fake server saw of the run it is watching: its completion requests' arrival times (wall clock, as
+    the bench times the run's process) and the CPU time that process had used when the first and the last arrived."""
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid, self.requests, self.cpu_start = pid, 0, time.process_time()
+        self.first = self.last = self.first_cpu_s = self.last_cpu_s = None
+
+    def saw_request(self) -> None:
+        from http_load import cpu_seconds  # bench/ is on the path, as for run.py's sections
+
+        now, cpu = time.time(), None
+        if self.pid is not None:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                cpu = cpu_seconds(self.pid)
+        if self.first is None:
+            self.first, self.first_cpu_s = now, cpu
+        self.last, self.last_cpu_s = now, cpu
+        self.requests += 1
+
+    def report(self) -> dict[str, Any]:
+        return {"requests": self.requests, "first": self.first, "last": self.last, "first_cpu_s": self.first_cpu_s,
+                "last_cpu_s": self.last_cpu_s, "server_cpu_s": time.process_time() - self.cpu_start}
+
+
+def serve(script: str | None = None) -> int:
+    """`--serve`: run the fake server with `Conversation`, print its base URL, then answer the bench's commands on
+    stdin (`watch [PID]`: start a new window, for the run of process PID; `window`: print what it saw, as JSON);
+    stop when stdin closes. `script`: a Python file whose `reply(body, headers)` answers first (a Reply, or None for
+    the scripted one), so a test can make a side deviate from the script."""
     from shiftbox.testing.fake_openai import FakeOpenAI
 
-    class Forgetful(FakeOpenAI):  # keeps no request log: thousands of requests would only grow memory
+    deviate = runpy.run_path(script)["reply"] if script else None
+    conversation, local = Conversation(), threading.local()
+
+    def answer(body: dict[str, Any]) -> Any:
+        return (deviate(body, local.headers) if deviate else None) or conversation(body)
+
+    class Watched(FakeOpenAI):  # keeps no request log: thousands of requests would only grow memory
+        watch = Watch()
+
         def _next(self, body, headers):
+            local.headers = headers
             n, reply = super()._next(body, headers)
             with self._lock:
                 self.requests.clear(), self.headers.clear(), self.replies.clear()
+                self.watch.saw_request()
             return n, reply
 
-    server = Forgetful(Conversation()).start()
+    server = Watched(answer).start()
     print(server.base_url, flush=True)
-    sys.stdin.read()
+    for line in sys.stdin:
+        command, _, pid = line.strip().partition(" ")
+        with server._lock:
+            if command == "watch":
+                server.watch = Watch(int(pid) if pid else None)
+                reply = "ok"
+            else:
+                reply = json.dumps(server.watch.report())
+        print(reply, flush=True)
     server.stop()
     for error in server.errors:
         print(error, file=sys.stderr)
     return 1 if server.errors else 0
 
 
-@dataclass(frozen=True)
 class FakeServerProcess:
-    base_url: str
-    pid: int
+    """The fake server's process (`--serve`), and the bench's end of its command pipe."""
+
+    def __init__(self, proc: subprocess.Popen, base_url: str) -> None:
+        self.proc, self.base_url, self.pid = proc, base_url, proc.pid
 
     def cpu_s(self) -> float:
         """The fake server's CPU time so far (utime + stime): the model's share of the machine's two cores."""
@@ -123,16 +170,30 @@ class FakeServerProcess:
 
         return cpu_seconds(self.pid)
 
+    def _command(self, line: str) -> str:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def watch(self, pid: int | None = None) -> None:
+        """Start a new window (for the run of process `pid`: its CPU is read at its first and last request)."""
+        if self._command(f"watch {pid or ''}".strip()) != "ok":
+            raise RuntimeError("the fake server did not answer `watch`")
+
+    def window(self) -> dict[str, Any]:
+        """What the server saw since the last `watch` (`Watch.report`)."""
+        return json.loads(self._command("window"))
+
 
 @contextlib.contextmanager
-def fake_server_process() -> Iterator[FakeServerProcess]:
-    proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+def fake_server_process(script: str | None = None) -> Iterator[FakeServerProcess]:
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", *(["--script", script] if script else [])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         base_url = proc.stdout.readline().strip()
         if not base_url.startswith("http"):
             raise RuntimeError(f"the fake server did not start (it printed {base_url!r})")
-        yield FakeServerProcess(base_url, proc.pid)
+        yield FakeServerProcess(proc, base_url)
     finally:
         proc.stdin.close()
         if proc.wait(timeout=30) != 0:
@@ -229,21 +290,19 @@ def script_failure(trajectories: list, expected: int) -> str | None:
 
 
 async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
-                   fast_path: bool = True, workers: int = 1, record: Path | None = None) -> dict[str, Any]:
-    """One `shiftbox run`-equivalent: execute_run with litellm agent and user; timings and checks.
-    `fast_path=False` sends every call through litellm's own stack (the option `fast_path=false`);
-    `workers` > 1 runs the simulations in that many processes, as `shiftbox run --workers` does."""
+                   fast_path: bool = True) -> dict[str, Any]:
+    """One `shiftbox run`-equivalent in this process (for `--profile`): execute_run with litellm agent and user,
+    the time spent appending results measured around the writer. `fast_path=False` sends every call through
+    litellm's own stack (the option `fast_path=false`)."""
     from functools import partial
     from importlib.metadata import version
 
     from shiftbox import agent_from_spec, user_from_spec
     from shiftbox.runs import (
         ExecutionOptions,
-        RecordHooks,
         RunConfig,
         RunMetadata,
         execute_run,
-        finish_fixture,
         prepare_run_dir,
         task_file_digest,
     )
@@ -255,55 +314,27 @@ async def run_once(base_url: str, task_file, trials: int, concurrency: int, run_
     prepare_run_dir(run_dir, RunMetadata(config=config, shiftbox_version=version("shiftbox"),
                                          simulations=len(task_file.tasks) * trials), task_file, resume=False)
     with WriteClock().installed() as writes:
-        start, cpu_start = time.perf_counter(), time.process_time()
-        trajectories = await execute_run(config, task_file.tasks, run_dir,
-                                         ExecutionOptions(concurrency=concurrency, workers=workers),
+        trajectories = await execute_run(config, task_file.tasks, run_dir, ExecutionOptions(concurrency=concurrency),
                                          make_agent=partial(agent_from_spec, SPEC, options),
-                                         make_user=partial(user_from_spec, SPEC, options), finished=set(),
-                                         hooks=RecordHooks(record) if record is not None else None)
-        seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
-    if record is not None:
-        finish_fixture(record, run_dir)
+                                         make_user=partial(user_from_spec, SPEC, options), finished=set())
     failure = script_failure(trajectories, len(task_file.tasks) * trials)
     if failure:
         raise ScriptFailure(f"{PATHS[fast_path]}, concurrency {concurrency}: {failure}")
-    return {"seconds": seconds, "trajectories": trajectories, "write_s": writes.seconds, "cpu_s": cpu_s,
-            "workers": workers if workers > 1 else 0}
+    return {"trajectories": trajectories, "write_s": writes.seconds}
 
 
-def split(run: dict[str, Any]) -> dict[str, float]:
-    """Percent of the summed per-simulation time (its wall time plus appending its result)."""
-    trajectories = run["trajectories"]
+def split(trajectories: list, write_s: float | None = None) -> dict[str, float]:
+    """Percent of the summed per-simulation time (`Trajectory.timing`: its wall time, plus appending its result
+    when `write_s` was measured) in the LLM boundary, MCP, the harness (the rest) and writing."""
     wall = sum(t.timing["wall_s"] for t in trajectories)
     llm = sum(t.timing.get("llm_s", 0.0) for t in trajectories)
     mcp = sum(t.timing.get("mcp_s", 0.0) for t in trajectories)
-    total = wall + run["write_s"]
+    total = wall + (write_s or 0.0)
+    if not total:
+        return {}
     return {"llm_pct": round(100 * llm / total, 1), "mcp_pct": round(100 * mcp / total, 1),
             "harness_pct": round(100 * (wall - llm - mcp) / total, 1),
-            "write_pct": round(100 * run["write_s"] / total, 1),
-            "ms_per_sim": round(1000 * total / len(trajectories), 2),
-            # this process's CPU: with workers it does not do the simulations, so the figure would mean nothing
-            **({"cpu_ms_per_completion": round(1000 * run["cpu_s"] / (len(trajectories) * LLM_CALLS_PER_SIM), 2)}
-               if not run.get("workers") else {})}
-
-
-async def replay_against_live(base_url: str, task_file, trials: int, tmp: Path) -> dict[str, Any]:
-    """The same simulations live (fast path, recorded as a fixture, concurrency 8, one process) and replayed from
-    that fixture (`shiftbox replay`, tools re-executed, no network), side by side."""
-    from shiftbox.replay import replay_fixture
-
-    live = await run_once(base_url, task_file, trials, 8, tmp / "live", True, record=tmp / "fixture")
-    start = time.perf_counter()
-    replayed = await anyio.to_thread.run_sync(replay_fixture, tmp / "fixture", tmp / "replayed")
-    replay_s = time.perf_counter() - start
-    if not replayed.identical:
-        raise ScriptFailure(f"the replay of the recorded live run differs: {replayed.failed or replayed.problems[:3]}")
-    n = len(live["trajectories"])
-    return {"bench": "replay vs live, the same LLM simulations (fast path recorded at concurrency 8, replayed with "
-                     "`shiftbox replay`, tools re-executed, verification included)",
-            "simulations": n, "live_sims_per_s": round(n / live["seconds"], 1),
-            "replay_sims_per_s": round(replayed.simulations / replay_s, 1),
-            "replay_over_live": round(live["seconds"] / replay_s, 2)}
+            **({"write_pct": round(100 * write_s / total, 1)} if write_s is not None else {})}
 
 
 async def raw_httpx_cpu_ms(base_url: str, n: int = 300) -> float:
@@ -359,68 +390,303 @@ def profile_summary(profile: cProfile.Profile, seconds: float, top: int = 8) -> 
             "top_functions": [f"{name} {round(100 * s / seconds, 1)}%" for s, name in functions[:top]]}
 
 
-async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (1, 8, 64),
-                               profile_simulations: int = 0) -> tuple[list[dict], dict[str, Any]]:
-    """Rows for the report, plus the profile summary (when asked for) as a detail."""
-    from shiftbox.llm import import_litellm
+SHIFTBOX = Path(sys.executable).with_name("shiftbox")
+"""The console script the project installs next to its python: what a user runs."""
+ROUNDS = 3
+SIDE_TIMEOUT_S = 1800.0
+"""Longest a side's process may run before the bench kills it (its rows then fail)."""
+QUICK = {"simulations": 2, "worker_simulations": 4, "rounds": 1}
+"""`--quick`: a few simulations, one round (the smoke test's sizes; its figures mean nothing)."""
 
-    os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
-    import_seconds = litellm_import_seconds()
-    import_litellm()  # here too, before any timing
+
+@dataclass(frozen=True)
+class Side:
+    """One whole-process run the bench starts: `shiftbox run` with both roles on the fake server, or (`replay`)
+    `shiftbox replay` of a fixture recorded from the same simulations."""
+
+    label: str
+    simulations: int
+    concurrency: int = 8
+    fast_path: bool = True
+    workers: int = 1
+    executor: str | None = None
+    ray_address: str | None = None
+    replay: Path | None = None
+    env: tuple[tuple[str, str], ...] = ()  # set in its environment
+
+    @property
+    def one_process(self) -> bool:
+        """Whether the simulations run in the measured process itself (its CPU is theirs; a worker's or an
+        actor's CPU is not counted whole: wait4 sees only the processes the run itself waited for)."""
+        return self.workers == 1 and self.executor in (None, "local")
+
+    def argv(self, base_url: str, tasks: Path, out: Path, record: Path | None = None) -> list[str]:
+        command = [str(SHIFTBOX)] if SHIFTBOX.exists() else [sys.executable, "-m", "shiftbox.cli"]
+        if self.replay is not None:
+            return [*command, "replay", str(self.replay), "--out", str(out), "--concurrency", str(self.concurrency)]
+        role_args = [f"api_base={base_url}", f"api_key_env={KEY_ENV}", f"fast_path={str(self.fast_path).lower()}"]
+        trials = max(1, self.simulations // len(CUSTOMERS))
+        argv = [*command, "run", "--domain", "banking", "--tasks", str(tasks), "--out", str(out),
+                "--snapshot", str(get_domain("banking").default_snapshot_dir()), "--agent", SPEC, "--user", SPEC,
+                *[a for arg in role_args for a in ("--agent-arg", arg)],
+                *[a for arg in role_args for a in ("--user-arg", arg)],
+                "--max-retries", "0", "--trials", str(trials), "--concurrency", str(self.concurrency),
+                "--workers", str(self.workers)]
+        argv += ["--executor", self.executor] if self.executor else []
+        argv += ["--ray-address", self.ray_address] if self.ray_address else []
+        return argv + (["--record", str(record)] if record else [])
+
+
+def write_tasks(simulations: int, tmp: Path) -> Path:
+    """The bench's task file for `simulations` (one task per customer, as many as fit; trials for the rest)."""
+    if simulations > len(CUSTOMERS) and simulations % len(CUSTOMERS):
+        raise ValueError(f"--simulations {simulations}: use at most {len(CUSTOMERS)} or a multiple of it "
+                         f"({len(CUSTOMERS)} tasks x trials)")
     task_file = bench_tasks()
-    trials = max(1, simulations // len(task_file.tasks))
-    rows: list[dict] = []
-    detail: dict[str, Any] = {"litellm_import_s": round(import_seconds, 2)}
-    with fake_server_process() as server, tempfile.TemporaryDirectory() as tmp:
-        base_url = server.base_url
-        for fast in PATHS:  # litellm sets up its clients on first use, the fast path its pool
-            warm = await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 1,
-                                  Path(tmp) / f"warmup-{fast}", fast)
-            detail[f"warmup_2_sims_s ({PATHS[fast]})"] = round(warm["seconds"], 2)
-        # the fork server (which imports litellm once) and a first pair of workers, before any timing
-        await run_once(base_url, task_file.model_copy(update={"tasks": task_file.tasks[:2]}), 1, 2,
-                       Path(tmp) / "warmup-workers", True, WORKERS)
-        detail["raw_httpx_cpu_ms_per_completion"] = await raw_httpx_cpu_ms(base_url)
-        for concurrency in concurrencies:
-            runs = [(fast, 1) for fast in PATHS] + ([(True, WORKERS)] if concurrency >= WORKERS else [])
-            for fast, workers in runs:  # side by side, paired per concurrency
-                server_cpu_s = server.cpu_s()
-                run = await run_once(base_url, task_file, trials, concurrency,
-                                     Path(tmp) / f"c{concurrency}-{fast}-w{workers}", fast, workers)
-                n = len(run["trajectories"])
-                server_ms = round(1000 * (server.cpu_s() - server_cpu_s) / (n * LLM_CALLS_PER_SIM), 2)
-                sims_per_s = n / run["seconds"]
-                rows.append({"bench": f"LLM agent + LLM user, {PATHS[fast]} (fake server), scripted conversation, "
-                                      f"concurrency {concurrency}" + (f", --workers {workers}" if workers > 1 else ""),
-                             "simulations": n, "seconds": round(run["seconds"], 2), "sims_per_s": round(sims_per_s, 1),
-                             "x_reference_c8": round(sims_per_s / REFERENCE_SIMS_PER_S_C8, 1), **split(run),
-                             "fake_server_cpu_ms_per_completion": server_ms})
-        rows.append(await replay_against_live(base_url, task_file, trials, Path(tmp)))
+    task_file = task_file.model_copy(update={"tasks": task_file.tasks[:simulations]})
+    path = tmp / f"tasks-{len(task_file.tasks)}.json"
+    path.write_text(task_file.model_dump_json(indent=1))
+    return path
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One whole-process run: timed by the bench around the process, and by the fake server from outside."""
+
+    simulations: int
+    seconds: float  # spawn to exit
+    cpu_s: float  # the process's, and its reaped children's (the workers), from wait4
+    load_1m: float  # at its start
+    window: dict[str, Any]  # the fake server's `Watch.report`
+    started: float  # wall clock (time.time) just before the spawn
+    problem: str | None  # why it does not count (None: it played the script)
+    split: dict[str, float]
+
+    @property
+    def window_s(self) -> float | None:
+        """First completion request to the last (None: fewer than two requests, as in a replay)."""
+        w = self.window
+        return w["last"] - w["first"] if w["requests"] > 1 else None
+
+    @property
+    def startup_s(self) -> float | None:
+        return self.window["first"] - self.started if self.window["requests"] else None
+
+
+def run_side(server: FakeServerProcess, side: Side, tmp: Path, tag: str, record: Path | None = None) -> Measured:
+    """Spawn the side's process, time it to its exit, check every trajectory it wrote against the script."""
+    from shiftbox.trajectory import read_trajectories
+
+    out = tmp / tag
+    env = {**os.environ, KEY_ENV: os.environ.get(KEY_ENV) or "sk-fake-bench-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("RAY_ADDRESS", None)  # a cluster for the run is started by the run, never found by its address
+    env |= dict(side.env)
+    argv = side.argv(server.base_url, write_tasks(side.simulations, tmp), out, record)
+    load = os.getloadavg()[0]
+    with open(tmp / f"{tag}.log", "w") as log:
+        started, start = time.time(), time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        server.watch(proc.pid)
+        stop = threading.Timer(SIDE_TIMEOUT_S, proc.kill)  # a side that hangs fails its rows, not the whole bench
+        stop.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        stop.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    window = server.window()
+    trajectories = read_trajectories(out) if (out / "trajectories.jsonl").exists() else []
+    problem = script_failure(trajectories, side.simulations)
+    if proc.returncode:
+        tail = (tmp / f"{tag}.log").read_text(errors="replace").strip().splitlines()[-3:]
+        ended = f"killed after {SIDE_TIMEOUT_S:g} s" if seconds >= SIDE_TIMEOUT_S else f"exit {proc.returncode}"
+        problem = f"{ended} ({' / '.join(tail)})" + (f"; {problem}" if problem else "")
+    return Measured(side.simulations, seconds, usage.ru_utime + usage.ru_stime, load, window, started,
+                    f"{side.label}: {problem}" if problem else None, split(trajectories))
+
+
+def measure_sides(server: FakeServerProcess, sides: dict[str, Side], rounds: int, tmp: Path) -> dict[str, list[Measured]]:
+    """Every side once a round, interleaved, the order reversed every other round (drift hits all alike)."""
+    samples: dict[str, list[Measured]] = {name: [] for name in sides}
+    for n in range(rounds):
+        for name in (list(sides) if n % 2 == 0 else list(reversed(sides))):
+            samples[name].append(run_side(server, sides[name], tmp, f"{name}-r{n}"))
+    return samples
+
+
+def median(values: list[float]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def failure(*runs: list[Measured]) -> str | None:
+    """Why a row's figures do not count: the first problem among its runs (None: they all played the script)."""
+    return next((m.problem for ms in runs for m in ms if m.problem), None)
+
+
+def side_row(side: Side, runs: list[Measured], raw_httpx_ms: float | None = None) -> dict[str, Any]:
+    """A side's figures, medians over its rounds."""
+    n = side.simulations
+    row: dict[str, Any] = {
+        "bench": f"whole process: {side.label}", "simulations": n, "rounds": len(runs),
+        "load_1m_at_start": [round(m.load_1m, 2) for m in runs],
+        "seconds": rounded(median([m.seconds for m in runs]), 2),
+        "sims_per_s": rounded(median([n / m.seconds for m in runs]), 2),
+        "cpu_ms_per_sim" if side.one_process else "run_process_cpu_ms_per_sim":
+            rounded(median([1000 * m.cpu_s / n for m in runs]), 1)}
+    if side.replay is None:
+        completions = n * LLM_CALLS_PER_SIM
+        row |= {"window_sims_per_s": rounded(median([n / m.window_s if m.window_s else None for m in runs]), 2),
+                "startup_s": rounded(median([m.startup_s for m in runs]), 2),
+                "startup_cpu_s": rounded(median([m.window["first_cpu_s"] for m in runs]), 2),
+                "exit_after_last_request_s": rounded(median(
+                    [m.started + m.seconds - m.window["last"] if m.window["requests"] else None for m in runs]), 2),
+                "fake_server_cpu_ms_per_completion": rounded(median(
+                    [1000 * m.window["server_cpu_s"] / completions for m in runs]), 2)}
+        if side.one_process:  # the simulations' own CPU: the process's between its first and last request
+            per_completion = median([1000 * (m.window["last_cpu_s"] - m.window["first_cpu_s"]) / (completions - 1)
+                                     if m.window["last_cpu_s"] is not None and completions > 1 else None
+                                     for m in runs])
+            row["cpu_ms_per_completion_in_window"] = rounded(per_completion, 2)
+            if raw_httpx_ms and per_completion is not None:
+                row["x_raw_httpx_cpu"] = round(per_completion / raw_httpx_ms, 2)
+                target(row, per_completion <= 1.5 * raw_httpx_ms, "CPU per completion <= 1.5x raw httpx")
+    row |= {k: rounded(median([m.split.get(k) for m in runs]), 1) for k in ("llm_pct", "mcp_pct", "harness_pct")
+            if any(k in m.split for m in runs)}
+    if problem := failure(runs):
+        row["FAILED"] = problem
+    return row
+
+
+def target(row: dict[str, Any], met: bool, text: str) -> None:
+    """Print a target beside the figures: measured, never asserted."""
+    row["target"] = f"{text}: {'met' if met else 'NOT met'}"
+
+
+def paired(numerator: list[Measured], denominator: list[Measured], figure) -> float | None:
+    """Median over the rounds of figure(numerator run) / figure(denominator run), round by round."""
+    ratios = [figure(a) / figure(b) for a, b in zip(numerator, denominator, strict=True)
+              if figure(a) is not None and figure(b)]
+    return median(ratios)
+
+
+def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured], at_least: float,
+              text: str, window: bool = True, cpu: bool = True) -> dict[str, Any]:
+    """How many times the denominator's throughput the numerator's is, whole process (and in the LLM window; and
+    how many times less CPU per simulation, when both sides' CPU is counted whole)."""
+    whole = paired(numerator, denominator, lambda m: m.simulations / m.seconds)
+    row: dict[str, Any] = {"bench": label, "rounds": len(numerator),
+                           "load_1m_at_start": [round(m.load_1m, 2) for m in numerator],
+                           "whole_process_x": rounded(whole, 2)}
+    if window:
+        row["window_x"] = rounded(paired(numerator, denominator,
+                                         lambda m: m.simulations / m.window_s if m.window_s else None), 2)
+    if cpu:
+        row["cpu_per_sim_x_less"] = rounded(paired(denominator, numerator, lambda m: m.cpu_s / m.simulations), 2)
+    target(row, whole is not None and whole >= at_least, text)
+    if problem := failure(numerator, denominator):
+        row["FAILED"] = problem
+    return row
+
+
+SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
+"""The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
+--workers 1 and 2, replay of the fast path's simulations."""
+
+
+async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (8, 64, 256),
+                               rounds: int = ROUNDS, worker_simulations: int = 200, quick: bool = False,
+                               script: str | None = None, profile_simulations: int = 0,
+                               only: tuple[str, ...] = SIDES) -> tuple[list[dict], dict]:
+    """Rows for the report (whole process, interleaved rounds, medians, targets), plus details. `only`: a subset
+    of SIDES (the smoke test's); the comparison rows need both their sides."""
+    os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
+    c8 = concurrencies[0]
+    sides = {"fast": Side(f"{PATHS[True]}, concurrency {c8}, {simulations} simulations", simulations, c8),
+             "litellm": Side(f"{PATHS[False]}, concurrency {c8}, {simulations} simulations", simulations, c8,
+                             fast_path=False)}
+    if "concurrency" in only:
+        sides |= {f"fast-c{c}": Side(f"{PATHS[True]}, concurrency {c}, {simulations} simulations", simulations, c)
+                  for c in concurrencies[1:]}
+    if "workers" in only:
+        sides |= {f"workers-{w}": Side(f"{PATHS[True]}, concurrency {c8}, --workers {w}, {worker_simulations} "
+                                       "simulations", worker_simulations, c8, workers=w) for w in (1, 2)}
+    sides = {name: side for name, side in sides.items() if name not in ("fast", "litellm") or name in only}
+    detail: dict[str, Any] = {} if quick else {"litellm_import_s_fresh_interpreter": round(litellm_import_seconds(), 2)}
+    with fake_server_process(script) as server, tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        if "replay" in only:
+            # untimed: records the fixture the replay side plays (a misplayed recording replays misplayed and fails
+            # the replay side's check); it also warms the page cache for every side
+            run_side(server, Side("recording", simulations, c8), tmp, "record", record=tmp / "fixture")
+            sides["replay"] = Side(f"`shiftbox replay` (tools re-executed) of the fast path's {simulations} "
+                                   f"simulations, concurrency {c8}", simulations, c8, replay=tmp / "fixture")
+        detail["raw_httpx_cpu_ms_per_completion"] = raw = await raw_httpx_cpu_ms(server.base_url)
+        samples = measure_sides(server, sides, rounds, tmp)
+        rows = [side_row(side, samples[name], raw) for name, side in sides.items()]
+        comparisons = [("fast", "litellm", f"fast path / litellm path, concurrency {c8}, {simulations} simulations",
+                        10, "whole process >= 10x the litellm path")]
+        comparisons += [(f"fast-c{c}", "fast", f"fast path, concurrency {c} / concurrency {c8}", 1,
+                         f"concurrency {c} no slower than {c8}") for c in concurrencies[1:]]
+        comparisons += [("workers-2", "workers-1", f"--workers 2 / one process, {worker_simulations} simulations",
+                         1.7, "--workers 2 >= 1.7x one process"),
+                        ("replay", "fast", f"replay / live, the same {simulations} simulations", 3, "replay >= 3x live")]
+        rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=a != "replay",
+                           cpu=sides[a].one_process and sides[b].one_process)
+                 for a, b, label, at_least, text in comparisons if a in samples and b in samples]
+        if "fast" in samples and (startup := median([m.window["first_cpu_s"] for m in samples["fast"]])) is not None:
+            row = {"bench": f"start-up to first request, {sides['fast'].label}", "startup_cpu_s": round(startup, 2),
+                   "load_1m_at_start": [round(m.load_1m, 2) for m in samples["fast"]]}
+            target(row, startup <= 1, "start-up to first request <= 1 s of CPU")
+            if problem := failure(samples["fast"]):
+                row["FAILED"] = problem
+            rows.append(row)
         if profile_simulations:
-            for fast in PATHS:
+            task_file = bench_tasks()
+            for fast_path in PATHS:
                 profile = cProfile.Profile()
                 small = task_file.model_copy(update={"tasks": task_file.tasks[:1]})
                 start = time.perf_counter()
                 profile.enable()
-                await run_once(base_url, small, profile_simulations, 1, Path(tmp) / f"profile-{fast}", fast)
+                run = await run_once(server.base_url, small, profile_simulations, 1, tmp / f"profile-{fast_path}",
+                                     fast_path)
                 profile.disable()
-                detail[f"profile_concurrency_1 ({PATHS[fast]})"] = profile_summary(profile, time.perf_counter() - start)
-    rows[0]["litellm_import_s"] = detail["litellm_import_s"]
+                detail[f"profile_concurrency_1 ({PATHS[fast_path]})"] = {
+                    **profile_summary(profile, time.perf_counter() - start),
+                    "split": split(run["trajectories"], run["write_s"])}
     return rows, detail
+
+
+def failed_rows(rows: list[dict]) -> list[str]:
+    """The rows that do not count, as the bench's failure message names them."""
+    return [f"{row['bench']}: {row['FAILED']}" for row in rows if "FAILED" in row]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--simulations", type=int, default=100, help="per concurrency level")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--script", help=argparse.SUPPRESS)
+    parser.add_argument("--simulations", type=int, default=100, help="per side (workers sides: twice that)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds; figures are their medians")
+    parser.add_argument("--quick", action="store_true", help="smoke-test sizes (a few simulations, one round)")
+    parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES), help="run only these sides")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="also cProfile N simulations at concurrency 1 and print where the time went")
+                        help="also cProfile N simulations at concurrency 1 in this process and print where the time went")
     args = parser.parse_args()
     if args.serve:
-        return serve()
-    rows, detail = anyio.run(bench_llm_throughput, args.simulations, tuple(args.concurrency), args.profile)
+        return serve(args.script)
+    sizes = QUICK if args.quick else {"simulations": args.simulations, "worker_simulations": 2 * args.simulations,
+                                      "rounds": args.rounds}
+    rows, detail = anyio.run(lambda: bench_llm_throughput(**sizes, quick=args.quick, script=args.script,
+                                                          profile_simulations=args.profile, only=tuple(args.sides)))
     print(json.dumps({"rows": rows, **detail}, indent=2))
+    if failed := failed_rows(rows):
+        print("bench: FAILED (a side did not play the scripted conversation):\n  " + "\n  ".join(failed),
+              file=sys.stderr)
+        return 1
     return 0
 
 

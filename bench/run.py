@@ -355,23 +355,48 @@ async def bench_containers(n: int, starts: int = 5) -> list[dict]:
     return rows
 
 
-LLM_PROSE = ("LLM rows, where the time goes (cProfile, one agent-sized completion, 25 tools and a 8 KB policy, against the fake server in its own process; times under the profiler, about 2x the real ones). The litellm path (`fast_path=false`): 25 ms of CPU per completion, of it the openai SDK's request-parameter transform 7.9 ms, httpx 3.4 ms, litellm's logging and success handlers computing the cost (`response_cost_calculator` 2.3 ms, `async_success_handler` 1.3 ms) before shiftbox priced it again (`price_usd` 0.6 ms), litellm's request building 1.1 ms, its response conversion 0.5 ms; MCP and shiftbox's own code a few percent of a simulation. The fast path (openai/ and hosted_vllm/ with an api_base, the default) posts litellm's request body with one shared httpx client: 7.6 ms per completion, of it httpx 2.8 ms, litellm's request building 1.6 ms (its cache-control scrub of the messages 0.9 ms), pricing once 0.7 ms, litellm's response conversion 0.4 ms; the openai SDK and litellm's logging are gone. End to end (bench/llm_throughput.py --simulations 20, both paths paired in one run, not profiled): 6.0 / 5.0 ms of harness CPU per completion at concurrency 1 / 8 on the fast path against 13.5 / 10.7 on the litellm path, 8.4 / 10.3 sims/s against 3.8 / 4.7. The reference harness did 2.28 sims/s at concurrency 8 on this machine (litellm 1.106), so the fast path was then 4.5x it.\n\n" + "The fast path, before and after its body templates (cProfile with a CPU-time clock, 50 simulations at concurrency 8 of bench/llm_throughput.py, per completion under the profiler, which inflates Python-heavy code about 5x). Before: 20.5 ms, of it httpx 9.9 ms (48%), litellm's request building 4.8 ms (23%: its cache-control scrub walked the 20 tool schemas and every message of the growing conversation, twice per call, and it mapped the same parameters again each call), pricing 1.35 ms (7%: litellm's `cost_per_token` raising for a model its map does not price, every call), the openai SDK's response model 1.4 ms (7%) and litellm's response conversion 0.6 ms (3%), MCP tool calls 0.95 ms (5%). After: 14.9 ms, of it httpx 9.8 ms (66%), request building 0.55 ms (4%), pricing 0 (remembered per model and token counts), the response models 2.0 ms (14%), MCP 1.0 ms (7%). The body is now built by litellm once per route, model, parameters (the seed aside) and tools, and kept as its JSON around the messages and the seed (`shiftbox.llm._openai_body`); a call whose messages are plain (text, function tool calls) adds its own between the halves, byte for byte what litellm builds (a test compares every call of a conversation on five routes; any other message, and any model whose messages litellm rewrites, such as the o-series, is still built by litellm). litellm's chat config and the completions URL are made once per route." + "\n\n" + "End to end (not profiled, this process's CPU per completion, the same 100 scripted simulations, main and this change run alternately, twice, on the shared 2-core machine): before 4.0 / 4.8 / 4.8-5.2 ms at concurrency 1 / 8 / 64 (11.5-13.2 / 10.9-12.9 / 10.3-13.0 sims/s), after 2.1-2.7 / 3.1 / 3.8-4.0 ms (14.5-23.2 / 16.3-16.8 / 13.1-13.7 sims/s); raw `httpx.AsyncClient` posting an agent-sized body to the same server in the same run: 0.76-0.87 ms (`raw_httpx_cpu_ms_per_completion` in the section's detail). In one run of bench/llm_throughput.py --simulations 50 --concurrency 1 8: fast path 3.11 / 2.86 ms and 14.8 / 18.0 sims/s, litellm path 10.72 / 10.07 ms and 5.0 / 5.8 sims/s, raw httpx 0.89 ms. 16-18 sims/s at concurrency 8 in one process is 7-8x the reference harness's 2.28; `--workers` multiplies that on more cores. What is left above raw httpx per completion: httpx's own pool bookkeeping as connections grow with concurrency (each request checks every idle connection with a socket poll: why concurrency 64 costs more), the openai SDK's response model and litellm's response conversion (kept: they make the recorded JSON), MCP tool calls (5 per 16 completions) and the harness's turn loop." + "\n\n" + "With `--workers` (the rows above): at concurrency 8 the fast path in one process is about 10x the reference harness, and two workers on the two cores add to that; at concurrency 64 two workers gain more (httpx's pool bookkeeping grows with the connections one process holds; two processes hold half each). The worker rows include starting the workers (forked from a fork server that imported the harness and litellm once, before the timing) and opening each worker's own servers. `cpu_ms_per_completion` is left out of the worker rows: the simulations run in the workers, not in this process. `x_reference_c8` is each row's sims/s over the reference harness's 2.28 sims/s at concurrency 8 (same fake server and conversation, litellm 1.106, measured on this machine when the issue was filed; its code is not in ../shared, so the figure is a constant in bench/llm_throughput.py). The replay row records the fast path's run of the same 100 simulations as a fixture and replays it with `shiftbox replay` (tools re-executed, verification included), side by side with that live run.")
-"""Where the LLM time goes, before and after the fast path (measured as it says; update with the figures)."""
+LLM_PROSE = (
+    "LLM rows (bench/llm_throughput.py): every side is a fresh process the bench spawns with the project's python "
+    "(`shiftbox run`, or `shiftbox replay` for the replay side), timed from just before the spawn to its exit: "
+    "`sims_per_s` is what a user waits for, the process's own start-up (imports, litellm's when a path needs it) "
+    "and its exit included; `cpu_ms_per_sim` is the CPU time of the process (`os.wait4`), for runs whose "
+    "simulations are all in it; with workers or Ray actors it is `run_process_cpu_ms_per_sim` (the run's process "
+    "and the processes it waited for, not the workers' whole CPU), and no CPU ratio is given. Both roles are `litellm:openai/fake-model` against the fake OpenAI-compatible server, which "
+    "runs in a process of its own and plays the scripted conversation (16 completions and 5 tool calls per "
+    "simulation); it also times each side from outside: `window_sims_per_s` counts from the side's first "
+    "completion request to its last, `startup_s` from the spawn to the first request, `startup_cpu_s` is the CPU "
+    "the run's process had used when its first request arrived (/proc/<pid>/stat), `exit_after_last_request_s` "
+    "the time from the last request to the exit, `fake_server_cpu_ms_per_completion` the fake server's own CPU per "
+    "completion, and `cpu_ms_per_completion_in_window` the run's CPU between its "
+    "first and last request per completion, for runs whose simulations are in that one process; "
+    "`x_raw_httpx_cpu` sets it against raw `httpx.AsyncClient` posting an agent-sized body to the same server "
+    "from the bench's process (`raw_httpx_cpu_ms_per_completion`). `llm_pct`, `mcp_pct` and `harness_pct` split "
+    "the summed per-simulation wall time of the trajectories (`Trajectory.timing`) into the LLM boundary, MCP "
+    "and the rest. The baseline is shiftbox's own litellm path (`fast_path=false`: litellm's and the openai "
+    "SDK's stack, as the reference harness uses it; the reference itself is not in the repository), measured "
+    "beside the fast path in the same run. The sides run interleaved, in rounds (`--rounds`, the order reversed "
+    "every other round); each figure is the median over the rounds, each comparison row (`whole_process_x`, "
+    "`window_x`, `cpu_per_sim_x_less`) the median of the round-by-round ratios. The replay side plays a fixture "
+    "recorded, before the rounds and untimed, from the same simulations by the fast path; it is compared with the "
+    "fast path's live side. `load_1m_at_start` is the 1-minute load average at the start of each of the row's "
+    "runs. Every side's run directory is read back and each trajectory checked against the script; a side that "
+    "did not play it marks its rows FAILED and the bench exits nonzero. `target` says whether the issue's target "
+    "is met by these figures; nothing is asserted in the tests. `--quick` runs a few simulations, one round: its "
+    "figures mean nothing.")
+"""What the LLM rows measure (no figures: those are the run's)."""
 
 
 HTTP_LOAD_PROSE = ("HTTP-load row (bench/http_load.py): one banking server started as the harness starts it (`http_server_process`: `python -m shiftbox_servers banking --transport http` on 127.0.0.1, stopped by the bench), and a load client in a process of its own that speaks streamable HTTP itself over raw asyncio streams: one kept-alive connection per episode, `initialize` and `notifications/initialized` on `/episodes/<id>/mcp`, then `tools/call` get_account with the session id the server gave. Offered load: a closed loop, 200 episodes each keeping one call in flight (200 calls always outstanding), 30 calls each. `server_cpu_ms_per_call` is the server's utime + stime (/proc/<pid>/stat) over the timed phase per call, `client_cpu_ms_per_call` the load client's (about 0.08 ms against the server's 0.4-0.7 ms: the client is not the bottleneck). The row before this one used the mcp SDK's client in the bench's own process (4.4-5.4 ms of CPU per call), so it measured the client (190 calls/s). Today's server and the changed one, measured with this client side by side in one run (alternating, two rounds each, 2 shared cores): before 1,324-1,359 calls/s, 0.69-0.73 ms of server CPU per call, p50 125-132 ms, p99 233-235 ms; after this first step 1,848-2,282 calls/s, 0.41-0.47 ms, p50 84-104 ms, p99 194-199 ms, 0 errors both. That first step gave 1.4-1.7x the throughput of the server measured the same way (the issue's 680 calls/s was measured through a client that was the bottleneck); the second step below takes it past 2x. Instructions per tools/call in the server (callgrind, instrumentation on for the timed phase only, 100 episodes x 10 calls): 2.77 M before, 1.90 M after the first step.\n\nHTTP-load row, where the server's time goes. Before (cProfile of the server under this load, self time, uvicorn on h11 and asyncio): the SDK's session machinery handing each POST to the session's task over memory streams and the answer back (anyio and asyncio task switches) about a quarter; uvicorn's pure-Python HTTP parser h11 about 12%; pydantic (JSON-RPC message validation, the arguments validated by the kit and again by the SDK, result models) about 12%; the rest of the MCP SDK (transport, dispatcher, OpenTelemetry middleware) about 14%; Starlette's middleware and routing about 6%; sockets 5%; SQLite and the tool with shiftbox's own code a few percent each. callgrind also showed the garbage collector at 6.5% of the instructions (its passes walk the objects built at start-up). Changed: uvicorn runs on httptools and uvloop (locked dependencies of shiftbox-servers) with no access log (2.77 to 2.13 M instructions per call); the MCP endpoint's requests go from the episode-path router straight to the SDK's session manager, past the Starlette app's middleware and router (custom routes and the lifespan still go through it; 2.13 to 2.07 M); the objects built at start-up are frozen out of the collector (`gc.freeze`) and its young passes spaced to every 20,000 allocations (2.07 to 1.90 M). The transport mode is unchanged: stateful sessions with JSON responses (already on); stateless mode would take away the MCP sessions that clients of the plain `/mcp` endpoint get an episode each from. Second step (cProfile of that server under this load, then callgrind): the SDK's legacy transport handing each POST to the session's task over memory streams, where its dispatcher starts a task per request, and the answer back (anyio and asyncio task switches, its JSON-RPC message models) was still the largest part; of the rest, the SDK's handler chain around the tool took about a quarter: an OpenTelemetry span per message (about 3.5%; shiftbox installs no exporter), a per-call `Context` (3%), its check of the params against the protocol version's request model (4.5%), its tool lookup and second, lenient parse of the arguments; the tool itself (SQLite included) about 5%. Changed: (1) the OpenTelemetry middleware is dropped from the chain (the SDK's documented opt-out); (2) a tools/call the kit has validated on a handshake-era connection is answered by the kit's middleware with the SDK handler's own steps (its lenient argument parse, `convert_result`, the per-version result shape `serialize_server_result`), 1.90 to 1.69 M instructions per call; (3) `SessionCalls` (kit/_http_calls.py): a POST that is a plain tools/call (name and arguments only) on a live session of the SDK's session manager, whose negotiated protocol version the kit learned from the SDK's context on that session's first call and which its `MCP-Protocol-Version` header names, is answered in the request's own task with the checks the SDK's transport makes (Host/Origin, Accept, Content-Type, body size) and the same bytes, and the session's idle countdown restarted; anything else goes to the SDK as before. Tests compare the bytes of both paths over HTTP for protocol versions 2024-11-05, 2025-06-18 and 2025-11-25 (tests/servers/kit/test_http_calls.py, test_call_path.py). 1.69 to 1.05 M instructions per call (the first server: 2.77 M, 2.6x fewer). Side by side in one run (the first server's code a498965 run in this branch's environment, so uvicorn's auto choice gives it httptools and uvloop too; today's main; the changed server; alternating, two rounds, the machine shared with other work): first 1,045-1,375 calls/s, 0.67-0.84 ms of server CPU per call, p50 130-166 ms, p99 244-402 ms; main 1,350-1,572 calls/s, 0.56-0.60 ms, p50 125-140 ms, p99 223-262 ms; after 2,490-2,799 calls/s, 0.265-0.28 ms, p50 70-72 ms, p99 200-213 ms; 0 errors in all. So 1.8-2.7x the first server's calls/s and 2.4-3.2x less server CPU per call (the load client and the other work share the 2 cores, so calls/s is the noisier figure). What is left (callgrind of the changed server): uvicorn and the socket reads and writes, each episode's first call (through the SDK, to learn the version), pydantic's JSON-RPC and result models (pydantic-core about 8% of the instructions), and SQLite about 20% (callgrind, 10 calls per episode), 17 of those points preparing statements on an episode's first calls (a new connection compiles each statement once; amortized over the episode's calls). The harness's own client (the SDK's `Client`, mode `auto`) speaks the 2026-07-28 protocol over HTTP, which the SDK serves in one exchange without the memory streams; this bench's client speaks the handshake era.")
 """The HTTP-load row: how it is measured, and where the server's time goes before and after."""
 
 
-def bench_llm() -> list[dict]:
-    """LLM agent + LLM user on the spec's scripted conversation, fast path and litellm path, with the time split."""
+def bench_llm(quick: bool = False) -> list[dict]:
+    """LLM agent + LLM user on the spec's scripted conversation, whole process: fast path and litellm path,
+    concurrency, workers, replay (rows of a side that misplayed are marked FAILED)."""
     # bench/ is on sys.path: this file runs as a script
-    from llm_throughput import ScriptFailure, bench_llm_throughput
+    from llm_throughput import QUICK, bench_llm_throughput
 
-    try:
-        rows, _detail = anyio.run(bench_llm_throughput, 100, (1, 8, 64))
-    except ScriptFailure as exc:  # no figure of a run with broken simulations counts
-        raise SystemExit(f"bench: the LLM section failed: {exc}") from None
+    rows, _detail = anyio.run(lambda: bench_llm_throughput(**QUICK, quick=True) if quick else bench_llm_throughput())
     return rows
 
 
@@ -392,49 +417,30 @@ VCR_PROSE = ("Replay rows, boundary against vcrpy HTTP cassettes (bench/vcr_repl
              "`llm_body` matcher compares the same way (same bytes, or same JSON) without the diff.")
 
 EXECUTORS_PROSE = (
-    "Executor rows (bench/executors.py): each row is one `plan_run(..., options=ExecutionOptions(executor=, workers=))` and "
-    "`run_evaluation_async` (what `shiftbox run --executor E --workers N` does) into a fresh run directory, at "
-    "concurrency 8 for the whole run (shared between the workers), on two workloads: the LLM rows above (LLM agent "
-    "and LLM user on the fast path against the fake server in its own process, 10 tasks x 14 trials, every "
-    "trajectory checked against the scripted conversation) and the scripted oracle agent with the scripted user on "
-    "the 150 generated banking tasks x 4 trials with in-process servers (every simulation must end by the agent). "
-    "Before any timing each workload runs once on processes and once on ray (the fork server that imports the "
-    "harness and litellm for the worker processes; Ray's first actors). Then local, and at 1, 2 and 4 workers "
-    "processes and ray one right after the other. `x_local` is a row's sims/s over local's. A row's seconds "
-    "include starting its workers (processes forked from the fork server; Ray actors, each a process of the "
-    "cluster's) and opening each worker's own servers, but not starting the cluster: one local cluster "
-    "(`ray.init(num_cpus=4)`, so four one-CPU actors fit on the two cores) is started once, timed in a row of its "
-    "own, used by every ray run (a run leaves a cluster it did not start running) and shut down at the end, as a "
-    "cluster started with `ray start` would outlive its runs. `first_result_s` is the time from the run's start "
-    "to its first trajectory written (start-up, mostly), `sims_per_s_after_first_result` the rate from then on. "
-    "`ray_overhead_pct` is Ray's own share of a ray row's wall time, measured against the processes executor "
-    "doing the same simulations with the same number of workers just before it: (ray seconds - processes "
-    "seconds) / ray seconds. With the same executor on both sides of such a pair, the difference came out "
-    "between -31% and +16% (12 pairs) while this shared machine was busy with other work, so only a share well past that "
-    "is Ray's. `ray_own_cpu_pct_of_machine` is the CPU time of the cluster's own processes this bench started "
-    "(GCS, raylet, its agents and monitors, idle pool workers; not the actors' processes, which run the "
-    "simulations) over the row's wall time x the machine's cores, in every row (the cluster is up throughout); "
-    "`driver_cpu_ms_per_sim` is the driver's (this process: writing trajectories.jsonl, and for ray its Ray "
-    "client threads).")
-"""The executor rows: what each figure is and how Ray's overhead is measured."""
+    "Executor rows (bench/executors.py): the LLM rows' sides (a fresh `shiftbox run` process each, timed from "
+    "spawn to exit, checked against the script) with the same simulations at concurrency 8 on `--executor local`, "
+    "`processes` with 2 workers, `ray` with 2 workers on a cluster the run starts for itself, and `ray` with 2 "
+    "workers on a long-lived cluster given by `--ray-address` (started once by the bench before any timing, as "
+    "`ray start` would be, and shut down at the end), interleaved in rounds, medians. `startup_s` is the time from "
+    "the spawn to the first LLM request at the fake server, `startup_over_local_s` what the executor adds to "
+    "local's (round by round), `x_local` the whole-process throughput over local's; `run_process_cpu_ms_per_sim` "
+    "counts the run's process and the processes it waited for, not the workers' or the cluster's whole CPU.")
+"""The executor rows: what each figure is."""
 
 
-def bench_executors() -> list[dict]:
-    """sims/s of local, processes and ray at 1, 2 and 4 workers, scripted and LLM, with Ray's overhead."""
+def bench_executors(quick: bool = False) -> list[dict]:
+    """local, processes and ray (a cluster for the run; a long-lived one), whole process, with their start-up."""
     # bench/ is on sys.path: this file runs as a script
     from executors import bench_executors as run_executors
-    from llm_throughput import ScriptFailure
+    from llm_throughput import QUICK
 
-    try:
-        return anyio.run(run_executors)
-    except ScriptFailure as exc:  # no figure of a run with broken simulations counts
-        raise SystemExit(f"bench: the executors section failed: {exc}") from None
+    return run_executors(QUICK["simulations"], QUICK["rounds"]) if quick else run_executors()
 
 
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
-        name = row["bench"]
+        name = f"FAILED: {row['bench']}" if "FAILED" in row else row["bench"]
         rest = ", ".join(f"{k}={v}" for k, v in row.items() if k != "bench")
         lines.append(f"- **{name}**: {rest}")
     return "\n".join(lines) + "\n"
@@ -449,21 +455,24 @@ def main() -> int:
                         help="one section: the LLM throughput (llm_throughput.py), the executors (executors.py), the "
                              "container figures (needs a Docker engine and `make images`) or replay from boundary "
                              "against vcrpy HTTP cassettes (vcr_replay.py); never published")
+    parser.add_argument("--quick", action="store_true",
+                        help="the llm and executors sections at smoke-test sizes (a few simulations, one round); "
+                             "never published")
     parser.add_argument("--memory-child", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:  # bench_episode_memory's fresh process
         print(json.dumps(episode_memory_child(args.memory_child)))
         return 0
-    if args.only:
+    if args.only or args.quick:
         args.publish = False
     rows = []
     if not args.only:
         rows += anyio.run(bench_round_trips, args.calls) + bench_fresh_episode(args.episodes) + bench_episode_memory()
         rows += anyio.run(bench_simulations) + bench_replay() + bench_metrics() + anyio.run(bench_http_load)
     if args.only in (None, "llm"):
-        rows += bench_llm()
+        rows += bench_llm(args.quick)
     if args.only in (None, "executors"):
-        rows += bench_executors()
+        rows += bench_executors(args.quick)
     if args.only in (None, "containers"):
         rows += anyio.run(bench_containers, args.calls)
     if args.only in (None, "vcr"):
@@ -479,7 +488,10 @@ def main() -> int:
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     md = to_markdown(results)
     (OUT / "results.md").write_text(md)
-    if args.publish:
+    from llm_throughput import failed_rows  # bench/ is on sys.path: this file runs as a script
+
+    failed = failed_rows(rows)
+    if args.publish and not failed:
         (REPO / "docs" / "benchmarks.md").write_text(
             md + "\nWritten by `make bench` (`python bench/run.py --publish`); every figure is a median or a ratio "
                  "measured side by side in one run on this machine, because these machines are shared and noisy.\n"
@@ -504,14 +516,6 @@ def main() -> int:
                  "1.09-1.10x). The 1.2x target is out of reach for retail while the SDK serialises and checks a result as "
                  "it does: its size-dependent steps and the harness's check alone come to 1.30x for a tool that took "
                  "no time (airline 1.21x); closing that needs the SDK to dump and check a result once.\n"
-                 "\nLLM rows (bench/llm_throughput.py): `*_pct` split the summed per-simulation time (wall time plus "
-                 "appending the result) into the LLM boundary (`llm_pct`: inside `shiftbox.llm.complete`), MCP (tool calls and state "
-                 "reads), the harness (the rest) and writing; `ms_per_sim` is that sum per simulation, so it grows "
-                 "with concurrency while simulations wait on each other; `cpu_ms_per_completion` is this process's CPU "
-                 "time over the run per LLM completion, `fake_server_cpu_ms_per_completion` the fake server's (it runs in "
-                 "its own process, /proc/<pid>/stat). Each concurrency has a fast-path row and a litellm-path row "
-                 "(`fast_path=false`), and from concurrency 2 up a fast-path row with `--workers 2`, run one after the "
-                 "other.\n"
                  "\n" + LLM_PROSE + "\n"
                  "\n" + EXECUTORS_PROSE + "\n"
                  "\n" + HTTP_LOAD_PROSE + "\n"
@@ -522,6 +526,9 @@ def main() -> int:
                  "`rss_*` is Rss (it counts the shared snapshot pages in every episode that touched them), `private_*` "
                  "is Private_Clean + Private_Dirty; `*_after_drop` is what is still held once all are dropped.\n")
     print(md)
+    if failed:  # loudly: the figures of a side that did not play the scripted conversation do not count
+        print("bench: FAILED (nothing published):\n  " + "\n  ".join(failed), file=sys.stderr)
+        return 1
     return 0
 
 
