@@ -26,7 +26,8 @@ from ._boundary import complete
 from ._cassette import Cassette, first_difference, use_cassette
 from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
 from ._http_cassette import HttpCassette, http_cassette_file
-from ._litellm import import_litellm, price_usd
+from ._import import import_litellm
+from ._litellm import price_usd
 from ._model import LLMConnection, LLMRequest, Role, first_message
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
 from ._settings import LLMSettings, parse_llm_options
