@@ -107,7 +107,7 @@ def _own_param(name: str, value: Any) -> bool:
     if name == "stop":
         return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
     if name == "tool_choice":
-        return value in _TOOL_CHOICES
+        return isinstance(value, str) and value in _TOOL_CHOICES
     return name in ("parallel_tool_calls", "drop_params") and isinstance(value, bool)
 
 

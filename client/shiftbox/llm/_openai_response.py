@@ -7,12 +7,14 @@ and a null logprobs, and usage with the three token counts). What litellm does t
 gets `tool_calls`, `function_call` and `provider_specific_fields` (null unless sent), a `refusal` that was sent
 stays last, each choice is numbered by its position and gets empty `provider_specific_fields`, a missing finish
 reason is "stop" and "stop" with tool calls is "tool_calls", usage gets null token details. Any other field or
-type (reasoning text, vLLM's extras, token details, a message in `<think>` tags, …) returns None: litellm
+type (reasoning text, vLLM's extras, token details, a message in `<think>` tags, text holding a lone surrogate,
+which litellm's dump writes in another shape, …) returns None: litellm
 converts that response, so nothing is ever converted differently. The tests compare both for many shapes.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 TOP_KEYS = frozenset({"id", "object", "created", "model", "system_fingerprint", "choices", "usage"})
@@ -29,6 +31,15 @@ PARALLEL_CALL = "multi_tool_use.parallel"
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _utf8(data: dict[str, Any]) -> bool:
+    """Whether its text is valid Unicode (no lone surrogate, which a JSON escape can carry)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _tool_call(call: Any) -> dict[str, Any] | None:
@@ -89,7 +100,7 @@ def own_response(data: dict[str, Any]) -> dict[str, Any] | None:
             and isinstance(data.get("system_fingerprint"), str | None)):
         return None
     choices = data["choices"]
-    if not isinstance(choices, list) or not choices:
+    if not isinstance(choices, list) or not choices or not _utf8(data):
         return None
     converted = [_choice(choice, n) for n, choice in enumerate(choices)]
     if any(choice is None for choice in converted):
