@@ -38,7 +38,8 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _plain_call(call: Any) -> bool:
+def plain_call(call: Any) -> bool:
+    """A function tool call of exactly an id, its type and a function's name and arguments, all text."""
     function = call.get("function") if isinstance(call, dict) else None
     return (isinstance(function, dict) and call.keys() == {"id", "type", "function"} and call["type"] == "function"
             and isinstance(call["id"], str) and function.keys() == {"name", "arguments"}
@@ -55,7 +56,7 @@ def plain_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | Non
         content, calls = message.get("content"), message.get("tool_calls")
         if content is not None and not isinstance(content, str):
             return None
-        if calls is not None and not (isinstance(calls, list) and calls and all(_plain_call(c) for c in calls)):
+        if calls is not None and not (isinstance(calls, list) and calls and all(plain_call(c) for c in calls)):
             return None
         if any(not isinstance(message.get(k), str | None) for k in ("tool_call_id", "name")):
             return None

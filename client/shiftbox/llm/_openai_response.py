@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._openai_body import plain_call
+
 TOP_KEYS = frozenset({"id", "object", "created", "model", "system_fingerprint", "choices", "usage"})
 CHOICE_KEYS = frozenset({"index", "message", "finish_reason", "logprobs"})
 MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "refusal"})
@@ -43,12 +45,9 @@ def _utf8(data: dict[str, Any]) -> bool:
 
 
 def _tool_call(call: Any) -> dict[str, Any] | None:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not (isinstance(function, dict) and call.keys() == {"id", "type", "function"} and call["type"] == "function"
-            and isinstance(call["id"], str) and function.keys() == {"name", "arguments"}
-            and isinstance(function["name"], str) and isinstance(function["arguments"], str)
-            and function["name"] != PARALLEL_CALL):
+    if not plain_call(call) or call["function"]["name"] == PARALLEL_CALL:
         return None
+    function = call["function"]
     return {"function": {"arguments": function["arguments"], "name": function["name"]}, "id": call["id"],
             "type": "function"}
 
