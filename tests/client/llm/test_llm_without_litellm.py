@@ -10,20 +10,16 @@ import json
 import os
 import subprocess
 import sys
-from functools import partial
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx
 import pytest
 
-from shiftbox import agent_from_spec, user_from_spec
 from shiftbox.llm import LLMRequest, import_litellm, price_usd
 from shiftbox.llm._openai_body import dumps, own_body
 from shiftbox.llm._openai_http import _completions_url, converted_by_litellm, request_body
 from shiftbox.llm._openai_response import own_response
 from shiftbox.llm._prices import known_model
-from shiftbox.runs._workers import preloaded_modules
 from shiftbox.testing.fake_brains import ScriptedLLM
 from shiftbox.testing.fake_llm import scripted_tasks
 from shiftbox.testing.fake_openai import FakeOpenAI
@@ -274,24 +270,3 @@ def test_starting_shiftbox_imports_neither_litellm_nor_the_openai_sdk():
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "[]", done.stderr
 
-
-FAKE = "litellm:openai/fake-model"
-
-
-@pytest.mark.parametrize(("options", "preloaded"), [
-    ({"api_base": "http://127.0.0.1:9/v1"}, False),
-    ({"api_base": "http://127.0.0.1:9/v1", "fast_path": "false"}, True),
-    ({"api_base": "http://127.0.0.1:9/v1", "extra.reasoning_effort": "low"}, True),
-    ({}, True),   # no api_base: litellm's own route to OpenAI
-])
-def test_worker_processes_preload_litellm_only_for_a_role_whose_calls_need_it(monkeypatch, options, preloaded):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-
-    def never_made():
-        raise AssertionError("a scripted role is not made to decide")
-
-    for agent, user in ((FAKE, "scripted"), ("scripted:oracle", FAKE)):
-        job = SimpleNamespace(config=SimpleNamespace(agent=agent, user=user),
-                              make_agent=partial(agent_from_spec, FAKE, options) if agent == FAKE else never_made,
-                              make_user=partial(user_from_spec, FAKE, options) if user == FAKE else never_made)
-        assert ("litellm" in preloaded_modules(job)) == preloaded, (agent, user)
