@@ -236,7 +236,8 @@ def run_args(base_url: str, out: Path, fast: bool) -> list[str]:
 def test_a_fast_path_run_never_imports_litellm_and_plays_as_the_litellm_path(tmp_path):
     server = FakeOpenAI(ScriptedLLM(scripted_tasks([TASK_FILE]))).start()
     try:
-        fast, fast_report = shiftbox_program(run_args(server.base_url, tmp_path / "fast", True), tmp_path)
+        fast, fast_report = shiftbox_program([*run_args(server.base_url, tmp_path / "fast", True), "--record",
+                                              str(tmp_path / "fixture")], tmp_path)
         slow, slow_report = shiftbox_program(run_args(server.base_url, tmp_path / "litellm", False), tmp_path)
     finally:
         server.stop()
@@ -247,9 +248,12 @@ def test_a_fast_path_run_never_imports_litellm_and_plays_as_the_litellm_path(tmp
     assert "3 scored of 3" in fast.stdout and fast.stdout.rstrip().endswith("report.html")   # printed whole
     played = {name: read_trajectories(tmp_path / name) for name in ("fast", "litellm")}
     assert len(played["fast"]) == 3
-    assert [t.canonical_json() for t in played["fast"]] == [t.canonical_json() for t in played["litellm"]]
+    assert sorted(t.canonical_json() for t in played["fast"]) == sorted(t.canonical_json() for t in played["litellm"])
     written = (tmp_path / "fast" / "trajectories.jsonl").read_text()
     assert written.endswith("\n") and len(written.splitlines()) == 3   # every line whole on disk
+    replayed, report = shiftbox_program(["replay", str(tmp_path / "fixture"), "--out", str(tmp_path / "re")], tmp_path)
+    assert replayed.returncode == 0 and report == {"code": 0, "litellm": False, "openai": False}, replayed.stderr
+    assert "replayed 3 simulations" in replayed.stdout and "identical to the recording" in replayed.stdout
 
 
 def test_a_failing_run_exits_fast_with_its_code(tmp_path):
