@@ -11,6 +11,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from .._versions import distribution_versions
+from ._exit import Program, exits_fast
 from .compare import compare_command
 from .conformance import conformance_app
 from .demo import demo
@@ -26,7 +27,7 @@ from .serve_assessor import serve_assessor_command
 from .snapshots import snapshots_app
 from .tasks import tasks_app
 
-app = typer.Typer(
+app = Program(
     name="shiftbox",
     help="Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports.",
     no_args_is_help=True,
@@ -51,12 +52,12 @@ def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callb
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(conformance_app, name="conformance")
-app.command("run")(run)
+app.command("run")(exits_fast(run))
 app.command("metrics")(metrics)
 app.command("rescore")(rescore)
 app.command("report")(report)
 app.command("compare")(compare_command)
-app.command("replay")(replay)
+app.command("replay")(exits_fast(replay))
 app.command("serve")(serve)
 app.command("serve-assessor")(serve_assessor_command)
 app.command("demo")(demo)

@@ -11,10 +11,13 @@ response carries its price (`COST_FIELD`), so `Usage.of_response` counts a repla
 `RayLlmGate` by Ray actors on a cluster (ray is imported only when one is made).
 
 Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api_base) take a fast path
-(`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
+(`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK); for
+the common cases it makes both itself, so a run whose every role is served so never imports litellm.
 
-Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_litellm` (the import and the one call), `_openai_http`
-(the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
+Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_import` (litellm's one import), `_litellm` (the one
+call and its price), `_openai_http` (the fast path), `_openai_body` (its request bodies: litellm's building or its own, kept
+per route, model, params and tools), `_openai_response` (its responses converted as litellm does), `_prices` (litellm's
+price map read without importing litellm),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
 causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator),
 `_credentials` (naming a missing or refused key), `_preflight` (one cheap request per endpoint before a live run).
@@ -26,7 +29,8 @@ from ._boundary import complete
 from ._cassette import Cassette, first_difference, use_cassette
 from ._gate import LlmGate, LocalLlmGate, ProcessLlmGate, RayLlmGate, use_llm_gate
 from ._http_cassette import HttpCassette, http_cassette_file
-from ._litellm import import_litellm, price_usd
+from ._import import import_litellm
+from ._litellm import price_usd
 from ._model import LLMConnection, LLMRequest, Role, first_message
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
 from ._settings import LLMSettings, parse_llm_options

@@ -1,8 +1,8 @@
 """The boundary's HTTP-level mode: one simulation's LLM exchanges as HTTP, in a vcrpy cassette (`--llm-cassettes
 http`, needs the `vcr` extra).
 
-The boundary still makes every call, but as if live: litellm builds the request and converts the response (so a
-replay also exercises litellm's response parsing), and the HTTP exchange underneath is recorded into, or answered
+The boundary still makes every call, but as if live: the request is built and the response converted as litellm
+does (by litellm, or by the fast path's own equivalents), and the HTTP exchange underneath is recorded into, or answered
 from, the simulation's own cassette. vcrpy's global patch is not used: httpx's async transport is wrapped once per
 process (`_routed`), and each request goes to the cassette bound to its simulation's context while the boundary's
 call runs, or straight through when none is (MCP traffic, other simulations without one, anything else). So

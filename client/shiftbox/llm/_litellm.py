@@ -1,43 +1,22 @@
-"""The one place shiftbox imports litellm, lazily, and the one call it makes (or its fast path for
-OpenAI-compatible endpoints, `_openai_http`, which still builds and converts through litellm).
-
-litellm must be configured before its first import:
-- `LITELLM_LOCAL_MODEL_COST_MAP=True`: use the bundled price map; otherwise the import fetches one
-  from the internet (no internet here, and a fetched map would make costs drift between runs).
-- `DISABLE_AIOHTTP_TRANSPORT=True`: async calls go through httpx like sync ones.
-Both are set with `os.environ.setdefault`, so an explicit setting by the caller wins.
-
-The import is slow (several seconds: litellm builds many pydantic models), so it happens only when
-an LLM is actually called (a replay never imports it).
+"""The one live call shiftbox makes: through litellm (imported by `_import.import_litellm` when needed), or
+its fast path for OpenAI-compatible endpoints (`_openai_http`, which imports litellm only for what it cannot
+build or convert itself), and the call's price.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
+import sys
 from types import ModuleType
 from typing import Any
 
 from .._jsonl import dump_json
 from .._usage import COST_FIELD
+from ._import import import_litellm
 from ._model import LLMConnection, LLMRequest
 from ._openai_http import call_openai_http, fast_route
-
-LITELLM_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "DISABLE_AIOHTTP_TRANSPORT": "True",
-}
-
-
-def import_litellm() -> ModuleType:
-    """Set litellm's environment, import it, silence its banners and return the module."""
-    for key, value in LITELLM_ENV.items():
-        os.environ.setdefault(key, value)
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
+from ._prices import known_model
 
 
 @functools.lru_cache(maxsize=256)
@@ -65,15 +44,23 @@ def price_usd(litellm: ModuleType, model: str, prompt_tokens: int, completion_to
         return 0.0
 
 
+def fast_path_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """A fast-path call's price, as `price_usd` gives it: 0.0 for a model litellm's price map does not know
+    (found without importing litellm), else litellm's figure."""
+    if "litellm" not in sys.modules and not known_model(model):
+        return 0.0
+    return price_usd(import_litellm(), model, prompt_tokens, completion_tokens)
+
+
 async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[str, Any]:
     """One live completion as plain JSON, without volatile fields and with its price (`COST_FIELD`), priced
     once, for the model the user named. OpenAI-compatible endpoints take the fast path (`_openai_http`)."""
-    litellm = import_litellm()
     route = fast_route(request, connection)
     computed_cost = None  # litellm's own figure, on its path (the model called is the model named there)
     if route is not None:
-        response = await call_openai_http(request, connection, route)
+        data = await call_openai_http(request, connection, route)
     else:
+        litellm = import_litellm()
         kwargs: dict[str, Any] = dict(request.params)
         if request.tools:
             kwargs["tools"] = request.tools
@@ -82,13 +69,15 @@ async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[s
             api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
             max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
         computed_cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
+        data = json.loads(dump_json(response))  # plain JSON values (a lone surrogate the model sent survives)
     for volatile in ("id", "created", "system_fingerprint"):  # differ per call; never part of results
         data.pop(volatile, None)
     usage = data.get("usage") or {}
+    prompt_tokens, completion_tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     if isinstance(computed_cost, int | float) and not isinstance(computed_cost, bool):
         data[COST_FIELD] = float(computed_cost)  # computed once, by litellm
-    else:  # the fast path, or a model litellm did not price (then 0.0, as price_usd gives)
-        data[COST_FIELD] = price_usd(litellm, request.model, int(usage.get("prompt_tokens") or 0),
-                                     int(usage.get("completion_tokens") or 0))
+    elif route is not None:
+        data[COST_FIELD] = fast_path_price(request.model, prompt_tokens, completion_tokens)
+    else:  # a model litellm did not price (then 0.0, as price_usd gives)
+        data[COST_FIELD] = price_usd(import_litellm(), request.model, prompt_tokens, completion_tokens)
     return data

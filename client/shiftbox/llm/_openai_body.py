@@ -10,6 +10,11 @@ split around the messages) and a later call only serializes its own plain messag
 halves. A message that is not plain (content parts, cache_control, an unknown key) sends that call
 through litellm's building, and a template is kept only when litellm's messages were exactly the plain
 ones, so the bytes are the same either way.
+
+For the calls whose building is known (`own_body`: a model litellm's price map does not know, so no
+catalog rules apply; plain messages; function tools; the common sampling parameters) the first body is
+built here instead, as litellm would build it, so such a run never imports litellm. Anything else is
+built by litellm, as before. The tests compare both byte for byte.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._model import LLMRequest
+from ._prices import known_model
 
 PLAIN_ROLES = frozenset({"system", "user", "assistant", "tool"})
 PLAIN_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
@@ -32,7 +38,8 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _plain_call(call: Any) -> bool:
+def plain_call(call: Any) -> bool:
+    """A function tool call of exactly an id, its type and a function's name and arguments, all text."""
     function = call.get("function") if isinstance(call, dict) else None
     return (isinstance(function, dict) and call.keys() == {"id", "type", "function"} and call["type"] == "function"
             and isinstance(call["id"], str) and function.keys() == {"name", "arguments"}
@@ -49,7 +56,7 @@ def plain_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | Non
         content, calls = message.get("content"), message.get("tool_calls")
         if content is not None and not isinstance(content, str):
             return None
-        if calls is not None and not (isinstance(calls, list) and calls and all(_plain_call(c) for c in calls)):
+        if calls is not None and not (isinstance(calls, list) and calls and all(plain_call(c) for c in calls)):
             return None
         if any(not isinstance(message.get(k), str | None) for k in ("tool_call_id", "name")):
             return None
@@ -78,6 +85,85 @@ class BodyTemplate:
 
 _templates: dict[tuple[str, str, str], list[BodyTemplate]] = {}
 _SEED = object()
+
+
+OWN_PARAMS = ("temperature", "top_p", "stop", "max_tokens", "presence_penalty", "frequency_penalty", "seed", "tools",
+              "tool_choice", "parallel_tool_calls")
+"""What `own_body` sends besides the model and messages, in litellm's order (its `get_optional_params`
+signature's); its hosted_vllm route moves the tools last. `drop_params` is read, never sent."""
+_NUMBERS = frozenset({"temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty"})
+_TOOL_CHOICES = frozenset({"auto", "none", "required"})
+_REASONING_SERIES = ("gpt-5", "gpt-6")
+"""Names litellm's openai route gives its reasoning-series rules (remapped parameters) whatever the map says."""
+_CACHE_MARKS = frozenset({"cache_control", "prompt_cache_breakpoint", "cache_point"})
+"""Keys litellm rewrites or strips in tools, wherever they are: such tools are left to it."""
+
+
+def _own_param(name: str, value: Any) -> bool:
+    """Whether litellm passes the parameter through unchanged (its types are the ones it sends as given)."""
+    if name in _NUMBERS:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if name == "seed":
+        return isinstance(value, int)
+    if name == "stop":
+        return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    if name == "tool_choice":
+        return isinstance(value, str) and value in _TOOL_CHOICES
+    return name in ("parallel_tool_calls", "drop_params") and isinstance(value, bool)
+
+
+def _has_cache_marks(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in _CACHE_MARKS or _has_cache_marks(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_cache_marks(v) for v in value)
+
+
+def _without_strictness(schema: Any) -> Any:
+    """A copy of a tool as litellm's hosted_vllm route sends it: every `strict` key and every
+    `additionalProperties: false` dropped, at any depth."""
+    if isinstance(schema, dict):
+        return {k: _without_strictness(v) for k, v in schema.items()
+                if k != "strict" and not (k == "additionalProperties" and v is False)}
+    if isinstance(schema, list):
+        return [_without_strictness(v) for v in schema]
+    return schema
+
+
+def _own_tools(tools: list[dict[str, Any]], provider: str) -> list[dict[str, Any]] | None:
+    """The tools as litellm sends them, or None when one is not a plain function tool."""
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if tool.get("type") != "function" or not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            return None
+    if _has_cache_marks(tools):
+        return None
+    copied = json.loads(dumps(tools))
+    return _without_strictness(copied) if provider == "hosted_vllm" else copied
+
+
+def own_body(request: LLMRequest, provider: str, model: str) -> dict[str, Any] | None:
+    """The body litellm's route builds for this call, built without litellm; None when this call's building is
+    not one of those known here (litellm builds it). Raises what `dumps` raises."""
+    if (provider not in ("openai", "hosted_vllm") or known_model(request.model)
+            or any(marker in model for marker in _REASONING_SERIES)):
+        return None
+    messages = plain_messages(request.messages)
+    params = request.params
+    if messages is None or not all(_own_param(k, v) for k, v in params.items()):
+        return None
+    tools = _own_tools(request.tools, provider) if request.tools else None
+    if request.tools and tools is None:
+        return None
+    sent = {**params, **({"tools": tools} if tools else {})}
+    if not tools:
+        sent.pop("tool_choice", None)  # litellm sends no tool_choice without tools
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    for name in OWN_PARAMS:
+        if name in sent and not (name == "tools" and provider == "hosted_vllm"):
+            body[name] = sent[name]
+    if tools and provider == "hosted_vllm":
+        body["tools"] = tools
+    return body
 
 
 def _has_seed(params: dict[str, Any]) -> bool:

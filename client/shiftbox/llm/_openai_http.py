@@ -1,20 +1,24 @@
 """The fast path for OpenAI-compatible endpoints: one shared httpx client instead of litellm's call stack.
 
 Taken for litellm's `openai/` and `hosted_vllm/` routes with an `api_base` (a local vLLM or SGLang
-server, the fake server), unless `fast_path=false`. The request body is built by litellm's own
-request building for that route (`get_optional_params` and the route's `transform_request`, so a
-model litellm remaps, e.g. `max_tokens` to `max_completion_tokens`, is remapped the same), and the
-response goes through litellm's own conversion (`convert_to_model_response_object`): the same JSON
-as the litellm path. What it skips is the openai SDK (its request-parameter transform was the
-largest cost per call) and litellm's logging and callbacks. Failures become `ProviderHTTPError` with
-the status and message litellm's error would carry (timeouts 408, connection errors "Connection error."),
-so `cause_of` gives them the same kinds, retries and messages as on the litellm path.
+server, the fake server), unless `fast_path=false`. The request body is the one litellm's own request
+building for that route gives (`get_optional_params` and the route's `transform_request`, so a model
+litellm remaps, e.g. `max_tokens` to `max_completion_tokens`, is remapped the same), and the response is
+the JSON of litellm's own conversion (`convert_to_model_response_object`): the same JSON as the litellm
+path. For the common cases both are made here without litellm (`_openai_body.own_body`,
+`_openai_response.own_response`), so a run whose every role takes them never imports litellm (or the
+openai SDK); any other case goes through litellm's own code, imported then. What the fast path skips is
+the openai SDK (its request-parameter transform was the largest cost per call) and litellm's logging and
+callbacks. Failures become `ProviderHTTPError` with the status and message litellm's error would carry
+(timeouts 408, connection errors "Connection error."), so `cause_of` gives them the same kinds, retries
+and messages as on the litellm path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 import time
 import weakref
@@ -22,8 +26,11 @@ from typing import Any
 
 import httpx
 
+from .._jsonl import dump_json
+from ._import import import_litellm
 from ._model import LLMConnection, LLMRequest
-from ._openai_body import cached_body, dumps, remember
+from ._openai_body import cached_body, dumps, own_body, remember
+from ._openai_response import own_response
 
 ROUTE_KEY_ENV = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
 """Routes the fast path serves, with the environment variable litellm reads the key from."""
@@ -72,6 +79,12 @@ def fast_route(request: LLMRequest, connection: LLMConnection) -> tuple[str, str
     return provider, model, api_key
 
 
+def builds_without_litellm(request: LLMRequest, connection: LLMConnection) -> bool:
+    """Whether the fast path builds this call's body without litellm (its response may still need it)."""
+    route = fast_route(request, connection)
+    return route is not None and own_body(request, route[0], route[1]) is not None
+
+
 def _client() -> httpx.AsyncClient:
     """One client (connection pool) per event loop: a pool is bound to the loop that uses it."""
     loop = asyncio.get_running_loop()
@@ -85,6 +98,7 @@ def _client() -> httpx.AsyncClient:
 @functools.lru_cache(maxsize=256)
 def _chat_config(provider: str, model: str) -> Any:
     """litellm's chat config for the route and model (made once: it keeps no state between calls)."""
+    import_litellm()
     from litellm.types.utils import LlmProviders
     from litellm.utils import ProviderConfigManager
 
@@ -94,6 +108,7 @@ def _chat_config(provider: str, model: str) -> Any:
 async def request_body(request: LLMRequest, provider: str, model: str) -> dict[str, Any]:
     """The JSON body litellm's route would send: its message clean-up, optional params and transform, with
     `extra_body` merged in as the openai SDK does."""
+    import_litellm()
     from litellm.utils import get_optional_params, validate_and_fix_openai_messages
 
     messages = validate_and_fix_openai_messages(messages=[dict(m) for m in request.messages])
@@ -124,13 +139,13 @@ def _error_message(response: httpx.Response) -> str:
 
 
 async def encoded_body(request: LLMRequest, provider: str, model: str) -> bytes:
-    """The bytes litellm's route would send: from a template when one fits (`_openai_body`), else built by
-    litellm (and kept as a template). UTF-8, as httpx sends the openai SDK's body, so a lone surrogate fails
-    as it does there."""
+    """The bytes litellm's route would send: from a template when one fits (`_openai_body`), else built as
+    litellm builds it (here when `own_body` knows how, else by litellm) and kept as a template. UTF-8, as httpx
+    sends the openai SDK's body, so a lone surrogate fails as it does there."""
     try:
         content = cached_body(request, provider, model)
         if content is None:
-            body = await request_body(request, provider, model)
+            body = own_body(request, provider, model) or await request_body(request, provider, model)
             content = dumps(body).encode()
             remember(request, provider, model, body)
     except (UnicodeEncodeError, ValueError) as exc:
@@ -140,8 +155,12 @@ async def encoded_body(request: LLMRequest, provider: str, model: str) -> bytes:
 
 @functools.lru_cache(maxsize=256)
 def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
+    """Where the route posts: the openai SDK appends the path; litellm's hosted_vllm route does too, unless
+    the base already holds it."""
     if provider == "openai":
         return f"{base}/chat/completions"
+    if base.startswith(("http://", "https://")) and "?" not in base and "#" not in base:
+        return base if "chat/completions" in base else f"{base}/chat/completions"
     return _chat_config(provider, model).get_complete_url(api_base=base, api_key=api_key, model=model,
                                                           optional_params={}, litellm_params={})
 
@@ -174,10 +193,21 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
     return response, data
 
 
-async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str]) -> Any:
-    """One completion on the fast path, as the litellm `ModelResponse` its own route would return: the
-    `openai/` route parses through the openai SDK's response model first (dumped as litellm dumps it: only the
-    fields the server sent), `hosted_vllm/` does not."""
+async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str],
+                           ) -> dict[str, Any]:
+    """One completion on the fast path, as the JSON of the litellm `ModelResponse` its own route would return
+    (`own_response`, else litellm's conversion)."""
+    provider, model, api_key = route
+    content = await encoded_body(request, provider, model)
+    url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
+    response, data = await post_completion(url, content, connection, api_key)
+    return own_response(data) or converted_by_litellm(provider, model, response, data)
+
+
+def converted_by_litellm(provider: str, model: str, response: httpx.Response, data: dict[str, Any]) -> dict[str, Any]:
+    """litellm's conversion of a response, as JSON: the `openai/` route parses through the openai SDK's response
+    model first (dumped as litellm dumps it: only the fields the server sent), `hosted_vllm/` does not."""
+    import_litellm()
     from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
         convert_to_model_response_object,
     )
@@ -185,13 +215,10 @@ async def call_openai_http(request: LLMRequest, connection: LLMConnection, route
     from litellm.types.utils import ModelResponse
     from openai.types.chat import ChatCompletion
 
-    provider, model, api_key = route
-    config = _chat_config(provider, model)
-    content = await encoded_body(request, provider, model)
-    url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
-    response, data = await post_completion(url, content, connection, api_key)
     if provider == "openai":
+        config = _chat_config(provider, model)
         data = config.transform_parsed_response_dict(model_dump_provider_response(ChatCompletion.construct(**data)))
     headers = dict(response.headers)
-    return convert_to_model_response_object(response_object=data, model_response_object=ModelResponse(),
-                                            hidden_params={"headers": headers}, _response_headers=headers)
+    converted = convert_to_model_response_object(response_object=data, model_response_object=ModelResponse(),
+                                                 hidden_params={"headers": headers}, _response_headers=headers)
+    return json.loads(dump_json(converted))  # plain JSON values (a lone surrogate the model sent survives)

@@ -32,9 +32,10 @@ from ._credentials import (
     provider,
     provider_message,
 )
-from ._litellm import call_litellm, import_litellm
+from ._import import import_litellm
+from ._litellm import call_litellm
 from ._model import LLMConnection, LLMRequest, Role
-from ._openai_http import error_text
+from ._openai_http import builds_without_litellm, error_text
 from ._retries import BRIEF_CHARS, cause_of
 
 PREFLIGHT_TIMEOUT_S = 10.0
@@ -115,11 +116,12 @@ class LLMEndpoint(Endpoint):
         return response.status_code
 
     async def _one_token(self, connection: LLMConnection) -> None:
-        """A 1-token completion, around the boundary (never recorded, no gate); litellm is imported first, in a
-        thread (seconds, not the endpoint's answer time)."""
-        await asyncio.to_thread(import_litellm)
+        """A 1-token completion, around the boundary (never recorded, no gate); litellm, when the call needs it,
+        is imported first, in a thread (seconds, not the endpoint's answer time)."""
         request = LLMRequest(role=self.role, model=self.model, messages=[{"role": "user", "content": "Say OK."}],
                              params={"max_tokens": 1, "drop_params": True})
+        if not builds_without_litellm(request, connection):
+            await asyncio.to_thread(import_litellm)
         try:
             await call_litellm(request, connection)
         except Exception as exc:

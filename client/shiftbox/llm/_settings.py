@@ -10,6 +10,7 @@ from typing import Any
 from shiftbox_servers.kit import loads_json
 
 from ._model import LLMConnection, LLMRequest, Role
+from ._openai_http import builds_without_litellm
 from ._preflight import LLMEndpoint
 from ._retries import complete_with_retries
 
@@ -83,6 +84,13 @@ class LLMSettings:
     def endpoint(self, role: Role) -> LLMEndpoint:
         """What the preflight checks for the `role` these settings serve."""
         return LLMEndpoint(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env, role=role)
+
+    def calls_litellm(self) -> bool:
+        """Whether its calls need litellm's code: not when the fast path builds them without it (then only a
+        response of an unusual shape would import it)."""
+        request = LLMRequest(role="agent", model=self.model, messages=[{"role": "user", "content": "?"}],
+                             params=self.params(0))
+        return not builds_without_litellm(request, self.connection())
 
     async def complete(self, request: LLMRequest, *, what: str) -> dict[str, Any]:
         """The request through the boundary with these retries, backoff and connection (`what` names

@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from ..errors import RunWorkerError
+from ..llm import LLMSettings
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
@@ -46,8 +47,13 @@ def concurrency_shares(concurrency: int, workers: int) -> list[int]:
 
 def preloaded_modules(job: SimulationJob) -> list[str]:
     """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when an
-    LLM plays a role. A process starts one fork server, so its first run with workers decides."""
-    llm = any(spec.partition(":")[0] == "litellm" for spec in (job.config.agent, job.config.user))
+    LLM plays a role whose calls need it (not when the fast path makes them without it). A process starts one
+    fork server, so its first run with workers decides."""
+    llm = False
+    for spec, make in ((job.config.agent, job.make_agent), (job.config.user, job.make_user)):
+        if spec.partition(":")[0] == "litellm":
+            settings = getattr(make(), "settings", None)
+            llm = llm or not isinstance(settings, LLMSettings) or settings.calls_litellm()
     return [__name__, *(["litellm"] if llm else [])]
 
 
