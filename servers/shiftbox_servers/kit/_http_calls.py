@@ -1,14 +1,19 @@
-"""tools/call over streamable HTTP answered in the request's own task, on sessions the SDK established.
+"""tools/call over streamable HTTP answered in the request's own task, with the SDK's checks and bytes.
 
 The SDK's handshake-era transport hands each POST to its session's task over memory streams, where its
 dispatcher starts a task for the request, and hands the answer back the same way. A POST that is a plain
 tools/call (name and arguments only) on a live session whose negotiated protocol version the kit has seen
-is answered here instead, with the checks the SDK would make and the same bytes; anything else (and
-anything unusual about this one) goes to the SDK as before.
+is answered here instead, with the checks the SDK would make and the same bytes. On 2026-07-28 (no
+handshake: each POST carries its version and client in `params._meta`) the SDK answers in the request's
+task already, but through its whole handler chain (a per-request connection, runner, context and
+middleware, its params models, the tool manager); a tools/call of name, arguments and `_meta` that passes
+the SDK's entry checks is answered here with the kit's validated call. Anything else (and anything
+unusual about the call) goes to the SDK as before.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +28,17 @@ from mcp.server.streamable_http import (
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    find_invalid_x_mcp_header,
+    x_mcp_header_map,
+)
 from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -36,6 +50,8 @@ if TYPE_CHECKING:
     from ._server import DomainServer
 
 REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+MODERN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+MODERN_VERSIONS = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS)
 SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
 VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 
@@ -51,11 +67,24 @@ class SessionCalls:
     """
 
     def __init__(self, server: DomainServer, manager: StreamableHTTPSessionManager):
+        from ._server import (  # _server imports this module
+            EpisodeAccessError,
+            bound_episode_id,
+            choose_episode,
+        )
+
+        self._choose_episode, self._bound_episode_id = choose_episode, bound_episode_id
+        self._refusals = (EpisodeAccessError, MCPError)
+        """A request whose episode `choose_episode` refuses goes to the SDK, which answers the refusal."""
         self.server = server
         self.manager = manager
         self.versions: dict[str, str] = {}
         """Session id -> the protocol version its `initialize` negotiated."""
         self._security = TransportSecurityMiddleware(manager.security_settings)
+        self._mirrored = frozenset(name for name, tool in server.sdk_tools.items()
+                                   if find_invalid_x_mcp_header(tool.parameters) or x_mcp_header_map(tool.parameters))
+        """Tools whose arguments a 2026-07-28 call mirrors into `Mcp-Param-*` headers (the SDK compares them;
+        the kit leaves their calls to it). Any other tool's headers the SDK never checks."""
         server.on_handshake_call = self.learn
 
     def learn(self, ctx: ServerRequestContext[Any, Any]) -> None:
@@ -85,6 +114,8 @@ class SessionCalls:
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
             headers.setdefault(name, value)
+        if headers.get(VERSION_HEADER) in MODERN_VERSIONS:
+            return await self._modern_call(scope, message, receive, send)
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1")
         version = self.versions.get(session_id)
         if "user" in scope or version is None or headers.get(VERSION_HEADER) != version.encode("latin-1"):
@@ -105,6 +136,37 @@ class SessionCalls:
             transport.idle_scope.deadline = anyio.current_time() + timeout
         return True
 
+    async def _modern_call(self, scope: Scope, message: Any, receive: Receive, send: Send) -> bool:
+        """A 2026-07-28 POST: answered as the SDK's single-exchange entry answers it (JSON responses), after
+        the checks it makes (Host/Origin and Content-Type, Accept, routing headers given once and equal to
+        the body, the `_meta` envelope and its version), when it is a tools/call the kit answers itself."""
+        if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
+                and message.get("method") == "tools/call" and is_request_id(message.get("id"))):
+            return False
+        params = message.get("params")
+        if (not isinstance(params, dict) or not params.keys() <= MODERN_CALL_KEYS or "name" not in params
+                or params["name"] in self._mirrored or "user" in scope or not self.manager.json_response):
+            return False
+        request = Request(scope, receive)
+        if (not check_accept_headers(request)[0] or await self._security.validate_request(request, is_post=True)
+                is not None or find_duplicated_routing_header(request.headers.items()) is not None):
+            return False
+        route = classify_inbound_request(message, headers=dict(request.headers))
+        if not isinstance(route, InboundModernRoute):
+            return False
+        try:
+            episode_id = self._choose_episode(self._bound_episode_id(request), params)
+        except self._refusals:
+            return False
+        answer = self._result(message, params, route.protocol_version, episode_id)
+        if answer is None:
+            return False
+        body = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        status = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200) if isinstance(answer, JSONRPCError) else 200
+        await Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=CONTENT_TYPE_JSON)(
+            scope, receive, send)
+        return True
+
     def _answer(self, message: Any, version: str, episode_id: str) -> str | None:
         """The JSON-RPC answer to a plain tools/call, as the SDK's transport writes it; None: not one."""
         if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
@@ -113,6 +175,13 @@ class SessionCalls:
         params = message.get("params")
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
             return None
+        answer = self._result(message, params, version, episode_id)
+        return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+
+    def _result(self, message: dict[str, Any], params: dict[str, Any], version: str, episode_id: str
+                ) -> JSONRPCResponse | JSONRPCError | None:
+        """The JSON-RPC answer to a tools/call as the kit's middleware would give it (arguments it refuses
+        answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
         rejected = self.server.reject_arguments(params)
         try:
             if rejected is not None:
@@ -123,10 +192,8 @@ class SessionCalls:
                     return None
                 result = answered
         except MCPError as exc:
-            return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error).model_dump_json(
-                by_alias=True, exclude_unset=True)
-        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result).model_dump_json(
-            by_alias=True, exclude_unset=True)
+            return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
+        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
 
 
 def is_json_content(request: Request) -> bool:

@@ -14,10 +14,12 @@ from typing import Any
 
 import anyio
 import pydantic_core
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.runner import ServerRunner
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     RequestBodyLimitMiddleware,
@@ -25,9 +27,9 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent
 from mcp_types import methods as protocol_methods
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -72,9 +74,14 @@ class EpisodeAccessError(Exception):
 
 
 def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """`_meta["shiftbox/episode"]` of the request, if it names one; a value that is no string is refused
+    """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`)."""
+    return params_episode_id(ctx.params)
+
+
+def params_episode_id(params: dict[str, Any] | None) -> str | None:
+    """`_meta["shiftbox/episode"]` of request params, if it names one; a value that is no string is refused
     (Invalid params), never ignored: the call would otherwise run in another episode than the one meant."""
-    meta = (ctx.params or {}).get("_meta") or {}
+    meta = (params or {}).get("_meta") or {}
     if not isinstance(meta, dict) or EPISODE_META_KEY not in meta:
         return None
     value = meta[EPISODE_META_KEY]
@@ -88,9 +95,12 @@ def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The episode the connection itself names: the HTTP path `/episodes/<id>/mcp`, else the legacy
     `Mcp-Session-Id` header; None on the plain endpoint, stdio and in-process connections."""
     request = ctx.request
-    if isinstance(request, Request):
-        return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
-    return None
+    return bound_episode_id(request) if isinstance(request, Request) else None
+
+
+def bound_episode_id(request: Request) -> str | None:
+    """The episode an HTTP request's connection names (`connection_episode_id`)."""
+    return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
 
 
 def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -101,7 +111,12 @@ def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
     connection that names none (the plain `/mcp` endpoint, stdio, in-process: what shiftbox's own
     harness holds) selects episodes with `_meta`; without it, the process's default episode.
     """
-    bound, named = connection_episode_id(ctx), meta_episode_id(ctx)
+    return choose_episode(connection_episode_id(ctx), ctx.params)
+
+
+def choose_episode(bound: str | None, params: dict[str, Any] | None) -> str:
+    """`request_episode_id` from the episode the connection names (`bound`) and the request's params."""
+    named = params_episode_id(params)
     if bound is not None:
         if named is not None and named != bound:
             raise EpisodeAccessError(
@@ -172,6 +187,11 @@ class DomainServer:
             tools=list(self.sdk_tools.values()),
         )
         self.mcp.middleware[:] = without_tracing(self.mcp.middleware)
+        runner = ServerRunner(self.mcp._lowlevel_server, Connection.from_envelope(LATEST_MODERN_VERSION, None, None),
+                              None)
+        self._wire_result: Callable[[str, str, Any], dict[str, Any]] | None = getattr(runner, "_serialize", None)
+        """The SDK's own shaping of a handler's result for the wire (private to it: without it, the SDK
+        answers every call, `answer_validated_call`): per-version fields, 2026's resultType and serverInfo."""
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -301,22 +321,25 @@ class DomainServer:
 
     def _answer_call(self, ctx: ServerRequestContext[Any, Any], episode_id: str) -> dict[str, Any] | None:
         """The wire result of a tools/call the kit has validated, made by the kit (`answer_validated_call`)
-        rather than by the SDK's tool handler; None (the SDK answers) before `initialize` and on a
-        2026-era connection (its results carry a stamp the SDK adds)."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
-            return None
-        if self.on_handshake_call is not None:
-            self.on_handshake_call(ctx)
+        rather than by the SDK's tool handler; None (the SDK answers) before a handshake-era connection's
+        `initialize` (a 2026-era connection is born ready)."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            if ctx.session.client_params is None:
+                return None
+            if self.on_handshake_call is not None:
+                self.on_handshake_call(ctx)
         return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id)
 
     def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str) -> dict[str, Any] | None:
-        """The wire result of a tools/call whose name and arguments the kit has checked, on a handshake-era
-        connection of protocol `version`, with the SDK tool handler's own steps (its lenient argument
-        parse, result conversion and per-version result shape), so the bytes are the same: the SDK's
-        per-call context, tool lookup and second params check cost about a tenth of an HTTP tools/call.
-        None (the SDK answers) where its steps could differ: params beyond name and arguments that
-        fail its params check, arguments its lenient parse refuses.
+        """The wire result of a tools/call whose name and arguments the kit has checked, on a connection of
+        protocol `version`, with the SDK tool handler's own steps (its params check, lenient argument
+        parse, result conversion and its shaping of the result for the version's wire), so the bytes are
+        the same: the SDK's per-call context, tool lookup and second params check cost about a tenth of an
+        HTTP tools/call. None (the SDK answers) where its steps could differ: params beyond name and
+        arguments that fail its params check, arguments its lenient parse refuses.
         """
+        if self._wire_result is None:
+            return None
         if not params.keys() <= PLAIN_CALL_KEYS:
             try:
                 protocol_methods.validate_client_request("tools/call", version, params)
@@ -334,12 +357,7 @@ class DomainServer:
             logger.exception("Tool %r raised an unexpected exception", name)
             result = CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {name}")],
                                     is_error=True)
-        try:
-            return protocol_methods.serialize_server_result(
-                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
-        except ValidationError:
-            logger.exception("handler for %r returned an invalid result", "tools/call")
-            raise MCPError(code=INTERNAL_ERROR, message="Handler returned an invalid result") from None
+        return self._wire_result("tools/call", version, result)
 
     # -- resources and prompts -----------------------------------------------------------------
 
