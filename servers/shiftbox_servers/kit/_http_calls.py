@@ -30,10 +30,11 @@ from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
     MCP_PROTOCOL_VERSION_HEADER,
     InboundModernRoute,
     classify_inbound_request,
-    find_duplicated_routing_header,
     find_invalid_x_mcp_header,
     x_mcp_header_map,
 )
@@ -53,6 +54,11 @@ REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 MODERN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 MODERN_VERSIONS = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS)
 SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
+JSON_TYPE = CONTENT_TYPE_JSON.encode("latin-1")
+ROUTING_HEADERS = tuple(h.encode("latin-1") for h in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER))
+"""The headers a 2026-07-28 POST routes by: the SDK refuses one given twice or differing from the body."""
+CHECKED_HEADERS = (b"accept", b"content-type", b"host", b"origin")
+"""What the SDK transport's header checks read (`_headers_pass`)."""
 VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 
 
@@ -67,13 +73,9 @@ class SessionCalls:
     """
 
     def __init__(self, server: DomainServer, manager: StreamableHTTPSessionManager):
-        from ._server import (  # _server imports this module
-            EpisodeAccessError,
-            bound_episode_id,
-            choose_episode,
-        )
+        from ._server import EpisodeAccessError, choose_episode  # _server imports this module
 
-        self._choose_episode, self._bound_episode_id = choose_episode, bound_episode_id
+        self._choose_episode = choose_episode
         self._refusals = (EpisodeAccessError, MCPError)
         """A request whose episode `choose_episode` refuses goes to the SDK, which answers the refusal."""
         self.server = server
@@ -81,6 +83,8 @@ class SessionCalls:
         self.versions: dict[str, str] = {}
         """Session id -> the protocol version its `initialize` negotiated."""
         self._security = TransportSecurityMiddleware(manager.security_settings)
+        self._passed: set[tuple[Any, ...]] = set()
+        """Header values that passed `_headers_pass`."""
         self._mirrored = frozenset(name for name, tool in server.sdk_tools.items()
                                    if find_invalid_x_mcp_header(tool.parameters) or x_mcp_header_map(tool.parameters))
         """Tools whose arguments a 2026-07-28 call mirrors into `Mcp-Param-*` headers (the SDK compares them;
@@ -112,18 +116,20 @@ class SessionCalls:
     async def __call__(self, scope: Scope, message: Any, receive: Receive, send: Send) -> bool:
         """Whether this answered the POST whose body the router has read and parsed (`message`)."""
         headers: dict[bytes, bytes] = {}
+        repeated = False  # a routing header given twice (the SDK refuses such a 2026-07-28 POST)
         for name, value in scope["headers"]:
-            headers.setdefault(name, value)
+            if name in headers:
+                repeated = repeated or name in ROUTING_HEADERS
+            else:
+                headers[name] = value
         if headers.get(VERSION_HEADER) in MODERN_VERSIONS:
-            return await self._modern_call(scope, message, receive, send)
+            return not repeated and await self._modern_call(scope, headers, message, receive, send)
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1")
         version = self.versions.get(session_id)
         if "user" in scope or version is None or headers.get(VERSION_HEADER) != version.encode("latin-1"):
             return False
         transport = self._open_session(session_id)
-        request = Request(scope, receive)
-        if (transport is None or not check_accept_headers(request)[0] or not is_json_content(request)
-                or await self._security.validate_request(request, is_post=True) is not None):
+        if transport is None or not await self._headers_pass(scope, receive, headers, modern=False):
             return False
         answer = self._answer(message, version, scope.get(EPISODE_SCOPE_KEY) or session_id)
         if answer is None:
@@ -136,7 +142,8 @@ class SessionCalls:
             transport.idle_scope.deadline = anyio.current_time() + timeout
         return True
 
-    async def _modern_call(self, scope: Scope, message: Any, receive: Receive, send: Send) -> bool:
+    async def _modern_call(self, scope: Scope, headers: dict[bytes, bytes], message: Any, receive: Receive,
+                           send: Send) -> bool:
         """A 2026-07-28 POST: answered as the SDK's single-exchange entry answers it (JSON responses), after
         the checks it makes (Host/Origin and Content-Type, Accept, routing headers given once and equal to
         the body, the `_meta` envelope and its version), when it is a tools/call the kit answers itself."""
@@ -147,24 +154,46 @@ class SessionCalls:
         if (not isinstance(params, dict) or not params.keys() <= MODERN_CALL_KEYS or "name" not in params
                 or params["name"] in self._mirrored or "user" in scope or not self.manager.json_response):
             return False
-        request = Request(scope, receive)
-        if (not check_accept_headers(request)[0] or await self._security.validate_request(request, is_post=True)
-                is not None or find_duplicated_routing_header(request.headers.items()) is not None):
+        if not await self._headers_pass(scope, receive, headers, modern=True):
             return False
-        route = classify_inbound_request(message, headers=dict(request.headers))
+        # the only headers the SDK's classification reads
+        routing = {name.decode("latin-1"): headers[name].decode("latin-1") for name in ROUTING_HEADERS if name in headers}
+        route = classify_inbound_request(message, headers=routing)
         if not isinstance(route, InboundModernRoute):
             return False
         try:
-            episode_id = self._choose_episode(self._bound_episode_id(request), params)
+            # the connection's episode as `connection_episode_id` reads it
+            bound = scope.get(EPISODE_SCOPE_KEY) or headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+            episode_id = self._choose_episode(bound, params)
         except self._refusals:
             return False
         answer = self._result(message, params, route.protocol_version, episode_id)
         if answer is None:
             return False
-        body = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-        status = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200) if isinstance(answer, JSONRPCError) else 200
-        await Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=CONTENT_TYPE_JSON)(
-            scope, receive, send)
+        if isinstance(answer, JSONRPCError):
+            status, wire = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200), answer.model_dump(
+                mode="json", by_alias=True, exclude_none=True)
+        else:  # the SDK's dump of its JSONRPCResponse: the result is a JSON-mode dict already
+            status, wire = 200, {"jsonrpc": "2.0", "id": message["id"], "result": answer.result}
+        body = json.dumps(wire, separators=(",", ":")).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", JSON_TYPE)]})
+        await send({"type": "http.response.body", "body": body})
+        return True
+
+    async def _headers_pass(self, scope: Scope, receive: Receive, headers: dict[bytes, bytes], *, modern: bool
+                            ) -> bool:
+        """The SDK transport's header checks of a POST (Accept, Content-Type, Host and Origin; the handshake-era
+        transport's own Content-Type check too), each set of values that passed remembered: they are a
+        function of those four headers, and a client sends the same ones on every call."""
+        key = (modern, *(headers.get(name) for name in CHECKED_HEADERS))
+        if key in self._passed:
+            return True
+        request = Request(scope, receive)
+        if (not check_accept_headers(request)[0] or (not modern and not is_json_content(request))
+                or await self._security.validate_request(request, is_post=True) is not None):
+            return False
+        remember(self._passed, key)
         return True
 
     def _answer(self, message: Any, version: str, episode_id: str) -> str | None:
@@ -194,6 +223,22 @@ class SessionCalls:
         except MCPError as exc:
             return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
         return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
+
+
+def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:
+    """Add header values that passed a check made of them alone; at most 64 sets (callers choose the values)."""
+    if len(passed) >= 64:
+        passed.clear()
+    passed.add(key)
+
+
+def first_values(scope: Scope, names: tuple[bytes, ...]) -> tuple[bytes | None, ...]:
+    """The first value of each header in `names` (None: absent), as Starlette's `Request.headers` reads them."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name in names:
+            found.setdefault(name, value)
+    return tuple(found.get(name) for name in names)
 
 
 def is_json_content(request: Request) -> bool:

@@ -14,12 +14,10 @@ from typing import Any
 
 import anyio
 import pydantic_core
-from mcp.server.connection import Connection
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.runner import ServerRunner
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     RequestBodyLimitMiddleware,
@@ -27,9 +25,15 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    SERVER_INFO_META_KEY,
+    CallToolResult,
+    TextContent,
+)
 from mcp_types import methods as protocol_methods
-from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -47,7 +51,7 @@ from ._episode import (
     is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
-from ._http_calls import SessionCalls, replay
+from ._http_calls import SessionCalls, first_values, remember, replay
 from ._jsonrpc import invalid_id_error
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
@@ -60,6 +64,8 @@ STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
 EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+ORIGIN_HEADERS = (b"host", b"origin")
+"""What the SDK's DNS-rebinding check of a request reads (`TransportSecurityMiddleware.validate_request`)."""
 DEPENDENCY_GRAPH_MARK = "dependency-graph"
 """Appended to the server's description (its identity in `initialize`) when its tool descriptions carry the
 dependency graph's preconditions and postconditions."""
@@ -95,12 +101,9 @@ def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The episode the connection itself names: the HTTP path `/episodes/<id>/mcp`, else the legacy
     `Mcp-Session-Id` header; None on the plain endpoint, stdio and in-process connections."""
     request = ctx.request
-    return bound_episode_id(request) if isinstance(request, Request) else None
-
-
-def bound_episode_id(request: Request) -> str | None:
-    """The episode an HTTP request's connection names (`connection_episode_id`)."""
-    return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
+    if isinstance(request, Request):
+        return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
+    return None
 
 
 def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -187,11 +190,8 @@ class DomainServer:
             tools=list(self.sdk_tools.values()),
         )
         self.mcp.middleware[:] = without_tracing(self.mcp.middleware)
-        runner = ServerRunner(self.mcp._lowlevel_server, Connection.from_envelope(LATEST_MODERN_VERSION, None, None),
-                              None)
-        self._wire_result: Callable[[str, str, Any], dict[str, Any]] | None = getattr(runner, "_serialize", None)
-        """The SDK's own shaping of a handler's result for the wire (private to it: without it, the SDK
-        answers every call, `answer_validated_call`): per-version fields, 2026's resultType and serverInfo."""
+        self._server_info = self.mcp._lowlevel_server.server_info_stamp
+        """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]`."""
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -338,8 +338,6 @@ class DomainServer:
         HTTP tools/call. None (the SDK answers) where its steps could differ: params beyond name and
         arguments that fail its params check, arguments its lenient parse refuses.
         """
-        if self._wire_result is None:
-            return None
         if not params.keys() <= PLAIN_CALL_KEYS:
             try:
                 protocol_methods.validate_client_request("tools/call", version, params)
@@ -357,7 +355,25 @@ class DomainServer:
             logger.exception("Tool %r raised an unexpected exception", name)
             result = CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {name}")],
                                     is_error=True)
-        return self._wire_result("tools/call", version, result)
+        return self.wire_result(version, result)
+
+    def wire_result(self, version: str, result: CallToolResult) -> dict[str, Any]:
+        """A tools/call result as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`):
+        its per-version fields, and on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not
+        copied per call: the result is written out, never changed)."""
+        try:
+            wire = protocol_methods.serialize_server_result(
+                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+        except ValidationError:
+            logger.exception("handler for %r returned an invalid result", "tools/call")
+            raise MCPError(code=INTERNAL_ERROR, message="Handler returned an invalid result") from None
+        if version in MODERN_PROTOCOL_VERSIONS:
+            if wire.get("resultType") is None:
+                wire["resultType"] = "complete"
+            meta = wire.get("_meta")
+            if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
+                wire["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self._server_info}
+        return wire
 
     # -- resources and prompts -----------------------------------------------------------------
 
@@ -477,15 +493,18 @@ class EpisodePathRouter:
         self.calls = calls
         settings = transport_security(host)
         self._security = TransportSecurityMiddleware(settings) if settings is not None else None
+        self._passed: set[tuple[Any, ...]] = set()
+        """Host and Origin values that passed `_security`."""
         self._post = RequestBodyLimitMiddleware(self._serve_post, max_body_size)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            if self._security is not None:
+            if self._security is not None and (key := first_values(scope, ORIGIN_HEADERS)) not in self._passed:
                 refused = await self._security.validate_request(Request(scope, receive))
                 if refused is not None:
                     await refused(scope, receive, send)
                     return
+                remember(self._passed, key)  # the check reads these two headers only
             match = EPISODE_PATH.match(scope["path"])
             if match:
                 scope = dict(scope, path="/mcp", raw_path=b"/mcp")

@@ -223,3 +223,16 @@ async def test_2026_requests_the_sdk_refuses_get_its_answer(banking_http, case):
     got, expected = await both_paths(app, client, "/episodes/a/mcp", "/episodes/a/mcp", message, headers)
     assert (got.status_code, got.content) == (expected.status_code, expected.content)
     assert got.headers.get("content-type") == expected.headers.get("content-type")
+
+
+async def test_header_checks_still_refuse_after_a_call_passed(banking_http):
+    """The kit remembers header values that passed the SDK's checks; other values are still checked."""
+    _, app, client = banking_http
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "get_account", "arguments": {"account_id": "acc_a1"}, "_meta": ENVELOPE}}
+    assert (await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))).status_code == 200
+    for changes, status in [({"origin": "http://evil.example"}, 403), ({"host": "evil.example"}, 421),
+                            ({"accept": "text/event-stream"}, 406), ({"content-type": "text/plain"}, 400)]:
+        refused = await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message, **changes))
+        assert refused.status_code == status, changes
+    assert (await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))).status_code == 200
