@@ -247,6 +247,20 @@ def is_json_content(request: Request) -> bool:
     return any(part.strip() == CONTENT_TYPE_JSON for part in content_type.split(";")[0].split(","))
 
 
+async def read_body(receive: Receive) -> bytes | None:
+    """A request's body as Starlette's `Request.body` reads it, without its stream machinery; None: the client
+    went away first."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif message["type"] == "http.disconnect":
+            return None
+
+
 def replay(body: bytes, receive: Receive) -> Receive:
     """A `receive` that hands over an already-read body once, then the connection's own messages."""
     messages: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]

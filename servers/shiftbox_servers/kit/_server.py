@@ -35,7 +35,7 @@ from mcp_types import (
 from mcp_types import methods as protocol_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -51,7 +51,7 @@ from ._episode import (
     is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
-from ._http_calls import SessionCalls, first_values, remember, replay
+from ._http_calls import SessionCalls, first_values, read_body, remember, replay
 from ._jsonrpc import invalid_id_error
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
@@ -519,9 +519,8 @@ class EpisodePathRouter:
 
     async def _serve_post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A POST to the MCP endpoint, its body already bounded: refused, answered by `calls`, or passed on."""
-        try:
-            body = await Request(scope, receive).body()
-        except ClientDisconnect:
+        body = await read_body(receive)
+        if body is None:
             return
         try:
             message = pydantic_core.from_json(body)
