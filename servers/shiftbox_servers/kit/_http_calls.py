@@ -73,11 +73,6 @@ class SessionCalls:
     """
 
     def __init__(self, server: DomainServer, manager: StreamableHTTPSessionManager):
-        from ._server import EpisodeAccessError, choose_episode  # _server imports this module
-
-        self._choose_episode = choose_episode
-        self._refusals = (EpisodeAccessError, MCPError)
-        """A request whose episode `choose_episode` refuses goes to the SDK, which answers the refusal."""
         self.server = server
         self.manager = manager
         self.versions: dict[str, str] = {}
@@ -161,11 +156,10 @@ class SessionCalls:
         route = classify_inbound_request(message, headers=routing)
         if not isinstance(route, InboundModernRoute):
             return False
-        try:
-            # the connection's episode as `connection_episode_id` reads it
-            bound = scope.get(EPISODE_SCOPE_KEY) or headers.get(SESSION_HEADER, b"").decode("latin-1") or None
-            episode_id = self._choose_episode(bound, params)
-        except self._refusals:
+        # the connection's episode as `connection_episode_id` reads it
+        bound = scope.get(EPISODE_SCOPE_KEY) or headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+        episode_id = self.server.call_episode(bound, params)
+        if episode_id is None:
             return False
         answer = self._result(message, params, route.protocol_version, episode_id)
         if answer is None:

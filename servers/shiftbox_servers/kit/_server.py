@@ -330,6 +330,14 @@ class DomainServer:
                 self.on_handshake_call(ctx)
         return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id)
 
+    @staticmethod
+    def call_episode(bound: str | None, params: dict[str, Any]) -> str | None:
+        """`choose_episode` for the HTTP fast path; None where it refuses (the SDK then answers the refusal)."""
+        try:
+            return choose_episode(bound, params)
+        except (EpisodeAccessError, MCPError):
+            return None
+
     def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str) -> dict[str, Any] | None:
         """The wire result of a tools/call whose name and arguments the kit has checked, on a connection of
         protocol `version`, with the SDK tool handler's own steps (its params check, lenient argument
