@@ -9,6 +9,7 @@ import json
 import httpx
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from shiftbox_servers.kit import EPISODE_META_KEY, SessionCalls
 
@@ -58,7 +59,7 @@ def http(banking_http):
     return server, app.calls, client
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+@pytest.mark.parametrize("version", HANDSHAKE_PROTOCOL_VERSIONS)
 async def test_same_bytes_as_the_sdks_session(http, monkeypatch, version):
     _, calls, client = http
     answered = []
