@@ -1,14 +1,19 @@
-"""tools/call over streamable HTTP answered in the request's own task, on sessions the SDK established.
+"""tools/call over streamable HTTP answered in the request's own task, with the SDK's checks and bytes.
 
 The SDK's handshake-era transport hands each POST to its session's task over memory streams, where its
 dispatcher starts a task for the request, and hands the answer back the same way. A POST that is a plain
 tools/call (name and arguments only) on a live session whose negotiated protocol version the kit has seen
-is answered here instead, with the checks the SDK would make and the same bytes; anything else (and
-anything unusual about this one) goes to the SDK as before.
+is answered here instead, with the checks the SDK would make and the same bytes. On 2026-07-28 (no
+handshake: each POST carries its version and client in `params._meta`) the SDK answers in the request's
+task already, but through its whole handler chain (a per-request connection, runner, context and
+middleware, its params models, the tool manager); a tools/call of name, arguments and `_meta` that passes
+the SDK's entry checks is answered here with the kit's validated call. Anything else (and anything
+unusual about the call) goes to the SDK as before.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +28,18 @@ from mcp.server.streamable_http import (
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_invalid_x_mcp_header,
+    x_mcp_header_map,
+)
 from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -36,7 +51,14 @@ if TYPE_CHECKING:
     from ._server import DomainServer
 
 REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+MODERN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+MODERN_VERSIONS = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS)
 SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
+JSON_TYPE = CONTENT_TYPE_JSON.encode("latin-1")
+ROUTING_HEADERS = tuple(h.encode("latin-1") for h in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER))
+"""The headers a 2026-07-28 POST routes by: the SDK refuses one given twice or differing from the body."""
+CHECKED_HEADERS = (b"accept", b"content-type", b"host", b"origin")
+"""What the SDK transport's header checks read (`_headers_pass`)."""
 VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 
 
@@ -56,6 +78,12 @@ class SessionCalls:
         self.versions: dict[str, str] = {}
         """Session id -> the protocol version its `initialize` negotiated."""
         self._security = TransportSecurityMiddleware(manager.security_settings)
+        self._passed: set[tuple[Any, ...]] = set()
+        """Header values that passed `_headers_pass`."""
+        self._mirrored = frozenset(name for name, tool in server.sdk_tools.items()
+                                   if find_invalid_x_mcp_header(tool.parameters) or x_mcp_header_map(tool.parameters))
+        """Tools whose arguments a 2026-07-28 call mirrors into `Mcp-Param-*` headers (the SDK compares them;
+        the kit leaves their calls to it). Any other tool's headers the SDK never checks."""
         server.on_handshake_call = self.learn
 
     def learn(self, ctx: ServerRequestContext[Any, Any]) -> None:
@@ -83,16 +111,20 @@ class SessionCalls:
     async def __call__(self, scope: Scope, message: Any, receive: Receive, send: Send) -> bool:
         """Whether this answered the POST whose body the router has read and parsed (`message`)."""
         headers: dict[bytes, bytes] = {}
+        repeated = False  # a routing header given twice (the SDK refuses such a 2026-07-28 POST)
         for name, value in scope["headers"]:
-            headers.setdefault(name, value)
+            if name in headers:
+                repeated = repeated or name in ROUTING_HEADERS
+            else:
+                headers[name] = value
+        if headers.get(VERSION_HEADER) in MODERN_VERSIONS:
+            return not repeated and await self._modern_call(scope, headers, message, receive, send)
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1")
         version = self.versions.get(session_id)
         if "user" in scope or version is None or headers.get(VERSION_HEADER) != version.encode("latin-1"):
             return False
         transport = self._open_session(session_id)
-        request = Request(scope, receive)
-        if (transport is None or not check_accept_headers(request)[0] or not is_json_content(request)
-                or await self._security.validate_request(request, is_post=True) is not None):
+        if transport is None or not await self._headers_pass(scope, receive, headers, modern=False):
             return False
         answer = self._answer(message, version, scope.get(EPISODE_SCOPE_KEY) or session_id)
         if answer is None:
@@ -105,6 +137,59 @@ class SessionCalls:
             transport.idle_scope.deadline = anyio.current_time() + timeout
         return True
 
+    async def _modern_call(self, scope: Scope, headers: dict[bytes, bytes], message: Any, receive: Receive,
+                           send: Send) -> bool:
+        """A 2026-07-28 POST: answered as the SDK's single-exchange entry answers it (JSON responses), after
+        the checks it makes (Host/Origin and Content-Type, Accept, routing headers given once and equal to
+        the body, the `_meta` envelope and its version), when it is a tools/call the kit answers itself."""
+        if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
+                and message.get("method") == "tools/call" and is_request_id(message.get("id"))):
+            return False
+        params = message.get("params")
+        if (not isinstance(params, dict) or not params.keys() <= MODERN_CALL_KEYS or "name" not in params
+                or params["name"] in self._mirrored or "user" in scope or not self.manager.json_response):
+            return False
+        if not await self._headers_pass(scope, receive, headers, modern=True):
+            return False
+        # the only headers the SDK's classification reads
+        routing = {name.decode("latin-1"): headers[name].decode("latin-1") for name in ROUTING_HEADERS if name in headers}
+        route = classify_inbound_request(message, headers=routing)
+        if not isinstance(route, InboundModernRoute):
+            return False
+        # the connection's episode as `connection_episode_id` reads it
+        bound = scope.get(EPISODE_SCOPE_KEY) or headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+        episode_id = self.server.call_episode(bound, params)
+        if episode_id is None:
+            return False
+        answer = self._result(message, params, route.protocol_version, episode_id)
+        if answer is None:
+            return False
+        if isinstance(answer, JSONRPCError):
+            status, wire = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200), answer.model_dump(
+                mode="json", by_alias=True, exclude_none=True)
+        else:  # the SDK's dump of its JSONRPCResponse: the result is a JSON-mode dict already
+            status, wire = 200, {"jsonrpc": "2.0", "id": message["id"], "result": answer.result}
+        body = json.dumps(wire, separators=(",", ":")).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", JSON_TYPE)]})
+        await send({"type": "http.response.body", "body": body})
+        return True
+
+    async def _headers_pass(self, scope: Scope, receive: Receive, headers: dict[bytes, bytes], *, modern: bool
+                            ) -> bool:
+        """The SDK transport's header checks of a POST (Accept, Content-Type, Host and Origin; the handshake-era
+        transport's own Content-Type check too), each set of values that passed remembered: they are a
+        function of those four headers, and a client sends the same ones on every call."""
+        key = (modern, *(headers.get(name) for name in CHECKED_HEADERS))
+        if key in self._passed:
+            return True
+        request = Request(scope, receive)
+        if (not check_accept_headers(request)[0] or (not modern and not is_json_content(request))
+                or await self._security.validate_request(request, is_post=True) is not None):
+            return False
+        remember(self._passed, key)
+        return True
+
     def _answer(self, message: Any, version: str, episode_id: str) -> str | None:
         """The JSON-RPC answer to a plain tools/call, as the SDK's transport writes it; None: not one."""
         if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
@@ -113,6 +198,13 @@ class SessionCalls:
         params = message.get("params")
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
             return None
+        answer = self._result(message, params, version, episode_id)
+        return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+
+    def _result(self, message: dict[str, Any], params: dict[str, Any], version: str, episode_id: str
+                ) -> JSONRPCResponse | JSONRPCError | None:
+        """The JSON-RPC answer to a tools/call as the kit's middleware would give it (arguments it refuses
+        answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
         rejected = self.server.reject_arguments(params)
         try:
             if rejected is not None:
@@ -123,16 +215,44 @@ class SessionCalls:
                     return None
                 result = answered
         except MCPError as exc:
-            return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error).model_dump_json(
-                by_alias=True, exclude_unset=True)
-        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result).model_dump_json(
-            by_alias=True, exclude_unset=True)
+            return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
+        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
+
+
+def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:
+    """Add header values that passed a check made of them alone; at most 64 sets (callers choose the values)."""
+    if len(passed) >= 64:
+        passed.clear()
+    passed.add(key)
+
+
+def first_values(scope: Scope, names: tuple[bytes, ...]) -> tuple[bytes | None, ...]:
+    """The first value of each header in `names` (None: absent), as Starlette's `Request.headers` reads them."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name in names:
+            found.setdefault(name, value)
+    return tuple(found.get(name) for name in names)
 
 
 def is_json_content(request: Request) -> bool:
     """The SDK transport's Content-Type check: application/json among the type's comma-separated parts."""
     content_type = request.headers.get("content-type", "")
     return any(part.strip() == CONTENT_TYPE_JSON for part in content_type.split(";")[0].split(","))
+
+
+async def read_body(receive: Receive) -> bytes | None:
+    """A request's body as Starlette's `Request.body` reads it, without its stream machinery; None: the client
+    went away first."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif message["type"] == "http.disconnect":
+            return None
 
 
 def replay(body: bytes, receive: Receive) -> Receive:

@@ -25,11 +25,17 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    SERVER_INFO_META_KEY,
+    CallToolResult,
+    TextContent,
+)
 from mcp_types import methods as protocol_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -45,7 +51,7 @@ from ._episode import (
     is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
-from ._http_calls import SessionCalls, replay
+from ._http_calls import SessionCalls, first_values, read_body, remember, replay
 from ._jsonrpc import invalid_id_error
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
@@ -58,6 +64,8 @@ STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
 EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+ORIGIN_HEADERS = (b"host", b"origin")
+"""What the SDK's DNS-rebinding check of a request reads (`TransportSecurityMiddleware.validate_request`)."""
 DEPENDENCY_GRAPH_MARK = "dependency-graph"
 """Appended to the server's description (its identity in `initialize`) when its tool descriptions carry the
 dependency graph's preconditions and postconditions."""
@@ -72,9 +80,14 @@ class EpisodeAccessError(Exception):
 
 
 def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """`_meta["shiftbox/episode"]` of the request, if it names one; a value that is no string is refused
+    """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`)."""
+    return params_episode_id(ctx.params)
+
+
+def params_episode_id(params: dict[str, Any] | None) -> str | None:
+    """`_meta["shiftbox/episode"]` of request params, if it names one; a value that is no string is refused
     (Invalid params), never ignored: the call would otherwise run in another episode than the one meant."""
-    meta = (ctx.params or {}).get("_meta") or {}
+    meta = (params or {}).get("_meta") or {}
     if not isinstance(meta, dict) or EPISODE_META_KEY not in meta:
         return None
     value = meta[EPISODE_META_KEY]
@@ -101,7 +114,12 @@ def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
     connection that names none (the plain `/mcp` endpoint, stdio, in-process: what shiftbox's own
     harness holds) selects episodes with `_meta`; without it, the process's default episode.
     """
-    bound, named = connection_episode_id(ctx), meta_episode_id(ctx)
+    return choose_episode(connection_episode_id(ctx), ctx.params)
+
+
+def choose_episode(bound: str | None, params: dict[str, Any] | None) -> str:
+    """`request_episode_id` from the episode the connection names (`bound`) and the request's params."""
+    named = params_episode_id(params)
     if bound is not None:
         if named is not None and named != bound:
             raise EpisodeAccessError(
@@ -172,6 +190,8 @@ class DomainServer:
             tools=list(self.sdk_tools.values()),
         )
         self.mcp.middleware[:] = without_tracing(self.mcp.middleware)
+        self._server_info = self.mcp._lowlevel_server.server_info_stamp
+        """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]`."""
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -301,21 +321,30 @@ class DomainServer:
 
     def _answer_call(self, ctx: ServerRequestContext[Any, Any], episode_id: str) -> dict[str, Any] | None:
         """The wire result of a tools/call the kit has validated, made by the kit (`answer_validated_call`)
-        rather than by the SDK's tool handler; None (the SDK answers) before `initialize` and on a
-        2026-era connection (its results carry a stamp the SDK adds)."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
-            return None
-        if self.on_handshake_call is not None:
-            self.on_handshake_call(ctx)
+        rather than by the SDK's tool handler; None (the SDK answers) before a handshake-era connection's
+        `initialize` (a 2026-era connection is born ready)."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            if ctx.session.client_params is None:
+                return None
+            if self.on_handshake_call is not None:
+                self.on_handshake_call(ctx)
         return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id)
 
+    @staticmethod
+    def call_episode(bound: str | None, params: dict[str, Any]) -> str | None:
+        """`choose_episode` for the HTTP fast path; None where it refuses (the SDK then answers the refusal)."""
+        try:
+            return choose_episode(bound, params)
+        except (EpisodeAccessError, MCPError):
+            return None
+
     def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str) -> dict[str, Any] | None:
-        """The wire result of a tools/call whose name and arguments the kit has checked, on a handshake-era
-        connection of protocol `version`, with the SDK tool handler's own steps (its lenient argument
-        parse, result conversion and per-version result shape), so the bytes are the same: the SDK's
-        per-call context, tool lookup and second params check cost about a tenth of an HTTP tools/call.
-        None (the SDK answers) where its steps could differ: params beyond name and arguments that
-        fail its params check, arguments its lenient parse refuses.
+        """The wire result of a tools/call whose name and arguments the kit has checked, on a connection of
+        protocol `version`, with the SDK tool handler's own steps (its params check, lenient argument
+        parse, result conversion and its shaping of the result for the version's wire), so the bytes are
+        the same: the SDK's per-call context, tool lookup and second params check cost about a tenth of an
+        HTTP tools/call. None (the SDK answers) where its steps could differ: params beyond name and
+        arguments that fail its params check, arguments its lenient parse refuses.
         """
         if not params.keys() <= PLAIN_CALL_KEYS:
             try:
@@ -334,12 +363,25 @@ class DomainServer:
             logger.exception("Tool %r raised an unexpected exception", name)
             result = CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {name}")],
                                     is_error=True)
+        return self.wire_result(version, result)
+
+    def wire_result(self, version: str, result: CallToolResult) -> dict[str, Any]:
+        """A tools/call result as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`):
+        its per-version fields, and on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not
+        copied per call: the result is written out, never changed)."""
         try:
-            return protocol_methods.serialize_server_result(
+            wire = protocol_methods.serialize_server_result(
                 "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
         except ValidationError:
             logger.exception("handler for %r returned an invalid result", "tools/call")
             raise MCPError(code=INTERNAL_ERROR, message="Handler returned an invalid result") from None
+        if version in MODERN_PROTOCOL_VERSIONS:
+            if wire.get("resultType") is None:
+                wire["resultType"] = "complete"
+            meta = wire.get("_meta")
+            if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
+                wire["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self._server_info}
+        return wire
 
     # -- resources and prompts -----------------------------------------------------------------
 
@@ -459,15 +501,18 @@ class EpisodePathRouter:
         self.calls = calls
         settings = transport_security(host)
         self._security = TransportSecurityMiddleware(settings) if settings is not None else None
+        self._passed: set[tuple[Any, ...]] = set()
+        """Host and Origin values that passed `_security`."""
         self._post = RequestBodyLimitMiddleware(self._serve_post, max_body_size)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            if self._security is not None:
+            if self._security is not None and (key := first_values(scope, ORIGIN_HEADERS)) not in self._passed:
                 refused = await self._security.validate_request(Request(scope, receive))
                 if refused is not None:
                     await refused(scope, receive, send)
                     return
+                remember(self._passed, key)  # the check reads these two headers only
             match = EPISODE_PATH.match(scope["path"])
             if match:
                 scope = dict(scope, path="/mcp", raw_path=b"/mcp")
@@ -482,9 +527,8 @@ class EpisodePathRouter:
 
     async def _serve_post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A POST to the MCP endpoint, its body already bounded: refused, answered by `calls`, or passed on."""
-        try:
-            body = await Request(scope, receive).body()
-        except ClientDisconnect:
+        body = await read_body(receive)
+        if body is None:
             return
         try:
             message = pydantic_core.from_json(body)

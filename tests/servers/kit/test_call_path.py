@@ -26,7 +26,7 @@ CALLS = [
 ]
 
 
-MODES = ["legacy", "auto"]  # the initialize handshake (what the kit answers itself); 2026-07-28 (the SDK answers)
+MODES = ["legacy", "auto"]  # the initialize handshake; 2026-07-28 (no handshake, a per-request envelope)
 
 
 async def results(server: DomainServer, mode: str) -> list[dict]:
@@ -53,8 +53,9 @@ async def test_the_kits_answer_equals_the_sdk_handlers(tmp_path, monkeypatch, mo
     assert fast[1]["isError"] and fast[2]["isError"]
 
 
-async def test_the_kit_answers_validated_calls_itself(tmp_path, monkeypatch):
-    """The SDK's tool handler is not reached for a call the kit answers."""
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_kit_answers_validated_calls_itself(tmp_path, monkeypatch, mode):
+    """The SDK's tool handler is not reached for a call the kit answers, on either era's protocol."""
     snapshot = write_fixture_snapshot(tmp_path / "snap")
     server = DomainServer(get_domain("banking"), snapshot)
 
@@ -62,7 +63,7 @@ async def test_the_kit_answers_validated_calls_itself(tmp_path, monkeypatch):
         raise AssertionError("the SDK's tool handler ran")
 
     monkeypatch.setattr(type(server.mcp), "call_tool", no_sdk_handler)
-    async with Client(server.mcp, mode="legacy") as client:
+    async with Client(server.mcp, mode=mode) as client:
         result = await call(client, "get_account", {"account_id": "acc_a1"})
     assert not result.is_error
 

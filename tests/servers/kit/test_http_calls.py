@@ -1,5 +1,6 @@
 """Plain tools/call POSTs answered by the kit in the request's task (SessionCalls): the same bytes as the SDK's
-session answers, and only for live sessions whose negotiated version the kit has seen."""
+session answers, and only for live sessions whose negotiated version the kit has seen; on 2026-07-28 (no
+sessions) the same bytes as the SDK's single-exchange entry, after the checks it makes."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 
 import httpx
 import pytest
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from shiftbox_servers.kit import SessionCalls
+from shiftbox_servers.kit import EPISODE_META_KEY, SessionCalls
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +59,7 @@ def http(banking_http):
     return server, app.calls, client
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+@pytest.mark.parametrize("version", HANDSHAKE_PROTOCOL_VERSIONS)
 async def test_same_bytes_as_the_sdks_session(http, monkeypatch, version):
     _, calls, client = http
     answered = []
@@ -103,3 +106,134 @@ async def test_without_the_sdks_session_table_no_call_is_taken(http, monkeypatch
     assert calls._open_session(session.id) is not None
     monkeypatch.delattr(calls.manager, "_server_instances")
     assert calls._open_session(session.id) is None
+
+
+# -- 2026-07-28: no handshake, each POST carries its protocol version and client in params._meta ---------
+
+MODERN = "2026-07-28"
+ENVELOPE = {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_INFO_META_KEY: {"name": "t", "version": "1"},
+            CLIENT_CAPABILITIES_META_KEY: {}}
+MODERN_CALLS = [{**params, "_meta": ENVELOPE} for params in CALLS] + [
+    {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "Café Ünïcode ✓"}, "_meta": ENVELOPE},
+    {"name": "get_account", "arguments": {"account_id": "acc_a1"}, "_meta": {**ENVELOPE, "progressToken": 3}},
+]
+
+
+def modern_headers(message: dict, **changes: str | None) -> dict[str, str]:
+    """The headers the SDK's client sends with a 2026-07-28 POST, with `changes` (None: left out)."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+               "mcp-protocol-version": MODERN, "mcp-method": message["method"]}
+    name = (message.get("params") or {}).get("name")
+    if isinstance(name, str):
+        headers["mcp-name"] = name
+    headers.update(changes)
+    return {k: v for k, v in headers.items() if v is not None}
+
+
+@pytest.fixture
+def sdk_entries(monkeypatch):
+    """How many POSTs reached the SDK's 2026-07-28 entry (`handle_modern_request`)."""
+    from mcp.server import streamable_http_manager
+
+    entries = []
+    entry = streamable_http_manager.handle_modern_request
+
+    async def counting(*args, **kwargs):
+        entries.append(1)
+        return await entry(*args, **kwargs)
+
+    monkeypatch.setattr(streamable_http_manager, "handle_modern_request", counting)
+    return entries
+
+
+async def both_paths(app, client, path_fast: str, path_sdk: str, message: dict, headers: dict | list
+                     ) -> tuple[httpx.Response, httpx.Response]:
+    """The same POST answered with the kit's fast path on, then by the SDK alone (the router's `calls` off)."""
+    got = await client.post(path_fast, content=json.dumps(message), headers=headers)
+    calls, app.calls = app.calls, None
+    try:
+        expected = await client.post(path_sdk, content=json.dumps(message), headers=headers)
+    finally:
+        app.calls = calls
+    return got, expected
+
+
+async def test_2026_calls_take_the_fast_path_with_the_sdks_bytes(banking_http, sdk_entries):
+    _, app, client = banking_http
+    for i, params in enumerate(MODERN_CALLS):
+        message = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+        before = len(sdk_entries)
+        got, expected = await both_paths(app, client, "/episodes/a/mcp", "/episodes/b/mcp", message,
+                                          modern_headers(message))
+        assert len(sdk_entries) == before + 1, f"the SDK answered the fast path's call too: {params}"
+        assert got.status_code == expected.status_code, params
+        assert got.content == expected.content, params
+        assert got.headers["content-type"] == expected.headers["content-type"]
+        assert "mcp-session-id" not in got.headers
+    answer = json.loads(got.content)["result"]  # the last call: a result with the 2026-era envelope
+    assert answer["resultType"] == "complete" and "io.modelcontextprotocol/serverInfo" in answer["_meta"]
+    assert answer["structuredContent"]["account_id"] == "acc_a1"
+
+
+async def test_2026_calls_on_the_plain_endpoint_pick_their_episode_by_meta(banking_http, sdk_entries):
+    """What shiftbox's harness sends: `/mcp`, the episode in `_meta`."""
+    server, app, client = banking_http
+    for i, episode in enumerate(["h1", "h1", "h2"]):  # each call runs twice: once per path
+        params = {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": f"Co {i}"},
+                  "_meta": {**ENVELOPE, EPISODE_META_KEY: episode}}
+        message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+        got, expected = await both_paths(app, client, "/mcp", "/mcp", message, modern_headers(message))
+        assert got.status_code == 200 and not got.json()["result"].get("isError")
+    assert len(sdk_entries) == 3  # the SDK's answers only
+    assert server.episodes.get("h1").tool_calls == 4 and server.episodes.get("h2").tool_calls == 2
+
+
+def refused_variants() -> list[tuple[str, dict, dict | list]]:
+    """2026-07-28 POSTs the SDK refuses or treats specially: the kit must leave each to it."""
+    plain = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+             "params": {"name": "get_account", "arguments": {"account_id": "acc_a1"}, "_meta": ENVELOPE}}
+    h = modern_headers(plain)
+
+    def params(**changes):
+        return {**plain, "params": {**plain["params"], **changes}}
+
+    return [
+        ("name header differs", plain, modern_headers(plain, **{"mcp-name": "get_transactions"})),
+        ("no method header", plain, modern_headers(plain, **{"mcp-method": None})),
+        ("method header differs", plain, modern_headers(plain, **{"mcp-method": "tools/list"})),
+        ("version header twice", plain, [*h.items(), ("mcp-protocol-version", MODERN)]),
+        ("body version differs", params(_meta={**ENVELOPE, PROTOCOL_VERSION_META_KEY: "2025-06-18"}), h),
+        ("no envelope", params(_meta={}), h),
+        ("unsupported version", params(_meta={**ENVELOPE, PROTOCOL_VERSION_META_KEY: "2099-01-01"}),
+         modern_headers(plain, **{"mcp-protocol-version": "2099-01-01"})),
+        ("bad client info", params(_meta={**ENVELOPE, CLIENT_INFO_META_KEY: 5}), h),
+        ("no JSON accepted", plain, modern_headers(plain, accept="text/event-stream")),
+        ("not JSON content", plain, modern_headers(plain, **{"content-type": "text/plain"})),
+        ("foreign origin", plain, modern_headers(plain, origin="http://evil.example")),
+        ("episode meta not a string", params(_meta={**ENVELOPE, EPISODE_META_KEY: 5}), h),
+        ("episode meta names another episode", params(_meta={**ENVELOPE, EPISODE_META_KEY: "other"}), h),
+        ("more params than the kit takes", params(task={"ttl": 1}), h),
+        ("arguments the kit refuses", params(arguments={"account_id": 5}), h),
+    ]
+
+
+@pytest.mark.parametrize("case", [c[0] for c in refused_variants()])
+async def test_2026_requests_the_sdk_refuses_get_its_answer(banking_http, case):
+    _, app, client = banking_http
+    _, message, headers = next(c for c in refused_variants() if c[0] == case)
+    got, expected = await both_paths(app, client, "/episodes/a/mcp", "/episodes/a/mcp", message, headers)
+    assert (got.status_code, got.content) == (expected.status_code, expected.content)
+    assert got.headers.get("content-type") == expected.headers.get("content-type")
+
+
+async def test_header_checks_still_refuse_after_a_call_passed(banking_http):
+    """The kit remembers header values that passed the SDK's checks; other values are still checked."""
+    _, app, client = banking_http
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "get_account", "arguments": {"account_id": "acc_a1"}, "_meta": ENVELOPE}}
+    assert (await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))).status_code == 200
+    for changes, status in [({"origin": "http://evil.example"}, 403), ({"host": "evil.example"}, 421),
+                            ({"accept": "text/event-stream"}, 406), ({"content-type": "text/plain"}, 400)]:
+        refused = await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message, **changes))
+        assert refused.status_code == status, changes
+    assert (await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))).status_code == 200
