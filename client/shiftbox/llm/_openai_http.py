@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from ._http_pool import PoolTransport
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, remember
 
@@ -73,11 +74,12 @@ def fast_route(request: LLMRequest, connection: LLMConnection) -> tuple[str, str
 
 
 def _client() -> httpx.AsyncClient:
-    """One client (connection pool) per event loop: a pool is bound to the loop that uses it."""
+    """One client per event loop (a pool is bound to the loop that uses it), over `PoolTransport`: its cost per
+    request does not grow with the connections open, one a simulation in flight."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        client = httpx.AsyncClient(transport=PoolTransport(max_connections=1000, max_keepalive=1000))
         _clients[loop] = client
     return client
 
