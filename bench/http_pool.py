@@ -6,8 +6,8 @@ simulations per second, at each concurrency, against the fake server of `llm_thr
 
 Per repeat, concurrency c and pool (interleaved, so a busy spell on the shared machine falls on every row):
 - harness: `llm_throughput.run_once` (the real `execute_run`, fast path, c simulations at a time); this process's
-  CPU per completion and sims/s; with the fast path's pool (`stack`, `shiftbox.llm._http_pool`) or, to compare,
-  httpx's own pool with the limits the fast path had before it (`httpx`);
+  CPU per completion and sims/s; with the fast path's pool (`stack`, the default) or, to compare, httpx's own
+  pool with the limits the fast path had before it (`httpx`), chosen with `SHIFTBOX_HTTP_POOL`;
 - raw httpx: c tasks posting an agent-sized body (the banking policy and tools) through one `httpx.AsyncClient`
   with the harness's limits and parsing each reply, `--completions` in all; this process's CPU per completion.
 The load average is printed beside each row: the machine is shared, so read figures next to it.
@@ -79,23 +79,14 @@ async def raw_httpx(base_url: str, body: bytes, concurrency: int, completions: i
 
 async def harness(base_url: str, task_file, trials: int, concurrency: int, run_dir: Path,
                   pool: str) -> dict[str, float]:
-    """This process's CPU ms per completion and sims/s of one fast-path run at `concurrency` over `pool`."""
-    import httpx
-
-    from shiftbox.llm import _openai_http
-    from shiftbox.llm._http_pool import PoolTransport
-
-    loop = asyncio.get_running_loop()
-    old = _openai_http._clients.pop(loop, None)
-    if old is not None:
-        await old.aclose()
-    if pool == "httpx":  # the fast path's client before `_http_pool`
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-        _openai_http._clients[loop] = httpx.AsyncClient(limits=limits)
-    run = await run_once(base_url, task_file, trials, concurrency, run_dir, True)
-    used = _openai_http._clients[loop]._transport
-    if isinstance(used, PoolTransport) != (pool == "stack"):
-        raise RuntimeError(f"the run did not use the {pool} pool (the simulations ran on another event loop)")
+    """This process's CPU ms per completion and sims/s of one fast-path run at `concurrency` over `pool`: run on an
+    event loop of its own (in a thread), so the fast path makes its client for it with `SHIFTBOX_HTTP_POOL=pool`."""
+    os.environ["SHIFTBOX_HTTP_POOL"] = pool
+    try:
+        run = await anyio.to_thread.run_sync(
+            lambda: anyio.run(run_once, base_url, task_file, trials, concurrency, run_dir, True))
+    finally:
+        del os.environ["SHIFTBOX_HTTP_POOL"]
     n = len(run["trajectories"])
     return {"harness_cpu_ms": round(1000 * run["cpu_s"] / (n * LLM_CALLS_PER_SIM), 3),
             "sims_per_s": round(n / run["seconds"], 1), "simulations": n}

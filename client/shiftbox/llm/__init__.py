@@ -14,7 +14,7 @@ Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api
 (`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK).
 
 Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_litellm` (the import and the one call), `_openai_http`
-(the fast path), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
+(the fast path), `_http_pool` (its connection pool), `_openai_body` (its request bodies: litellm's building, kept per route, model, params and tools),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,
 causes, errors raised), `_blocking` (sync callers), `_settings` (KEY=VALUE options of the LLM agent and user simulator),
 `_credentials` (naming a missing or refused key), `_preflight` (one cheap request per endpoint before a live run).

@@ -135,3 +135,20 @@ class PoolTransport(httpx.AsyncHTTPTransport):
         ssl_context = httpx.create_ssl_context()  # httpx's own (certificates, SSL_CERT_FILE), made once
         super().__init__(verify=ssl_context)
         self._pool = StackPool(max_connections, max_keepalive, ssl_context)  # httpx sends every request to `_pool`
+
+
+POOL_ENV = "SHIFTBOX_HTTP_POOL"
+"""Which pool the fast path's client is made with: `stack` (`PoolTransport`, the default) or `httpx` (httpx's own,
+with the limits the fast path had before; to compare, or to fall back)."""
+
+
+def fast_path_client(pool: str) -> httpx.AsyncClient:
+    """The fast path's client for a `SHIFTBOX_HTTP_POOL` value: `stack` (the default) or `httpx`. Made as httpx makes
+    one (so proxies from the environment are mounted as before), then given `PoolTransport` as its own transport
+    (passing it to the constructor would turn the environment's proxies off)."""
+    if pool not in ("stack", "httpx"):
+        raise ValueError(f"{POOL_ENV}={pool!r} is not a pool: set it to 'stack' (the default) or 'httpx', or unset it")
+    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    if pool == "stack":
+        client._transport = PoolTransport(max_connections=1000, max_keepalive=1000)  # noqa: SLF001
+    return client

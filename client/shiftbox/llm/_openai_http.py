@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from ._http_pool import PoolTransport
+from ._http_pool import POOL_ENV, fast_path_client
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, remember
 
@@ -75,11 +75,12 @@ def fast_route(request: LLMRequest, connection: LLMConnection) -> tuple[str, str
 
 def _client() -> httpx.AsyncClient:
     """One client per event loop (a pool is bound to the loop that uses it), over `PoolTransport`: its cost per
-    request does not grow with the connections open, one a simulation in flight."""
+    request does not grow with the connections open, one a simulation in flight. `SHIFTBOX_HTTP_POOL=httpx`
+    (read when a loop's client is made) takes httpx's own pool instead, as before it."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = httpx.AsyncClient(transport=PoolTransport(max_connections=1000, max_keepalive=1000))
+        client = fast_path_client(os.environ.get(POOL_ENV, "stack"))
         _clients[loop] = client
     return client
 

@@ -1,6 +1,6 @@
 """The fast path's connection pool (`_http_pool`): connections reused, replaced when the server closed them, a
-bound on connections that times out as a timeout, cancelled requests giving their connection back, and 256
-completions in flight at once all answered."""
+bound on connections that times out as a timeout, cancelled requests giving their connection back, 256
+completions in flight at once all answered; proxies from the environment still used; `SHIFTBOX_HTTP_POOL`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 
+import httpcore
 import httpx
 import pytest
 
 from shiftbox.llm import LLMConnection
 from shiftbox.llm import _openai_http as fast_http
-from shiftbox.llm._http_pool import PoolTransport
+from shiftbox.llm._http_pool import POOL_ENV, PoolTransport
 from shiftbox.llm._openai_http import ProviderHTTPError, post_completion
 from shiftbox.testing import Reply, fake_openai
 
@@ -153,3 +154,49 @@ async def test_256_completions_in_flight_at_once_all_get_their_own_answer():
             idle = transport._pool.idle_count
     assert [data["choices"][0]["message"]["content"] for _, data in replies] == [f"answer to q{i}" for i in range(256)]
     assert len(server.requests) == 256 and 1 <= idle <= 256
+
+
+@contextlib.asynccontextmanager
+async def fresh_fast_path_client() -> AsyncIterator[None]:
+    """The fast path makes this loop's client anew in the block (reading the environment), closed after."""
+    loop = asyncio.get_running_loop()
+    previous = fast_http._clients.pop(loop, None)
+    try:
+        yield
+    finally:
+        made = fast_http._clients.pop(loop, None)
+        if made is not None:
+            await made.aclose()
+        if previous is not None:
+            fast_http._clients[loop] = previous
+
+
+async def test_a_proxy_from_the_environment_still_carries_the_requests(monkeypatch):
+    """httpx mounts HTTP_PROXY only for a client made without a transport of its own: the pool must not lose it."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with CountingServer().running() as proxy, fresh_fast_path_client():
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1/chat/completions"))
+        assert await post("http://llm.invalid/v1/chat/completions") == {"ok": True}   # no such host: via the proxy
+        assert isinstance(fast_http._client()._transport, PoolTransport)
+    assert proxy.requests == 1
+
+
+@pytest.mark.parametrize("pool", [None, "stack", "httpx"])
+async def test_the_pool_is_chosen_with_shiftbox_http_pool(monkeypatch, pool):
+    if pool is None:
+        monkeypatch.delenv(POOL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(POOL_ENV, pool)
+    async with CountingServer().running() as server, fresh_fast_path_client():
+        assert await post(server.url) == {"ok": True}
+        transport = fast_http._client()._transport
+        assert isinstance(transport, PoolTransport) == (pool != "httpx")
+        assert isinstance(transport._pool, httpcore.AsyncConnectionPool) == (pool == "httpx")
+
+
+async def test_an_unknown_pool_name_says_which_values_there_are(monkeypatch):
+    monkeypatch.setenv(POOL_ENV, "aiohttp")
+    async with fresh_fast_path_client():
+        with pytest.raises(ValueError, match=r"SHIFTBOX_HTTP_POOL='aiohttp' is not a pool: set it to 'stack'"):
+            await post("http://127.0.0.1:9/v1/chat/completions")
