@@ -100,12 +100,18 @@ async def test_a_connection_the_server_closed_is_replaced_not_reused():
         assert (server.requests, server.connections, transport._pool.idle_count) == (3, 3, 1)
 
 
+async def held(server: CountingServer, n: int = 1) -> list[asyncio.Task]:
+    """`n` requests the server has received and holds (its gate closed) until the test sets the gate."""
+    server.gate = asyncio.Event()
+    calls = [asyncio.create_task(post(server.url)) for _ in range(n)]
+    while server.requests < n:
+        await asyncio.sleep(0.01)
+    return calls
+
+
 async def test_every_connection_busy_past_the_timeout_is_a_timeout_error():
     async with CountingServer().running() as server, pool_client(1, 1) as transport:
-        server.gate = asyncio.Event()
-        first = asyncio.create_task(post(server.url))
-        while server.requests < 1:
-            await asyncio.sleep(0.01)
+        first, = await held(server)
         with pytest.raises(ProviderHTTPError) as caught:
             await post(server.url, timeout_s=0.2)   # waits for the one connection, which stays busy
         assert caught.value.status_code == 408 and "Request timed out" in str(caught.value)
@@ -116,10 +122,7 @@ async def test_every_connection_busy_past_the_timeout_is_a_timeout_error():
 
 async def test_a_cancelled_request_gives_its_connection_back():
     async with CountingServer().running() as server, pool_client(1, 1) as transport:
-        server.gate = asyncio.Event()
-        stuck = asyncio.create_task(post(server.url))
-        while server.requests < 1:
-            await asyncio.sleep(0.01)
+        stuck, = await held(server)
         stuck.cancel()
         with pytest.raises(asyncio.CancelledError):
             await stuck
@@ -131,10 +134,7 @@ async def test_a_cancelled_request_gives_its_connection_back():
 
 async def test_idle_connections_beyond_the_keepalive_limit_are_closed():
     async with CountingServer().running() as server, pool_client(10, 2) as transport:
-        server.gate = asyncio.Event()
-        calls = [asyncio.create_task(post(server.url)) for _ in range(5)]
-        while server.requests < 5:
-            await asyncio.sleep(0.01)
+        calls = await held(server, 5)
         server.gate.set()
         assert await asyncio.gather(*calls) == [{"ok": True}] * 5
         assert (server.connections, transport._pool.idle_count) == (5, 2)
