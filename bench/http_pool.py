@@ -7,7 +7,8 @@ simulations per second, at each concurrency, against the fake server of `llm_thr
 Per repeat, concurrency c and pool (interleaved, so a busy spell on the shared machine falls on every row):
 - harness: `llm_throughput.run_once` (the real `execute_run`, fast path, c simulations at a time); this process's
   CPU per completion and sims/s; with the fast path's pool (`stack`, the default) or, to compare, httpx's own
-  pool with the limits the fast path had before it (`httpx`), chosen with `SHIFTBOX_HTTP_POOL`;
+  pool with the limits the fast path had before it (`httpx`), chosen with `SHIFTBOX_HTTP_POOL`; and the fake
+  server's CPU per completion in its own process (when it nears a core, it, not the harness, sets sims/s);
 - raw httpx: c tasks posting an agent-sized body (the banking policy and tools) through one `httpx.AsyncClient`
   with the harness's limits and parsing each reply, `--completions` in all; this process's CPU per completion.
 The load average is printed beside each row: the machine is shared, so read figures next to it.
@@ -110,9 +111,12 @@ async def bench(concurrencies: tuple[int, ...], simulations: int, repeat: int, c
                 trials = -(-max(simulations, c) // len(task_file.tasks))  # at least c simulations: all c in flight
                 for pool in pools:
                     load = os.getloadavg()[0]
+                    server_cpu_s = server.cpu_s()
                     row = {"repeat": r + 1, "concurrency": c, "pool": pool,
                            **await harness(server.base_url, task_file, trials, c, Path(tmp) / f"r{r}-c{c}-{pool}", pool),
                            **raw, "load_avg_1m": round(load, 2)}
+                    row["server_cpu_ms"] = round(1000 * (server.cpu_s() - server_cpu_s)
+                                                 / (row["simulations"] * LLM_CALLS_PER_SIM), 3)
                     row["harness_over_raw"] = round(row["harness_cpu_ms"] / row["raw_cpu_ms"], 2)
                     print(json.dumps(row), flush=True)
                     rows.append(row)
