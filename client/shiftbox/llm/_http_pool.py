@@ -18,6 +18,7 @@ import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpcore
 import httpx
 
@@ -51,7 +52,7 @@ class StackPool:
             try:
                 response = await connection.handle_async_request(request)
             except BaseException:
-                await connection.aclose()
+                await _close(connection)
                 raise
         except BaseException:
             self.slots.release()
@@ -76,7 +77,7 @@ class StackPool:
             self.idle_count -= 1
             if connection.is_available() and not connection.has_expired():
                 return connection
-            await connection.aclose()  # the server closed it, or its keep-alive expired
+            await _close(connection)  # the server closed it, or its keep-alive expired
         return httpcore.AsyncHTTPConnection(origin=origin, ssl_context=self.ssl_context,
                                             keepalive_expiry=self.keepalive_expiry)
 
@@ -84,7 +85,7 @@ class StackPool:
         """A response was closed: its connection goes back on its stack when it can take another request."""
         self.slots.release()
         if self.closed or not connection.is_idle() or self.idle_count >= self.max_keepalive:
-            await connection.aclose()
+            await _close(connection)
             return
         self.idle.setdefault(key, []).append(connection)
         self.idle_count += 1
@@ -94,13 +95,19 @@ class StackPool:
         stacks, self.idle, self.idle_count = self.idle, {}, 0
         for stack in stacks.values():
             for connection in stack:
-                await connection.aclose()
+                await _close(connection)
 
     async def __aenter__(self) -> StackPool:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.aclose()
+
+
+async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+    """Close a connection even in a cancelled task (an anyio cancel scope would cancel the close again)."""
+    with anyio.CancelScope(shield=True):
+        await connection.aclose()
 
 
 class _Returned:
