@@ -15,7 +15,7 @@ Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api
 the common cases it makes both itself, so a run whose every role is served so never imports litellm.
 
 Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_import` (litellm's one import), `_litellm` (the one
-call and its price), `_openai_http` (the fast path), `_openai_body` (its request bodies: litellm's building or its own, kept
+call and its price), `_openai_http` (the fast path), `_http_pool` (its connection pool), `_openai_body` (its request bodies: litellm's building or its own, kept
 per route, model, params and tools), `_openai_response` (its responses converted as litellm does), `_prices` (litellm's
 price map read without importing litellm),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,

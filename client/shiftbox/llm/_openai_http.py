@@ -28,6 +28,7 @@ import httpx
 
 from .._jsonl import dump_json
 from ._import import import_litellm
+from ._http_pool import POOL_ENV, fast_path_client
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, own_body, remember
 from ._openai_response import own_response
@@ -86,11 +87,13 @@ def builds_without_litellm(request: LLMRequest, connection: LLMConnection) -> bo
 
 
 def _client() -> httpx.AsyncClient:
-    """One client (connection pool) per event loop: a pool is bound to the loop that uses it."""
+    """One client per event loop (a pool is bound to the loop that uses it), over `PoolTransport`: its cost per
+    request does not grow with the connections open, one a simulation in flight. `SHIFTBOX_HTTP_POOL=httpx`
+    (read when a loop's client is made) takes httpx's own pool instead, as before it."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        client = fast_path_client(os.environ.get(POOL_ENV, "stack"))
         _clients[loop] = client
     return client
 

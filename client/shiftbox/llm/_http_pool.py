@@ -1,0 +1,161 @@
+"""The fast path's connection pool: httpx's transport with a pool that never scans its connections.
+
+httpcore's pool walks every connection (and, for each idle one, every connection again) on each request and each
+response closed, so its CPU per request grows with the number of connections: at 64 simulations in flight httpx
+cost 2.6x what it did at 8. This pool keeps idle connections on a stack per origin (the most recently used on
+top, still warm) and a count of connections open, so a request costs the same at 1 or 256 connections.
+
+Everything above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception
+mapping, and the wrapper HTTP cassettes install on it), so failures are the same httpx exceptions as before:
+`PoolTimeout` when every connection stays busy past the pool timeout, `ConnectError`, `ReadTimeout`, or
+`RemoteProtocolError` for a server that closed a connection mid-request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpcore
+import httpx
+
+KEEPALIVE_EXPIRY_S = 5.0
+"""How long an idle connection is kept (httpx's default): a server usually closes its own later than that."""
+
+
+class StackPool:
+    """httpcore's pool interface (`handle_async_request`, `aclose`) over a stack of idle HTTP/1.1 connections per
+    origin: a request takes the top one that is still usable (closing those the server closed or that expired) or
+    opens a new one, waiting up to the pool timeout while `max_connections` are busy; the response, once closed,
+    puts its connection back on top, or closes it beyond `max_keepalive` idle ones."""
+
+    def __init__(self, max_connections: int, max_keepalive: int, ssl_context: ssl.SSLContext | None = None,
+                 keepalive_expiry: float = KEEPALIVE_EXPIRY_S):
+        self.max_connections, self.max_keepalive, self.keepalive_expiry = max_connections, max_keepalive, keepalive_expiry
+        self.ssl_context = ssl_context
+        self.idle: dict[tuple[bytes, bytes, int], list[httpcore.AsyncHTTPConnection]] = {}  # by (scheme, host, port)
+        self.idle_count = 0
+        self.slots = asyncio.Semaphore(max_connections)  # a connection in use holds one
+        self.closed = False
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        if request.url.scheme not in (b"http", b"https"):
+            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{request.url.scheme!r}'.")
+        await self._acquire_slot(request.extensions.get("timeout", {}).get("pool"))
+        try:
+            origin = request.url.origin
+            key = (origin.scheme, origin.host, origin.port)
+            connection = await self._connection(origin, key)
+            try:
+                response = await connection.handle_async_request(request)
+            except BaseException:
+                await _close(connection)
+                raise
+        except BaseException:
+            self.slots.release()
+            raise
+        return httpcore.Response(status=response.status, headers=response.headers,
+                                 content=_Returned(response.stream, self, connection, key), extensions=response.extensions)
+
+    async def _acquire_slot(self, timeout: float | None) -> None:
+        if not self.slots.locked():
+            await self.slots.acquire()  # returns at once, without a timer
+            return
+        try:
+            await asyncio.wait_for(self.slots.acquire(), timeout)
+        except TimeoutError:
+            raise httpcore.PoolTimeout(f"all {self.max_connections} connections stayed busy for {timeout} s") from None
+
+    async def _connection(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int]) -> httpcore.AsyncHTTPConnection:
+        """The most recently used idle connection to `origin` still usable, else a new one (connected on use)."""
+        stack = self.idle.get(key)
+        while stack:
+            connection = stack.pop()
+            self.idle_count -= 1
+            if connection.is_available() and not connection.has_expired():
+                return connection
+            await _close(connection)  # the server closed it, or its keep-alive expired
+        return httpcore.AsyncHTTPConnection(origin=origin, ssl_context=self.ssl_context,
+                                            keepalive_expiry=self.keepalive_expiry)
+
+    async def release(self, connection: httpcore.AsyncHTTPConnection, key: tuple[bytes, bytes, int]) -> None:
+        """A response was closed: its connection goes back on its stack when it can take another request."""
+        self.slots.release()
+        if self.closed or not connection.is_idle() or self.idle_count >= self.max_keepalive:
+            await _close(connection)
+            return
+        self.idle.setdefault(key, []).append(connection)
+        self.idle_count += 1
+
+    async def aclose(self) -> None:
+        self.closed = True
+        stacks, self.idle, self.idle_count = self.idle, {}, 0
+        for stack in stacks.values():
+            for connection in stack:
+                await _close(connection)
+
+    async def __aenter__(self) -> StackPool:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+
+async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+    """Close a connection even in a cancelled task (an anyio cancel scope would cancel the close again)."""
+    with anyio.CancelScope(shield=True):
+        await connection.aclose()
+
+
+class _Returned:
+    """A response body that returns its connection to the pool when closed (read to the end or not)."""
+
+    def __init__(self, stream: Any, pool: StackPool, connection: httpcore.AsyncHTTPConnection,
+                 key: tuple[bytes, bytes, int]):
+        self.stream, self.pool, self.connection, self.key, self.closed = stream, pool, connection, key, False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for part in self.stream:
+                yield part
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                await self.stream.aclose()
+            finally:
+                await self.pool.release(self.connection, self.key)
+
+
+class PoolTransport(httpx.AsyncHTTPTransport):
+    """httpx's HTTP transport with `StackPool` underneath (a subclass, so what wraps httpx's transport still
+    applies: HTTP cassettes route its requests)."""
+
+    def __init__(self, max_connections: int, max_keepalive: int):
+        ssl_context = httpx.create_ssl_context()  # httpx's own (certificates, SSL_CERT_FILE), made once
+        super().__init__(verify=ssl_context)
+        self._pool = StackPool(max_connections, max_keepalive, ssl_context)  # httpx sends every request to `_pool`
+
+
+POOL_ENV = "SHIFTBOX_HTTP_POOL"
+"""Which pool the fast path's client is made with: `stack` (`PoolTransport`, the default) or `httpx` (httpx's own,
+with the limits the fast path had before; to compare, or to fall back)."""
+
+
+def fast_path_client(pool: str) -> httpx.AsyncClient:
+    """The fast path's client for a `SHIFTBOX_HTTP_POOL` value: `stack` (the default) or `httpx`. Made as httpx makes
+    one (so proxies from the environment are mounted as before), then given `PoolTransport` as its own transport
+    (passing it to the constructor would turn the environment's proxies off)."""
+    if pool not in ("stack", "httpx"):
+        raise ValueError(f"{POOL_ENV}={pool!r} is not a pool: set it to 'stack' (the default) or 'httpx', or unset it")
+    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    if pool == "stack":
+        client._transport = PoolTransport(max_connections=1000, max_keepalive=1000)  # noqa: SLF001
+    return client
