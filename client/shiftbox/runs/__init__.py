@@ -32,8 +32,6 @@ from ._record import (
     FIXTURE_FILE,
     TRANSCRIPTS,
     FixtureInfo,
-    RecordHooks,
-    finish_fixture,
     fixture_file_name,
     read_fixture_info,
     recorded_snapshot_dirs,
@@ -53,7 +51,7 @@ from ._simulations import RunHooks
 from ._summary import NotScored, RunSummary, summarize_run
 
 __all__ = [
-    "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "RecordHooks", "finish_fixture", "read_fixture_info",
+    "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "read_fixture_info",
     "AGENT_POLICIES", "fixture_file_name", "recorded_snapshot_dirs", "transcript_calls", "RUN_FILE", "TASKS_FILE", "ComparedRuns", "RunConfig", "RunDirError", "RunHooks",
     "ExecutionOptions", "ExternalAgent", "RunMetadata", "RunPlan", "RunPlanError", "RecordWriteError", "RunResult", "RunWorkerError", "default_workers", "compare_run_dirs",
     "execute_run", "preflight_run", "make_judge", "metrics_document", "plan_run", "prepare_run_dir",
