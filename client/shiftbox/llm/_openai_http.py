@@ -27,8 +27,8 @@ from typing import Any
 import httpx
 
 from .._jsonl import dump_json
-from ._import import import_litellm
 from ._http_pool import POOL_ENV, fast_path_client
+from ._import import import_litellm
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, own_body, remember
 from ._openai_response import own_response
