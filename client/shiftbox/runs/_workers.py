@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 
 from ..errors import RunWorkerError
+from ..llm import LLMSettings, parse_llm_options
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
 from ._config import RunConfig
@@ -57,10 +58,26 @@ def concurrency_shares(concurrency: int, workers: int) -> list[int]:
 
 
 def preloaded_modules(config: RunConfig) -> list[str]:
-    """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when an
-    LLM plays a role. A process starts one fork server, so its first run with workers decides."""
-    llm = any(spec.partition(":")[0] == "litellm" for spec in (config.agent, config.user))
-    return [__name__, *(["litellm"] if llm else [])]
+    """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when a role
+    calls a model off the fast path (`_calls_litellm`). A process starts one fork server, so its first run with
+    workers decides; a worker imports whatever else it needs itself."""
+    roles = ((config.agent, config.agent_args), (config.user, config.user_args))
+    return [__name__, *(["litellm"] if any(_calls_litellm(*role) for role in roles) else [])]
+
+
+def _calls_litellm(spec: str, options: dict[str, str]) -> bool:
+    """Whether a role's calls go through litellm: an LLM role without an `api_base`, or with `fast_path=false`
+    (the fast path serves OpenAI-compatible endpoints named by an `api_base`; shiftbox.llm decides each call, so a
+    wrong guess here costs start-up time, never a result)."""
+    kind, _, model = spec.partition(":")
+    if kind != "litellm":
+        return False
+    common = {f.name for f in dataclasses.fields(LLMSettings)}
+    try:
+        settings, _ = parse_llm_options(spec, model, options, {k: str for k in options if k not in common})
+    except ValueError:
+        return True
+    return not (settings.api_base and settings.fast_path)
 
 
 def start_fork_server(config: RunConfig) -> None:
