@@ -1,6 +1,6 @@
 """`shiftbox run --workers 2` against one process, whole process (start to exit), as a user waits for it.
 
-    uv run python bench/workers.py [--simulations 200] [--rounds 2] [--compare-with SRC] [--pycache-prefix DIR]
+    uv run python bench/workers.py [--simulations 200] [--rounds 2] [--compare-with SRC ...] [--pycache-prefix DIR]
 
 Each row is a fresh `shiftbox run` process (the project's own command, as a user runs it) with an LLM agent and an
 LLM user on the fast path against bench/llm_throughput.py's fake OpenAI-compatible server (its own process,
@@ -118,13 +118,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--simulations", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--compare-with", type=Path, metavar="SRC",
-                        help="a source tree (its client/ and servers/) whose code runs the same rows, interleaved")
+    parser.add_argument("--compare-with", type=Path, metavar="SRC", action="append", default=[],
+                        help="a source tree (its client/ and servers/) whose code runs the same rows, interleaved "
+                             "(repeatable)")
     parser.add_argument("--pycache-prefix", type=Path, metavar="DIR", help="keep compiled bytecode in DIR")
     args = parser.parse_args()
-    sides: dict[str, Path | None] = {THIS_TREE: None}
-    if args.compare_with is not None:
-        sides = {str(args.compare_with): args.compare_with.resolve(), THIS_TREE: None}
+    sides: dict[str, Path | None] = {**{str(src): src.resolve() for src in args.compare_with}, THIS_TREE: None}
     print(json.dumps(bench_workers(args.simulations, args.rounds, sides, args.pycache_prefix), indent=2))
     return 0
 

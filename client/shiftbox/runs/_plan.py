@@ -179,7 +179,7 @@ def plan_run(
     if plan.options.executor == "processes":
         from ._workers import start_fork_server  # the process machinery only when asked for
 
-        start_fork_server(config)  # its imports go on while the caller prepares the run
+        start_fork_server(plan)  # its imports go on while the caller prepares the run
     return plan
 
 

@@ -38,10 +38,8 @@ from typing import Any
 import anyio
 
 from ..errors import RunWorkerError
-from ..llm import LLMSettings, parse_llm_options
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
-from ._config import RunConfig
 from ._dispatch import Dispatch, Slot, WorkerLost
 from ._simulations import SimulationJob, open_simulations
 
@@ -57,65 +55,11 @@ def concurrency_shares(concurrency: int, workers: int) -> list[int]:
     return [concurrency // workers + (k < concurrency % workers) for k in range(workers)]
 
 
-def preloaded_modules(config: RunConfig) -> list[str]:
-    """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when a role
-    calls a model off the fast path (`_calls_litellm`). A process starts one fork server, so its first run with
-    workers decides; a worker imports whatever else it needs itself."""
-    roles = ((config.agent, config.agent_args), (config.user, config.user_args))
-    return [__name__, *(["litellm"] if any(_calls_litellm(*role) for role in roles) else [])]
-
-
-def _calls_litellm(spec: str, options: dict[str, str]) -> bool:
-    """Whether a role's calls go through litellm: an LLM role without an `api_base`, or with `fast_path=false`
-    (the fast path serves OpenAI-compatible endpoints named by an `api_base`; shiftbox.llm decides each call, so a
-    wrong guess here costs start-up time, never a result)."""
-    kind, _, model = spec.partition(":")
-    if kind != "litellm":
-        return False
-    common = {f.name for f in dataclasses.fields(LLMSettings)}
-    try:
-        settings, _ = parse_llm_options(spec, model, options, {k: str for k in options if k not in common})
-    except ValueError:
-        return True
-    return not (settings.api_base and settings.fast_path)
-
-
-def start_fork_server(config: RunConfig) -> None:
-    """Start the fork server the workers of a run of `config` are forked from, without waiting for its imports
-    (seconds: the harness, maybe litellm), so they go on while the caller prepares the run (`plan_run` calls this
-    for the processes executor). Nothing happens when this process's fork server is already running."""
-    _CONTEXT.set_forkserver_preload(preloaded_modules(config))  # takes effect when the fork server starts
-    multiprocessing.forkserver.ensure_running()
-
-
-def refers_to_main(job: SimulationJob) -> bool:
-    """Whether the job names something defined in the program's main script (a `make_agent` written there), which
-    a worker can only unpickle after running that script again; its LLM gate is left out (it pickles only as a
-    process starts, and is the harness's own)."""
-    return b"__main__" in pickle.dumps(dataclasses.replace(job, llm_gate=None))
-
-
-@contextlib.contextmanager
-def _main_left_alone(leave: bool):
-    """Start processes in this block without running the main script again in them (`leave`): multiprocessing runs
-    it in each new process unless started with `python -m` (`shiftbox run`'s script would import the whole CLI,
-    most of a second per worker, for nothing the worker uses)."""
-    if not leave:
-        yield
-        return
-    prepare = multiprocessing.spawn.get_preparation_data
-
-    def without_main(name: str) -> dict[str, Any]:
-        data = prepare(name)
-        data.pop("init_main_from_path", None)
-        data.pop("init_main_from_name", None)
-        return data
-
-    multiprocessing.spawn.get_preparation_data = without_main
-    try:
-        yield
-    finally:
-        multiprocessing.spawn.get_preparation_data = prepare
+def preloaded_modules(job: SimulationJob) -> list[str]:
+    """What the fork server imports once for every worker: the harness, and litellm (seconds to import) when an
+    LLM plays a role. A process starts one fork server, so its first run with workers decides."""
+    llm = any(spec.partition(":")[0] == "litellm" for spec in (job.config.agent, job.config.user))
+    return [__name__, *(["litellm"] if llm else [])]
 
 
 class _Seat:
@@ -254,7 +198,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     dies without one (killed) fails the simulations it had in flight as infrastructure errors, given again to a
     fresh worker while `job.retry_infra` allows (`Dispatch`).
     """
-    start_fork_server(job.config)  # usually started already, by plan_run
+    start_fork_server(job)  # usually started already, by plan_run
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(concurrency, workers)
     pool, finished = _ProcessPool(job, run_dir, shares, dispatch), False
@@ -268,6 +212,45 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     finally:  # on a worker's failure, an interrupt or any error here, the workers left are stopped at once
         pool.close(finished)
     dispatch.raise_failure()
+
+
+def start_fork_server(run: Any) -> None:
+    """Start the fork server the workers of `run` (its `config`, `make_agent` and `make_user`: a SimulationJob, a
+    RunPlan) are forked from, without waiting for its imports (seconds: the harness, maybe litellm), so they go on
+    while the caller prepares the run (`plan_run` calls this for the processes executor). Nothing happens when this
+    process's fork server is already running."""
+    _CONTEXT.set_forkserver_preload(preloaded_modules(run))  # takes effect when the fork server starts
+    multiprocessing.forkserver.ensure_running()
+
+
+def refers_to_main(job: SimulationJob) -> bool:
+    """Whether the job names something defined in the program's main script (a `make_agent` written there), which
+    a worker can only unpickle after running that script again; its LLM gate is left out (it pickles only as a
+    process starts, and is the harness's own)."""
+    return b"__main__" in pickle.dumps(dataclasses.replace(job, llm_gate=None))
+
+
+@contextlib.contextmanager
+def _main_left_alone(leave: bool):
+    """Start processes in this block without running the main script again in them (`leave`): multiprocessing runs
+    it in each new process unless started with `python -m` (`shiftbox run`'s script would import the whole CLI,
+    most of a second per worker, for nothing the worker uses)."""
+    if not leave:
+        yield
+        return
+    prepare = multiprocessing.spawn.get_preparation_data
+
+    def without_main(name: str) -> dict[str, Any]:
+        data = prepare(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    multiprocessing.spawn.get_preparation_data = without_main
+    try:
+        yield
+    finally:
+        multiprocessing.spawn.get_preparation_data = prepare
 
 
 def _receive(pipes: list[Connection], timeout: float) -> list[tuple[Connection, tuple | None]]:

@@ -389,20 +389,3 @@ def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothin
     assert len(finished) == len(json.loads(GENERATED.read_text())["tasks"]) * 2
     assert all(finished[sim] == trajectory for sim, trajectory in partial.items())
 
-
-def test_the_fork_server_imports_litellm_only_for_a_role_off_the_fast_path(tmp_path):
-    """Regression (issue 34): the fork server imported litellm (seconds, before any worker could start) whenever an
-    LLM played a role, though a role on the fast path (an OpenAI-compatible endpoint named by api_base) need not."""
-    from shiftbox.runs._workers import preloaded_modules
-
-    def preloads_litellm(agent: str, agent_args: dict[str, str], user: str = "scripted") -> bool:
-        plan = plan_run(HANDWRITTEN, tmp_path / "run", domain="banking", agent=agent, agent_args=agent_args, user=user)
-        return "litellm" in preloaded_modules(plan.config)
-
-    base = {"api_base": "http://127.0.0.1:9/v1"}
-    assert not preloads_litellm("scripted:oracle", {})
-    assert not preloads_litellm("litellm:openai/m", base)
-    assert not preloads_litellm("litellm:hosted_vllm/m", {**base, "temperature": "0.5"})
-    assert preloads_litellm("litellm:openai/m", {})  # litellm's own path: no api_base
-    assert preloads_litellm("litellm:openai/m", {**base, "fast_path": "false"})
-    assert preloads_litellm("scripted:oracle", {}, user="litellm:anthropic/m")
