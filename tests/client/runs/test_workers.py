@@ -133,27 +133,15 @@ def test_a_worker_runs_the_programs_main_script_again_only_when_its_job_needs_it
 
 FORK_SERVER_CHECK = """
 import os, sys
-from pathlib import Path
 
 from shiftbox import ExecutionOptions, plan_run
 
-
-def fork_servers():
-    found = 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat, command = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            found += int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"forkserver" in command
-    return found
-
-
 plan_run(sys.argv[1], sys.argv[2], domain="banking")
-print(fork_servers())
+print(os.getpid(), flush=True)
+sys.stdin.readline()
 plan_run(sys.argv[1], sys.argv[2], domain="banking", options=ExecutionOptions(workers=2))
-print(fork_servers())
+print("planned", flush=True)
+sys.stdin.readline()
 """
 
 
@@ -161,10 +149,24 @@ print(fork_servers())
 def test_planning_a_run_on_worker_processes_starts_their_fork_server(tmp_path):
     """The fork server's imports (seconds) go on while the run is still being prepared (preflight, run directory),
     instead of after: `plan_run` starts it for the processes executor, and only for it."""
-    done = subprocess.run([sys.executable, "-c", FORK_SERVER_CHECK, str(HANDWRITTEN), str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0", "1"]
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SERVER_CHECK, str(HANDWRITTEN), str(tmp_path / "run")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+
+        def fork_servers() -> int:
+            return sum(b"forkserver" in command for command in children(pid).values())
+
+        planned_local = fork_servers()
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "planned"
+        assert (planned_local, fork_servers()) == (0, 1)
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
     assert not (tmp_path / "run").exists()  # planning still writes nothing
 
 
