@@ -124,7 +124,10 @@ def plan_run(
     `policy` "none": the agent is given no domain policy. `protocol` "per-mission": each goal is a simulation of
     its own, played after the gold conversation of the earlier goals (`mission_tasks`, MMTB's teacher forcing);
     "live" (the default): one conversation through every goal. `llm_cassettes`
-    "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md)."""
+    "http" records the fixture's LLM cassettes at the HTTP level (vcrpy) instead of at the boundary (docs/replay.md).
+
+    With the processes executor it also starts the fork server the worker processes come from
+    (`start_fork_server`), so the seconds of its imports pass while the caller goes on preparing the run."""
     check_option_values(
         {"trials": trials, "seed": seed, "limit": limit, "max_steps": max_steps, "max_tool_errors": max_tool_errors,
          "max_retries": max_retries, "one_tool_per_turn": one_tool_per_turn, "resume": resume,
@@ -167,12 +170,17 @@ def plan_run(
         protocol=protocol,  # type: ignore[arg-type]  # checked above
         graph_refusal=graph_refusal,
     )
-    return RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
+    plan = RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
                    out=Path(out), options=options or ExecutionOptions(), resume=resume,
                    record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
                    agent_options=agent_options, user_options=user_options,
                    agent_spec=None if external else agent, user_spec=user)
+    if plan.options.executor == "processes":
+        from ._workers import start_fork_server  # the process machinery only when asked for
+
+        start_fork_server(plan)  # its imports go on while the caller prepares the run
+    return plan
 
 
 def _check_recording(record: Path | str | None, resume: bool, llm_cassettes: str) -> None:

@@ -8,14 +8,25 @@ dies fails only the simulations it had in flight, as infrastructure errors retri
 on a fresh worker; everything finished is written. Each worker reports through a pipe of its own: a worker
 killed in the middle of sending a result leaves half a message in its own pipe only (a queue shared by the
 workers would keep its write lock held forever and stall every other worker and the run).
+
+What a worker costs before its first simulation, and how it is kept small: the fork server it is forked from is
+started by `plan_run` (`start_fork_server`), so its imports go on while the run is still being prepared; a worker
+does not run the program's main script again (`_main_left_alone`: the `shiftbox` command would import the whole
+CLI in every worker) unless its job refers to something defined there; and it leaves without the interpreter's
+teardown once it has said goodbye (`_leave`). Work is handed out one simulation at a time to whichever worker
+has a free slot (`Dispatch`), so a worker that started late or runs slower simply takes fewer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
+import multiprocessing.forkserver
+import multiprocessing.spawn
 import os
 import pickle
+import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -96,6 +107,7 @@ class _ProcessPool:
         self.job, self.run_dir, self.shares, self.dispatch = job, run_dir, shares, dispatch
         self.run_alive, self.this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end
         self.surroundings = RunSurroundings.of_this_process()
+        self.leave_main = not refers_to_main(job)
         self.started = 0
         self.seats = [self._start(seat) for seat in range(len(shares))]
 
@@ -109,7 +121,8 @@ class _ProcessPool:
                   self.surroundings, self.run_alive))
         never_started = None
         try:
-            process.start()
+            with _main_left_alone(self.leave_main):
+                process.start()
         except OSError as exc:  # the worker was killed before it had read its job (larger than a pipe holds)
             never_started = f"its job could not be handed to it: {exc}"
         sending_end.close()  # the worker has its own copy: its death then reads as the end of the pipe
@@ -191,7 +204,7 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     dies without one (killed) fails the simulations it had in flight as infrastructure errors, given again to a
     fresh worker while `job.retry_infra` allows (`Dispatch`).
     """
-    _CONTEXT.set_forkserver_preload(preloaded_modules(job))  # takes effect when the fork server starts
+    start_fork_server(job)  # usually started already, by plan_run
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(concurrency, workers)
     pool, finished = _ProcessPool(job, run_dir, shares, dispatch), False
@@ -205,6 +218,45 @@ async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, conc
     finally:  # on a worker's failure, an interrupt or any error here, the workers left are stopped at once
         pool.close(finished)
     dispatch.raise_failure()
+
+
+def start_fork_server(run: Any) -> None:
+    """Start the fork server the workers of `run` (its `config`, `make_agent` and `make_user`: a SimulationJob, a
+    RunPlan) are forked from, without waiting for its imports (seconds: the harness, maybe litellm), so they go on
+    while the caller prepares the run (`plan_run` calls this for the processes executor). Nothing happens when this
+    process's fork server is already running."""
+    _CONTEXT.set_forkserver_preload(preloaded_modules(run))  # takes effect when the fork server starts
+    multiprocessing.forkserver.ensure_running()
+
+
+def refers_to_main(job: SimulationJob) -> bool:
+    """Whether the job names something defined in the program's main script (a `make_agent` written there), which
+    a worker can only unpickle after running that script again; its LLM gate is left out (it pickles only as a
+    process starts, and is the harness's own)."""
+    return b"__main__" in pickle.dumps(dataclasses.replace(job, llm_gate=None))
+
+
+@contextlib.contextmanager
+def _main_left_alone(leave: bool):
+    """Start processes in this block without running the main script again in them (`leave`): multiprocessing runs
+    it in each new process unless started with `python -m` (`shiftbox run`'s script would import the whole CLI,
+    most of a second per worker, for nothing the worker uses)."""
+    if not leave:
+        yield
+        return
+    prepare = multiprocessing.spawn.get_preparation_data
+
+    def without_main(name: str) -> dict[str, Any]:
+        data = prepare(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    multiprocessing.spawn.get_preparation_data = without_main
+    try:
+        yield
+    finally:
+        multiprocessing.spawn.get_preparation_data = prepare
 
 
 def _receive(pipes: list[Connection], timeout: float) -> list[tuple[Connection, tuple | None]]:
@@ -262,6 +314,16 @@ def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests:
         _send(results, ("failed", number, _transportable(exc)))
     else:
         _send(results, ("exited", number, None))
+        _leave()
+
+
+def _leave() -> None:
+    """End a worker that has closed its servers and said goodbye at once: the interpreter's teardown (freeing every
+    module, most of a second after litellm) would only make the run's end wait for it."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(0)
 
 
 async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,

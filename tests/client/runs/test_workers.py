@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from shiftbox import ExecutionOptions, RunPlanError, plan_run, replay_fixture, run_evaluation
 from shiftbox.cli import app
 from shiftbox.runs import default_workers, metrics_document, score_run
+from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import SnapshotError
 from tests.client.harness import HANDWRITTEN, REPO, alive, descendants, written_once
 
@@ -85,6 +86,88 @@ def test_workers_and_concurrency_below_one_are_refused(tmp_path):
 
 def test_the_default_is_the_cores_this_process_may_use():
     assert default_workers() == len(os.sched_getaffinity(0))
+
+
+MAIN_SCRIPT = """
+import sys
+from pathlib import Path
+
+import anyio
+
+from shiftbox import ExecutionOptions, agent_from_spec, plan_run
+from shiftbox.runs import execute_run, prepare_run_dir
+
+with open(sys.argv[1], "a") as marks:  # every process that runs this script leaves a line
+    marks.write("ran\\n")
+
+
+def make_agent():  # defined here: a worker can only unpickle it after running this script
+    return agent_from_spec("scripted:oracle", {})
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[2])
+    plan = plan_run(sys.argv[3], out, domain="banking", options=ExecutionOptions(concurrency=2, workers=2))
+    prepare_run_dir(out, plan.metadata, plan.task_file, resume=False)
+    anyio.run(lambda: execute_run(plan.config, plan.tasks, out, plan.options, finished=set(),
+                                  make_agent=make_agent if sys.argv[4] == "main" else plan.make_agent,
+                                  make_user=plan.make_user))
+"""
+
+
+@pytest.mark.parametrize("agent_from", ["plan", "main"])
+def test_a_worker_runs_the_programs_main_script_again_only_when_its_job_needs_it(tmp_path, agent_from):
+    """Regression (issue 34): multiprocessing ran the program's main script again in every worker (for `shiftbox
+    run`, its whole CLI: most of a second per worker before its first simulation) though nothing of it was used.
+    It now runs only when the job names something defined there (a `make_agent` written in the script)."""
+    script, marks, out = tmp_path / "main.py", tmp_path / "marks", tmp_path / "run"
+    script.write_text(MAIN_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(marks), str(out), str(HANDWRITTEN), agent_from],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    trajectories = read_trajectories(out)
+    assert len(written_once(out)) == 5 and not [t for t in trajectories if t.termination.blame == "infrastructure"]
+    # the run's own process, plus each of the two workers when its job names the script's make_agent
+    assert marks.read_text().count("ran") == (3 if agent_from == "main" else 1)
+
+
+FORK_SERVER_CHECK = """
+import os, sys
+
+from shiftbox import ExecutionOptions, plan_run
+
+plan_run(sys.argv[1], sys.argv[2], domain="banking")
+print(os.getpid(), flush=True)
+sys.stdin.readline()
+plan_run(sys.argv[1], sys.argv[2], domain="banking", options=ExecutionOptions(workers=2))
+print("planned", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the fork server through /proc")
+def test_planning_a_run_on_worker_processes_starts_their_fork_server(tmp_path):
+    """The fork server's imports (seconds) go on while the run is still being prepared (preflight, run directory),
+    instead of after: `plan_run` starts it for the processes executor, and only for it."""
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SERVER_CHECK, str(HANDWRITTEN), str(tmp_path / "run")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+
+        def fork_servers() -> int:
+            return sum(b"forkserver" in command for command in children(pid).values())
+
+        planned_local = fork_servers()
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "planned"
+        assert (planned_local, fork_servers()) == (0, 1)
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    assert not (tmp_path / "run").exists()  # planning still writes nothing
 
 
 def children(parent: int) -> dict[int, bytes]:
@@ -307,3 +390,4 @@ def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothin
     finished = written_once(out)
     assert len(finished) == len(json.loads(GENERATED.read_text())["tasks"]) * 2
     assert all(finished[sim] == trajectory for sim, trajectory in partial.items())
+
