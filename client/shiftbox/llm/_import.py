@@ -20,10 +20,16 @@ LITELLM_ENV = {
 }
 
 
-def import_litellm() -> ModuleType:
-    """Set litellm's environment, import it, silence its banners and return the module."""
+def set_litellm_environment() -> None:
+    """`LITELLM_ENV` into this process's environment where the caller set nothing: before any import of litellm,
+    this process's or a child's it starts (the workers' fork server imports it by name)."""
     for key, value in LITELLM_ENV.items():
         os.environ.setdefault(key, value)
+
+
+def import_litellm() -> ModuleType:
+    """Set litellm's environment, import it, silence its banners and return the module."""
+    set_litellm_environment()
     import litellm
 
     litellm.suppress_debug_info = True

@@ -38,7 +38,7 @@ from typing import Any
 import anyio
 
 from ..errors import RunWorkerError
-from ..llm import LLMSettings
+from ..llm import LLMSettings, set_litellm_environment
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
@@ -225,7 +225,10 @@ def start_fork_server(run: Any) -> None:
     RunPlan) are forked from, without waiting for its imports (seconds: the harness, maybe litellm), so they go on
     while the caller prepares the run (`plan_run` calls this for the processes executor). Nothing happens when this
     process's fork server is already running."""
-    _CONTEXT.set_forkserver_preload(preloaded_modules(run))  # takes effect when the fork server starts
+    modules = preloaded_modules(run)
+    if "litellm" in modules:
+        set_litellm_environment()  # the fork server imports litellm by name, in this environment
+    _CONTEXT.set_forkserver_preload(modules)  # takes effect when the fork server starts
     multiprocessing.forkserver.ensure_running()
 
 

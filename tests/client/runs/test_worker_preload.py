@@ -31,3 +31,21 @@ def test_worker_processes_preload_litellm_only_for_a_role_whose_calls_need_it(mo
                               make_agent=partial(agent_from_spec, FAKE, options) if agent == FAKE else never_made,
                               make_user=partial(user_from_spec, FAKE, options) if user == FAKE else never_made)
         assert ("litellm" in preloaded_modules(job)) == preloaded, (agent, user)
+
+
+def test_a_fork_server_that_preloads_litellm_has_litellms_environment(monkeypatch):
+    # The fork server imports litellm by name, past `import_litellm`: without the local price map setting, that
+    # import would try to download the map (seen: 30 s of retries offline) for a Python API caller who never set it.
+    from shiftbox.runs import _workers
+
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    started = []
+    monkeypatch.setattr(_workers._CONTEXT, "set_forkserver_preload", started.append)
+    monkeypatch.setattr(_workers.multiprocessing.forkserver, "ensure_running", lambda: None)
+    job = SimpleNamespace(config=SimpleNamespace(agent=FAKE, user="scripted"),
+                          make_agent=partial(agent_from_spec, FAKE, {}), make_user=None)
+    _workers.start_fork_server(job)
+    assert "litellm" in started[0]
+    import os
+    assert os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP") == "True"
