@@ -26,10 +26,12 @@ help:
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5,<1"
 
+# --compile-bytecode: the installed packages' bytecode is written once here, so no process of a run or a test
+# compiles them again (litellm's import takes about twice as long uncompiled, and PYTHONDONTWRITEBYTECODE keeps it so).
 env: uv $(VENV)/.synced
 
 $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.toml
-	$(UV) sync --locked --all-packages --all-extras
+	$(UV) sync --locked --all-packages --all-extras --compile-bytecode
 	@touch $@
 
 # Every installed domain's snapshot (`shiftbox snapshots list`), built when absent.
