@@ -18,12 +18,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.transport_security import (
-    DEFAULT_MAX_REQUEST_BODY_SIZE,
-    RequestBodyLimitMiddleware,
-    TransportSecurityMiddleware,
-    TransportSecuritySettings,
-)
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 from mcp_types import methods as protocol_methods
@@ -47,6 +42,7 @@ from ._episode import (
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, replay
 from ._jsonrpc import invalid_id_error
+from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware, keep_error_results
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -207,7 +203,7 @@ class DomainServer:
             tool.parameters = dict(spec.input_schema)
         # The published schema is closed, like the validator behind it.
         tool.parameters["additionalProperties"] = False
-        return tool
+        return keep_error_results(tool)
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
