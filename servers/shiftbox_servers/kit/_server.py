@@ -16,7 +16,6 @@ import anyio
 import pydantic_core
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -339,12 +338,14 @@ class DomainServer:
 
     # -- resources and prompts -----------------------------------------------------------------
 
-    def episode(self) -> Episode:
-        """The request's episode, for the resources (a closed or invalid one: an error naming it)."""
+    def episode(self, uri: str) -> Episode:
+        """The request's episode, for the resource `uri` (a closed or invalid one: an error naming it, what the SDK
+        answers for a `ResourceError` since mcp 2.2, raised as such because mcp 2.0 answered only "Error reading
+        resource" for one)."""
         try:
             return self.episodes.get(current_episode_id.get())
         except DomainError as exc:
-            raise ResourceError(str(exc)) from None
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc), data={"uri": uri}) from None
 
     def _register_resources(self) -> None:
         mcp = self.mcp
@@ -354,7 +355,7 @@ class DomainServer:
         @mcp.resource(STATE_DIGEST_URI, mime_type="application/json")
         async def state_digest() -> str:
             """The episode's state digest (for the harness, not the agent)."""
-            ep = self.episode()
+            ep = self.episode(STATE_DIGEST_URI)
             tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
             return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
                                "now": now})
@@ -362,7 +363,7 @@ class DomainServer:
         @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
         async def state_diff() -> str:
             """Rows the episode added, removed or changed relative to the snapshot."""
-            return json.dumps(await self.episode().read_diff(), sort_keys=True)
+            return json.dumps(await self.episode(STATE_DIFF_URI).read_diff(), sort_keys=True)
 
         @mcp.resource(SNAPSHOT_URI, mime_type="application/json")
         def snapshot_manifest() -> str:
