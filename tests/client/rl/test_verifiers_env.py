@@ -86,7 +86,7 @@ def test_a_model_that_never_calls_tools_scores_less_in_each_concurrent_rollout(t
         _, (scored,) = score_trajectories([trajectory], {TASK_ID: shiftbox.load_task_file(TASKS).tasks[0]})
         assert scored.tsr.score < 1.0 and not scored.success
         assert trace["rewards"] == {"success": {"score": 0.0, "weight": 1.0}}
-        assert trace["metrics"] == {"tsr": scored.tsr.score, "tue": scored.tue.tue, "action": scored.tsr.action or 0.0,
+        assert trace["metrics"] == {"tsr": scored.tsr.score, "tue": scored.tue.tue or 0.0, "action": scored.tsr.action or 0.0,
                                     "communicate_info": scored.tsr.communicate_info or 0.0}
         assert trace["info"]["shiftbox_metrics"] == scored.model_dump(mode="json")
         played.append(trajectory.messages)
