@@ -31,7 +31,7 @@ uv:
 env: uv $(VENV)/.synced
 
 $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.toml
-	$(UV) sync --locked --all-packages --all-extras --compile-bytecode
+	$(UV) sync --locked --all-packages --all-extras --no-extra verifiers --compile-bytecode
 	@touch $@
 
 # Every installed domain's snapshot (`shiftbox snapshots list`), built when absent.
@@ -66,17 +66,18 @@ test: env $(SNAPSHOTS)
 	exit $$status
 	@$(MAKE) --no-print-directory test-floor
 
-# The lowest mcp the distributions allow (`mcp>=X` in client/pyproject.toml), in an environment of its own: synced
-# from the lock with the verifiers extra, then mcp (and its mcp-types) moved down to X. Runs the tests that reach
-# the MCP SDK (servers, world, serve) and the RL environments'.
+# The lowest mcp the distributions allow (`mcp>=X` in client/pyproject.toml), in an environment of its own, synced
+# from the lock with the verifiers extra: verifiers pins mcp to that floor (and openai<3), so the lock resolves it in
+# a fork of its own ([tool.uv] conflicts in pyproject.toml; without the inspect extra and the examples group), and
+# this environment is the floor. Runs the tests that reach the MCP SDK (servers, world, serve) and the RL
+# environments'; refuses to run when the lock's mcp there is not the floor.
 VENV_FLOOR := .venv-floor
 MCP_FLOOR = $(shell sed -n 's/^ *"mcp>=\([0-9.]*\),.*/\1/p' client/pyproject.toml)
 FLOOR_TESTS := tests/servers tests/client/world tests/client/serve tests/client/rl/test_verifiers_env.py tests/client/rl/test_env_plan.py
 test-floor: env $(SNAPSHOTS)
 	@[ -n "$(MCP_FLOOR)" ] || { echo "make test-floor: no mcp>=X,<Y in client/pyproject.toml" >&2; exit 1; }
-	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(UV) sync --quiet --locked --all-packages --extra verifiers
-	$(UV) pip install --quiet --compile-bytecode --python $(VENV_FLOOR)/bin/python "mcp==$(MCP_FLOOR)"
-	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) python -c 'import importlib.metadata as m; print("make test-floor: mcp", m.version("mcp"))'
+	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(UV) sync --quiet --locked --all-packages --extra verifiers --no-group examples
+	@UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) python -c 'import importlib.metadata as m, sys; v = m.version("mcp"); print("make test-floor: mcp", v); sys.exit(v != sys.argv[1] and f"make test-floor: the lock has mcp {v} with the verifiers extra, not the floor {sys.argv[1]} (set mcp>= in client/ and servers/pyproject.toml to what verifiers pins, then uv lock)")' "$(MCP_FLOOR)"
 	UV_PROJECT_ENVIRONMENT=$(VENV_FLOOR) $(RUN) pytest -q $(FLOOR_TESTS)
 
 lint: env

@@ -8,9 +8,10 @@ import importlib.util
 from types import ModuleType
 
 
-def install_command(extra: str) -> str:
-    """What a user runs to get `extra`, installed or in a checkout."""
-    return f"pip install 'shiftbox[{extra}]' (in a checkout of shiftbox: uv sync --extra {extra})"
+def install_command(extra: str, checkout: str | None = None) -> str:
+    """What a user runs to get `extra`, installed or in a checkout (`checkout`: the command there when it is not
+    `uv sync --extra EXTRA`)."""
+    return f"pip install 'shiftbox[{extra}]' (in a checkout of shiftbox: {checkout or f'uv sync --extra {extra}'})"
 
 
 def extra_installed(module: str) -> bool:

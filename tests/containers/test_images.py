@@ -15,6 +15,7 @@ import anyio
 import pytest
 import yaml
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from shiftbox.world import RUN_FLAGS, inspect_image
 from shiftbox_servers.kit import SERVER_VERSION, Snapshot, free_port, get_domain, open_server
@@ -63,7 +64,7 @@ async def test_stdio_container_serves_what_the_in_process_server_does(docker, im
     snap = snapshot(domain)
     key = snap.open_copy().execute(f"SELECT {column} FROM {table} ORDER BY {column} LIMIT 1").fetchone()[0]
     params = StdioServerParameters(command=docker, args=["run", "-i", "--rm", *RUN_FLAGS, images[domain].id])
-    async with Client(params) as container, Client(open_server(domain).mcp) as local:
+    async with Client(stdio_client(params)) as container, Client(open_server(domain).mcp) as local:
         info = container.server_info
         assert (info.name, info.version) == (f"shiftbox-{domain}", locked_version())
         assert f"sha256={snap.manifest.sha256}" in info.description

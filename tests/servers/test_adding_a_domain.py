@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from shiftbox_servers.kit import (
     Snapshot,
@@ -90,7 +91,7 @@ async def test_the_installed_commands_serve_and_build_it(site, tmp_path):
     snapshot = Snapshot.load(tmp_path / "snapshots" / "toyshop" / "v1")
     assert set(snapshot.manifest.tool_contracts) == {"default"}
     params = StdioServerParameters(command=str(bin_dir / "shiftbox-server"), args=["toyshop"], env=env)
-    async with Client(params) as client:
+    async with Client(stdio_client(params)) as client:  # mcp 2.0 takes no parameters
         assert client.server_info.name == "shiftbox-toyshop"
         assert (await ok(client, "get_customer", {"customer_id": "cust_1"}))["tier"] == "gold"
         note = await ok(client, "add_note", {"customer_id": "cust_2", "body": "Prefers email."})

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from shiftbox_servers.kit import SnapshotManifest, get_domain, http_server_process, task_domains
 from tests.servers.conftest import domain_test_data
@@ -97,7 +98,7 @@ async def test_stdio_subprocess_reports_version_and_snapshot(every_domain, domai
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "shiftbox_servers", every_domain, "--snapshot", str(domain_snapshot.directory)])
-    async with Client(params) as client:
+    async with Client(stdio_client(params)) as client:  # mcp 2.0 takes no parameters
         info = client.server_info
         assert info.name == f"shiftbox-{every_domain}" and info.version
         assert domain_snapshot.manifest.sha256 in (info.description or "")

@@ -7,7 +7,7 @@ environment on top of it (the optional extra `shiftbox[verifiers]`, imported onl
 
 `SyncShiftboxEnv` takes the same arguments and offers the same calls, blocking (for code without an event loop).
 
-`load_environment(...)` is the verifiers entry (`verifiers.load_environment("shiftbox.rl", ...)`).
+`load_environment(...)` is the verifiers environment (verifiers' taskset id `shiftbox-verifiers`: `vf-eval shiftbox-verifiers`).
 
 With the extra `shiftbox[gym]`: `ShiftboxGymEnv` and `ShiftboxVectorEnv` (Gymnasium, registered as `ENV_ID` by
 importing `shiftbox.rl.gym_envs`), and `serve_env` (the HTTP environment server, OpenEnv's reset/step/state).
@@ -24,25 +24,29 @@ from ._rewards import REWARDS, Reward, reward_function
 from ._sync import SyncShiftboxEnv
 
 if TYPE_CHECKING:
-    from ._verifiers_env import ShiftboxRubric, ShiftboxVerifiersEnv
+    from ._verifiers_env import ShiftboxHarness, ShiftboxTaskset, ShiftboxVerifiersEnv
     from .gym_envs import ENV_ID, ShiftboxGymEnv, ShiftboxVectorEnv, TextSpace, register_envs
 
-INSTALL_VERIFIERS = install_command("verifiers")
+INSTALL_VERIFIERS = install_command("verifiers", "uv sync --all-packages --extra verifiers --no-group examples")
+"""The verifiers extra conflicts with the inspect extra and the examples group (openai<3 against openai 3), so it is
+an environment of its own (docs/install.md)."""
 INSTALL_GYM = install_command("gym")
 
 __all__ = [
     "ENV_ID", "INSTALL_GYM", "INSTALL_VERIFIERS", "REWARDS", "AssistantMessage", "EnvironmentClosed", "EnvironmentInUse", "EpisodeTruncated", "Observation", "PolicyAgent", "Reward",
-    "ShiftboxEnv", "ShiftboxGymEnv", "ShiftboxRubric", "ShiftboxVectorEnv", "ShiftboxVerifiersEnv", "SyncShiftboxEnv",
+    "ShiftboxEnv", "ShiftboxGymEnv", "ShiftboxHarness", "ShiftboxTaskset", "ShiftboxVectorEnv", "ShiftboxVerifiersEnv",
+    "SyncShiftboxEnv",
     "TextSpace", "load_environment", "register_envs", "reward_function", "serve_env", "verifiers_installed",
 ]
 
-_VERIFIERS_NAMES = ("ShiftboxRubric", "ShiftboxVerifiersEnv")
+_VERIFIERS_NAMES = ("ShiftboxHarness", "ShiftboxTaskset", "ShiftboxVerifiersEnv")
 _GYM_NAMES = ("ENV_ID", "ShiftboxGymEnv", "ShiftboxVectorEnv", "TextSpace", "register_envs")
 
 
 def verifiers_installed() -> bool:
-    """Whether the extra is installed (without importing verifiers, which takes seconds)."""
-    return extra_installed("verifiers")
+    """Whether the extra is installed (without importing verifiers, which takes seconds): verifiers 0.4's
+    `verifiers.v1`, not an older verifiers."""
+    return extra_installed("verifiers.v1")
 
 
 def _verifiers_module() -> Any:
@@ -54,8 +58,8 @@ def _verifiers_module() -> Any:
 
 
 def load_environment(tasks: str | None = None, **options: Any) -> ShiftboxVerifiersEnv:
-    """The verifiers environment (`verifiers.load_environment("shiftbox.rl", tasks=..., ...)`); see
-    `ShiftboxVerifiersEnv` for the options. Raises ImportError naming `INSTALL_VERIFIERS` without the extra."""
+    """The verifiers environment (a `verifiers.v1.Env` of the taskset `shiftbox-verifiers`); see docs/rl.md for the
+    options. Raises ImportError naming `INSTALL_VERIFIERS` without the extra."""
     return _verifiers_module().load_environment(tasks, **options)
 
 

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import anyio
 import anyio.abc
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
@@ -255,12 +256,12 @@ def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options
     if mode == "inproc":
         return DomainServer(domain, snapshot, max_episodes=100_000, toolset=options.toolset,
                             dependency_graph=options.dependency_graph, graph_refusal=options.graph_refusal).mcp
-    if mode == "stdio":
-        return StdioServerParameters(
+    if mode == "stdio":  # the transport, not its parameters: `Client(StdioServerParameters)` needs mcp >= 2.2
+        return stdio_client(StdioServerParameters(
             command=sys.executable,
             args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
                   "--max-episodes", "100000", *options.args()],
-        )
+        ))
     raise ValueError(mode)
 
 

@@ -100,10 +100,10 @@ class SessionCalls:
 
     def _open_session(self, session_id: str) -> StreamableHTTPServerTransport | None:
         transport = self._sessions().get(session_id)
-        if transport is None:
+        if transport is None or transport.is_terminated:  # ended (mcp 2.0 keeps a terminated one in its table)
             self.versions.pop(session_id, None)
             return None
-        if transport.is_terminated or not transport.is_json_response_enabled:
+        if not transport.is_json_response_enabled:
             return None
         idle = transport.idle_scope
         return None if idle is not None and idle.cancel_called else transport

@@ -16,14 +16,8 @@ import anyio
 import pydantic_core
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.transport_security import (
-    DEFAULT_MAX_REQUEST_BODY_SIZE,
-    RequestBodyLimitMiddleware,
-    TransportSecurityMiddleware,
-    TransportSecuritySettings,
-)
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
@@ -53,6 +47,7 @@ from ._episode import (
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, first_values, read_body, remember, replay
 from ._jsonrpc import invalid_id_error
+from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware, keep_error_results
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -227,7 +222,7 @@ class DomainServer:
             tool.parameters = dict(spec.input_schema)
         # The published schema is closed, like the validator behind it.
         tool.parameters["additionalProperties"] = False
-        return tool
+        return keep_error_results(tool)
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
@@ -385,12 +380,14 @@ class DomainServer:
 
     # -- resources and prompts -----------------------------------------------------------------
 
-    def episode(self) -> Episode:
-        """The request's episode, for the resources (a closed or invalid one: an error naming it)."""
+    def episode(self, uri: str) -> Episode:
+        """The request's episode, for the resource `uri` (a closed or invalid one: an error naming it, what the SDK
+        answers for a `ResourceError` since mcp 2.2, raised as such because mcp 2.0 answered only "Error reading
+        resource" for one)."""
         try:
             return self.episodes.get(current_episode_id.get())
         except DomainError as exc:
-            raise ResourceError(str(exc)) from None
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc), data={"uri": uri}) from None
 
     def _register_resources(self) -> None:
         mcp = self.mcp
@@ -400,7 +397,7 @@ class DomainServer:
         @mcp.resource(STATE_DIGEST_URI, mime_type="application/json")
         async def state_digest() -> str:
             """The episode's state digest (for the harness, not the agent)."""
-            ep = self.episode()
+            ep = self.episode(STATE_DIGEST_URI)
             tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
             return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
                                "now": now})
@@ -408,7 +405,7 @@ class DomainServer:
         @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
         async def state_diff() -> str:
             """Rows the episode added, removed or changed relative to the snapshot."""
-            return json.dumps(await self.episode().read_diff(), sort_keys=True)
+            return json.dumps(await self.episode(STATE_DIFF_URI).read_diff(), sort_keys=True)
 
         @mcp.resource(SNAPSHOT_URI, mime_type="application/json")
         def snapshot_manifest() -> str:

@@ -240,6 +240,7 @@ def test_the_gym_env_needs_no_verifiers_and_says_how_to_get_the_verifiers_one():
     loaded, message = out.stdout.splitlines()
     assert loaded == "False"
     assert "pip install 'shiftbox[verifiers]'" in message
+    assert "uv sync --all-packages --extra verifiers --no-group examples" in message  # its own environment
 
 
 def test_the_rl_page_example_runs_as_written(tmp_path, monkeypatch, capsys):

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
@@ -97,7 +98,7 @@ def test_stdio_session_is_one_episode_written_when_the_client_leaves(tmp_path):
     async def use() -> None:
         params = StdioServerParameters(command=SHIFTBOX[0], args=[*SHIFTBOX[1:], "serve", "--domain", "banking",
                                                                  "--transport", "stdio", "--out", str(out)])
-        async with Client(params) as client:
+        async with Client(stdio_client(params)) as client:  # mcp 2.0 takes no parameters
             assert "gateway" in client.server_info.name
             policy = await client.get_prompt("policy")
             assert "banking" in policy.messages[0].content.text.lower()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
@@ -15,6 +17,7 @@ from shiftbox.errors import InfrastructureError
 from shiftbox.world import CompiledOutputSchemas, compile_output_schemas, open_world
 
 pytestmark = pytest.mark.anyio
+MCP_VERSION = tuple(int(part) for part in version("mcp").split(".")[:2])
 
 
 class Item(BaseModel):
@@ -22,9 +25,16 @@ class Item(BaseModel):
     count: int
 
 
+class Unchecked(FuncMetadata):
+    """A tool's metadata that sends the tool's `CallToolResult` as it is (every mcp release checks it otherwise)."""
+
+    def convert_result(self, result):
+        return result
+
+
 def lying_server(answers: list[dict | None]) -> MCPServer:
     """A server publishing `Item` as `lookup`'s output schema that sends whatever `answers` holds next,
-    unchecked (the SDK checks a result only against a model, and this tool has none left)."""
+    unchecked (the SDK's own check of a result is its tool metadata's, replaced here)."""
 
     async def lookup() -> Item:
         structured = answers.pop(0)
@@ -33,7 +43,9 @@ def lying_server(answers: list[dict | None]) -> MCPServer:
 
     tool = Tool.from_function(lookup)
     assert tool.output_schema is not None
-    tool.fn_metadata.output_model = None  # keep the published schema, drop the server's own check
+    metadata = tool.fn_metadata  # keep the published schema, drop the server's own check
+    tool.fn_metadata = Unchecked(arg_model=metadata.arg_model, output_schema=metadata.output_schema,
+                                 output_model=metadata.output_model, wrap_output=metadata.wrap_output)
     return MCPServer(name="lying", tools=[tool])
 
 
@@ -59,8 +71,10 @@ async def test_a_schema_that_does_not_compile_falls_back_to_the_sdks_check():
         check = compile_output_schemas(client)
         await client.list_tools()
         client.session._tool_output_schemas["lookup"] = {"$ref": "https://example.invalid/item.json"}
-        with pytest.raises(RuntimeError, match="Invalid schema for tool lookup"):
+        with pytest.raises(Exception) as refused:  # noqa: B017 - the SDK's own check, whose error is its own
             await client.call_tool("lookup", {})
+        if MCP_VERSION >= (2, 2):  # mcp 2.0 raises jsonschema's unresolvable-reference error as it is
+            assert refused.match("Invalid schema for tool lookup")
         assert check.accepted == 0
 
 

@@ -122,7 +122,9 @@ async def test_http_modern_refuses_a_call_with_an_invalid_id_and_runs_nothing(ht
         assert_error(answer, INVALID_REQUEST, raw_id)
         assert digest(server, "modern") == before, f"id {raw_id}: the refused call ran"
     answer = await modern_post(client, "/episodes/modern/mcp", NOTIFICATION_CALL)
-    assert answer.status_code == 202
+    # the SDK's answer to a notification POST on this wire, which the transport spec leaves to the server (accept
+    # with 202 or refuse with a 4xx): mcp 2.0 refuses it (400), mcp >= 2.2 acknowledges and drops it (202)
+    assert answer.status_code in (202, 400)
     assert digest(server, "modern") == before, "a tools/call notification ran"
     ok = await modern_post(client, "/episodes/modern/mcp", call_with_id('"w"'))
     assert not ok.json()["result"].get("isError"), ok.json()
