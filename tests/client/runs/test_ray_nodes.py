@@ -6,13 +6,16 @@ The cluster tests share one local cluster of two nodes, one CPU each, on 127.0.0
 and a second node (`ray start --address`, named "second") started in a mount namespace of its own where the
 directory `disk` (the driver's run and fixture directories, a snapshot copy) is covered by an empty tmpfs. That is
 how "separate disks" is simulated: processes on the second node see the same machine but not the driver's files
-under `disk`, as a node with its own disk would. The module skips, saying why, when Ray is not installed, when
-`unshare` cannot make a mount namespace (it needs root or user namespaces), or when the cluster does not start.
+under `disk`, as a node with its own disk would. Each run is a `shiftbox run --ray-address` of its own process, as a
+user starts one (see `two_nodes` for why not this process); the node-killing test comes last. The module skips,
+saying why, when Ray is not installed, when `unshare` cannot make a mount namespace (it needs root or user
+namespaces), or when the cluster does not start.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -25,12 +28,12 @@ from pathlib import Path
 
 import pytest
 
-from shiftbox import ExecutionOptions, RunPlanError, plan_run, run_evaluation
-from shiftbox.cluster import connect_ray, import_ray, ray_installed
-from shiftbox.errors import RunWorkerError
+from shiftbox import ExecutionOptions, RunPlanError
+from shiftbox.cluster import ray_installed
 from shiftbox.runs._ray import no_room, workers_room
+from shiftbox.testing import Reply, fake_openai
 from shiftbox.trajectory import read_trajectories
-from tests.client.harness import HANDWRITTEN, REPO
+from tests.client.harness import HANDWRITTEN, REPO, descendants
 
 SNAPSHOT = REPO / "snapshots" / "banking" / "v1"
 GIB = 2**30
@@ -86,30 +89,50 @@ def _stop(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=30)
-    for entry in Path("/proc").glob("[0-9]*"):  # what left the session group (daemonized) but kept its session id
-        with contextlib.suppress(OSError, ValueError, IndexError, ProcessLookupError):
-            if int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[4]) == process.pid:
-                os.kill(int(entry.name), signal.SIGKILL)
+    for pid in _in_session(process.pid):  # what left the session group (daemonized) but kept its session id
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoNodes:
+    """The cluster: its address, the environment a user's shell for it has, the driver's `disk`, the second node."""
+
+    address: str
+    env: dict[str, str]
+    disk: Path
+    second: subprocess.Popen
+
+
+def _shiftbox(cluster: TwoNodes, out: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    """`shiftbox run` of the handwritten banking tasks (2 trials) on the cluster, from a fresh process."""
+    return subprocess.run([sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks",
+                           str(HANDWRITTEN), "--out", str(out), "--trials", "2", "--executor", "ray", "--ray-address",
+                           cluster.address, "--workers", "2", "--concurrency", "2", *args],
+                          env=cluster.env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def two_nodes(tmp_path_factory):
-    """(ray, disk, the second node's process): a two-node cluster this process is connected to, as described above."""
-    if not ray_installed():  # not importorskip: Ray must first be imported as shiftbox imports it (`import_ray`)
+    """The two-node cluster described above, which the tests drive from fresh processes (`_shiftbox`), as a user
+    does: this process may hold Ray state of an earlier test's cluster (after a local `ray.init`, Ray keeps token
+    authentication on in the process, which no `ray.shutdown` undoes, and a driver in that mode kills the actors of
+    a cluster without it). This process never joins the cluster."""
+    if not ray_installed():
         pytest.skip("Ray is not installed (the optional extra shiftbox[ray]; `make env` installs it)")
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
         pytest.skip("`unshare -m` cannot make a mount namespace here (needs root or user namespaces): no node with a "
                     "separate disk can be simulated")
-    ray = import_ray()
     disk = tmp_path_factory.mktemp("driver-disk")
     temp = Path(tempfile.mkdtemp(prefix="sbray", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     port, python = _free_port(), sys.executable
-    # no token authentication: this cluster listens on the loopback only, and this process imported Ray (which
-    # reads the mode then) before it could be given a token; a node started by `ray start` would turn it on
-    # by itself if it found a token file of an earlier cluster, and refuse this driver
+    # no token authentication, said outright: this process's environment may carry the RAY_AUTH_MODE an earlier
+    # local cluster set in it, and a node started by `ray start` would turn it on by itself if it found a token file
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
            "RAY_USAGE_STATS_ENABLED": "0", "RAY_agent_register_timeout_ms": "180000",  # a busy machine is slow
-           "RAY_worker_register_timeout_seconds": "300"}
+           "RAY_worker_register_timeout_seconds": "300", "PYTHONUNBUFFERED": "1",  # `ray start` says what it did
+           "COLUMNS": "1000"}  # errors on one line
+    env.pop("PYTHONBREAKPOINT", None)  # set by an earlier local cluster to its debugger
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--temp-dir", str(temp), "--block",
               "--disable-usage-stats"]
     logs = temp / "logs.txt"
@@ -125,55 +148,47 @@ def two_nodes(tmp_path_factory):
                 if time.monotonic() > deadline or nodes[0].poll() is not None:
                     pytest.skip(f"the Ray head did not start: {logs.read_text()[-2000:]}")
                 time.sleep(2)
-            connect_ray(f"127.0.0.1:{port}")  # as `--ray-address 127.0.0.1:PORT` connects
+        with (temp / "second.txt").open("ab") as log:
             nodes.append(subprocess.Popen(
                 ["unshare", "-m", "--propagation", "private", "sh", "-c",
                  f'mount -t tmpfs none "{disk}" && exec "$0" "$@"', python, "-c", JOIN, "start", "--address",
                  f"127.0.0.1:{port}", "--node-name", "second", *common],
                 env=env, stdout=log, stderr=log, start_new_session=True))
         deadline = time.monotonic() + 240
-        while len([n for n in ray.nodes() if n["Alive"]]) < 2:
+        # `ray start` says so once its node is registered in the cluster (no client connects here: see above)
+        while b"Ray runtime started" not in (temp / "second.txt").read_bytes():
             if time.monotonic() > deadline or nodes[1].poll() is not None:
-                pytest.skip(f"the second Ray node did not join: {logs.read_text()[-2000:]}")
+                pytest.skip(f"the second Ray node did not join: {(temp / 'second.txt').read_text()[-2000:]}")
             time.sleep(2)
-        yield ray, disk, nodes[1]
+        yield TwoNodes(f"127.0.0.1:{port}", env, disk, nodes[1])
     finally:
-        with contextlib.suppress(Exception):
-            ray.shutdown()
         for node in reversed(nodes):
             _stop(node)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _plan(out: Path, **options):
-    execution = {k: options.pop(k) for k in ("workers", "concurrency", "retry_infra", "worker_cpus") if k in options}
-    return plan_run(HANDWRITTEN, out, domain="banking", trials=2,
-                    options=ExecutionOptions(executor="ray", **{"workers": 2, "concurrency": 2, **execution}),
-                    **options)
-
-
-CLUSTER_TIMEOUT = pytest.mark.timeout(480)  # the first one starts the cluster: minutes on the busy 2-core machine
+CLUSTER_TIMEOUT = pytest.mark.timeout(600)  # the first one starts the cluster: minutes on the busy 2-core machine
 
 
 @CLUSTER_TIMEOUT
 def test_more_workers_than_the_nodes_hold_are_refused_saying_what_ray_does(two_nodes, tmp_path):
-    with pytest.raises(RunWorkerError) as refused:
-        run_evaluation(_plan(tmp_path / "r", workers=3, concurrency=3))
-    assert str(refused.value).startswith("the Ray cluster has room for 2 of the --workers 3 actors: each reserves "
-                                         "1 CPU on one node"), refused.value
-    assert "(nodes: 1 CPUs, 1 CPUs)" in str(refused.value)
+    refused = _shiftbox(two_nodes, tmp_path / "r", "--workers", "3", "--concurrency", "3")
+    assert refused.returncode == 2, refused.stderr
+    assert ("error: the Ray cluster has room for 2 of the --workers 3 actors: each reserves 1 CPU on one node"
+            in refused.stderr), refused.stderr
+    assert "(nodes: 1 CPUs, 1 CPUs)" in refused.stderr
 
 
 @CLUSTER_TIMEOUT
 def test_a_snapshot_missing_on_one_node_stops_the_run_naming_that_node(two_nodes, tmp_path):
-    _, disk, _ = two_nodes
-    snapshot = disk / "only-here"  # on the driver's disk; the second node does not have it
+    snapshot = two_nodes.disk / "only-here"  # on the driver's disk; the second node does not have it
     shutil.copytree(SNAPSHOT, snapshot)
-    out = disk / "missing-snapshot"
-    with pytest.raises(RunWorkerError) as refused:
-        run_evaluation(_plan(out, snapshot=snapshot))
-    message = str(refused.value)
-    assert message.startswith("the Ray nodes are not ready for this run (nothing ran):\nnode second (id ")
+    out = two_nodes.disk / "missing-snapshot"
+    refused = _shiftbox(two_nodes, out, "--snapshot", str(snapshot))
+    assert refused.returncode == 2, refused.stderr
+    message = refused.stderr[refused.stderr.index("error: "):]
+    assert message.startswith("error: the Ray nodes are not ready for this run (nothing ran):\nnode second (id "), (
+        refused.stderr)
     assert f"{snapshot} is not a snapshot" in message and "shiftbox snapshots build" in message
     assert "node head" not in message  # the head has it
     assert not (out / "trajectories.jsonl").exists() or not read_trajectories(out)
@@ -184,11 +199,81 @@ def test_record_on_nodes_with_separate_disks_ships_the_fixture_to_the_driver(two
     """Regression: the actors wrote the fixture's files on their own node, where the fixture directory does not
     exist: FileNotFoundError on the second node, nothing written. Both workers run here, one on each node (each
     reserves the one CPU of a node)."""
-    _, disk, _ = two_nodes
-    out, fixture = disk / "recorded", disk / "fixture"
-    result = run_evaluation(_plan(out, record=fixture))
-    ids = sorted(t.simulation_id for t in result.trajectories)
-    assert len(ids) == 10 and result.fixture == fixture, result.fixture_refused
+    out, fixture = two_nodes.disk / "recorded", two_nodes.disk / "fixture"
+    done = _shiftbox(two_nodes, out, "--record", str(fixture))
+    assert done.returncode == 0, done.stderr
+    ids = sorted(t.simulation_id for t in read_trajectories(out))
+    assert len(ids) == 10
     assert sorted(p.name for p in (fixture / "transcripts").iterdir()) == sorted(
         f"{i.replace('#', '_')}.jsonl" for i in ids)
     assert (fixture / "fixture.json").exists()
+
+
+def _actors_on(node: subprocess.Popen) -> list[int]:
+    """The simulation actors running on `node`: below its `ray start`, or in its session (Ray may start a worker in
+    a process group of its own)."""
+    found = []
+    for pid in sorted({*descendants(node.pid), *_in_session(node.pid)}):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::SimulationActor"):
+                found.append(pid)
+    return found
+
+
+def _in_session(session: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[3]) == session:
+                found.append(int(entry.name))
+    return found
+
+
+@CLUSTER_TIMEOUT
+def test_a_node_killed_mid_run_leaves_infrastructure_errors_that_resume_runs_again(two_nodes, monkeypatch):
+    """The second node (raylet, agents, actor) killed while its actor runs a simulation: that simulation is an
+    infrastructure error naming it (not the agent's failure), the run finishes on the head, and `--resume` runs
+    exactly the infrastructure errors again. Last in the module: the cluster has one node after it. The agent is
+    an LLM agent whose fake provider answers after 1 s, so each simulation lasts seconds."""
+    out = two_nodes.disk / "killed"
+    with fake_openai(lambda body: Reply.text("Let me look into that.", delay_s=1.0)) as server:
+        llm = ["--agent", "litellm:openai/fake-model", "--agent-arg", f"api_base={server.base_url}", "--agent-arg",
+               "retry_backoff=0", "--max-steps", "8"]
+        env = {**two_nodes.env, "OPENAI_API_KEY": "sk-test"}
+        command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(HANDWRITTEN),
+                   "--out", str(out), "--trials", "2", "--executor", "ray", "--ray-address", two_nodes.address,
+                   "--concurrency", "2", *llm]
+        run = subprocess.Popen([*command, "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+        try:
+            deadline = time.monotonic() + 400
+            # once a simulation is written, each actor holds one (10 to run, 2 at a time, seconds each)
+            while not (_actors_on(two_nodes.second) and (out / "trajectories.jsonl").exists()
+                       and (out / "trajectories.jsonl").read_bytes().count(b"\n") >= 1):
+                assert run.poll() is None, run.communicate()
+                assert time.monotonic() < deadline, "the second node's actor never ran a simulation"
+                time.sleep(0.2)
+            _stop(two_nodes.second)
+            stdout, stderr = run.communicate(timeout=400)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        assert run.returncode in (0, 1), stderr  # finished: written and summed up, not an error
+        first = {t.simulation_id: t for t in read_trajectories(out)}
+        assert len(first) == 10, stderr
+        lost = sorted(sim for sim, t in first.items() if t.termination.blame == "infrastructure")
+        assert lost, "no simulation was in flight on the killed node"
+        for sim in lost:
+            assert first[sim].termination.detail.startswith(f"Ray actor ended unexpectedly while running {sim}")
+        kept = {sim: t.canonical_json() for sim, t in first.items() if sim not in lost}
+        resumed = subprocess.run([*command, "--workers", "1", "--resume"], env=env, capture_output=True, text=True,
+                                 timeout=400)
+    assert resumed.returncode == 0, resumed.stderr
+    said = resumed.stdout + resumed.stderr  # the progress notes go to stderr, the summary to stdout
+    assert f"resuming: running {len(lost)} again that ended in an agent program or infrastructure failure" in said, (
+        said)
+    assert f"({10 - len(lost)} finished before this resume)" in said, said
+    after = {t.simulation_id: t for t in read_trajectories(out)}
+    assert sorted(after) == sorted(first)
+    assert not [sim for sim, t in after.items() if t.termination.blame == "infrastructure"]
+    assert {sim: t.canonical_json() for sim, t in after.items() if sim not in lost} == kept  # not run again
