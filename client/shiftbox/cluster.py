@@ -28,7 +28,7 @@ from types import ModuleType
 from . import _reaper
 from ._extras import extra_installed, import_extra, install_command
 
-__all__ = ["INSTALL_RAY", "LOCAL_CLUSTER_OPTIONS", "import_ray", "local_ray_cluster", "ray_installed"]
+__all__ = ["INSTALL_RAY", "LOCAL_CLUSTER_OPTIONS", "connect_ray", "import_ray", "local_ray_cluster", "ray_installed"]
 
 INSTALL_RAY = install_command("ray")
 LOCAL_CLUSTER_OPTIONS = {"include_dashboard": False, "log_to_driver": False, "_node_ip_address": "127.0.0.1"}
@@ -62,6 +62,17 @@ def local_ray_cluster(num_cpus: int) -> Iterator[ModuleType]:
         ray.shutdown()
         if reaper is not None:  # it kills what the shutdown left (an agent still on its way out)
             reaper.communicate(timeout=30)
+
+
+def connect_ray(address: str) -> ModuleType:
+    """This process connected to the running cluster at `address` (`ray.init`); a cluster on the loopback
+    (`127.0.0.1:PORT`, `localhost:PORT`) is reached there, where Ray would put this machine's routable address."""
+    ray = import_ray()
+    host = address.removeprefix("ray://").rpartition(":")[0] or address
+    loopback = host in ("127.0.0.1", "localhost", "::1", "[::1]")
+    with _single_machine(ray) if loopback else contextlib.nullcontext():
+        ray.init(address=address, log_to_driver=False)
+    return ray
 
 
 _SINGLE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -84,6 +84,11 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="the Ray cluster for --executor ray: auto (this node's), "
                                                          "HOST:PORT or ray://HOST:10001 (default: a local cluster "
                                                          "started for the run)")] = None,
+    worker_cpus: Annotated[float, typer.Option(help="CPUs each Ray actor reserves on its node for the whole run "
+                                                    "(--executor ray; Ray spreads the actors across the nodes "
+                                                    "with room)")] = 1.0,
+    worker_memory_mb: Annotated[int | None, typer.Option(help="memory (MiB) each Ray actor reserves on its node "
+                                                               "(--executor ray; default: none)")] = None,
     max_llm_concurrency: Annotated[int | None, typer.Option(help="live LLM calls in flight at most, across "
                                                                        "all workers (a provider's rate limit; "
                                                                        "default: no cap)")] = None,
@@ -141,7 +146,8 @@ def run(
     try:
         options = ExecutionOptions(concurrency=concurrency, retry_infra=retry_infra,
                                    executor=executor.value if executor else None, workers=workers,
-                                   ray_address=ray_address, max_llm_concurrency=max_llm_concurrency)
+                                   ray_address=ray_address, max_llm_concurrency=max_llm_concurrency,
+                                   worker_cpus=worker_cpus, worker_memory_mb=worker_memory_mb)
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
             user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,

@@ -124,7 +124,9 @@ class ExecutionOptions:
     "processes"; both are resolved when the object is made. `concurrency`: simulations at once, in all workers
     together. `retry_infra`: times a simulation that ended in an infrastructure error is run again.
     `max_llm_concurrency` caps the live LLM calls in flight across all workers (a provider's rate limit counts
-    every worker's requests). Checked when made: a bad value is a `RunPlanError` naming the option."""
+    every worker's requests). `worker_cpus` and `worker_memory_mb` are what each Ray actor reserves on its node for
+    the whole run (Ray places an actor only where that much is free, spreading the actors across the nodes).
+    Checked when made: a bad value is a `RunPlanError` naming the option."""
 
     concurrency: int = 4
     retry_infra: int = 0
@@ -132,11 +134,21 @@ class ExecutionOptions:
     workers: int | None = None
     ray_address: str | None = None
     max_llm_concurrency: int | None = None
+    worker_cpus: float = 1.0
+    worker_memory_mb: int | None = None
 
     def __post_init__(self) -> None:
         check_option_values({"concurrency": self.concurrency, "retry_infra": self.retry_infra,
-                             "workers": self.workers, "max_llm_concurrency": self.max_llm_concurrency})
+                             "workers": self.workers, "max_llm_concurrency": self.max_llm_concurrency,
+                             "worker_memory_mb": self.worker_memory_mb})
+        if isinstance(self.worker_cpus, bool) or not isinstance(self.worker_cpus, int | float) or not (
+                0 < self.worker_cpus < float("inf")):
+            raise RunPlanError(f"--worker-cpus (worker_cpus) {self.worker_cpus!r}: give a number above 0 (a "
+                               "fraction such as 0.5 lets two actors share a CPU)")
         executor, workers = resolve_executor(self.executor, self.workers, self.ray_address)
+        if executor != "ray" and (self.worker_cpus != 1 or self.worker_memory_mb is not None):
+            raise RunPlanError("--worker-cpus and --worker-memory-mb are for --executor ray (what each Ray actor "
+                               "reserves on its node)")
         object.__setattr__(self, "executor", executor)
         object.__setattr__(self, "workers", workers)
 
@@ -165,6 +177,7 @@ WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
     "trials": (1, ""), "concurrency": (1, ""), "seed": (None, ""), "max_steps": (2, ""), "max_tool_errors": (1, ""),
     "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),
     "workers": (1, ", or leave it out for the default"), "max_llm_concurrency": (1, ", or leave it out for no cap"),
+    "worker_memory_mb": (1, ", or leave it out to reserve none"),
     "limit": (1, " (the first N tasks of the file), or leave it out for all"),
 }
 """A run's whole-number options: the least each takes (None: any) and what else to do; the options that may be

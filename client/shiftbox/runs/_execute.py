@@ -71,7 +71,7 @@ async def execute_run(
             await run_in_processes(job, run_dir, workers, concurrency, write)
         elif options.executor == "ray":
             from ._ray import run_on_ray  # imports Ray (optional) only when asked for
-            await run_on_ray(job, run_dir, workers, concurrency, write, options.ray_address, options.max_llm_concurrency)
+            await run_on_ray(job, run_dir, workers, write, options)
         else:
             async with open_simulations(job, run_dir) as simulate:
                 limiter = anyio.CapacityLimiter(max(1, concurrency))

@@ -5,7 +5,12 @@ database never crosses the network), opened at its first simulation. The driver 
 simulations (`_dispatch`) and stays the one writer of trajectories.jsonl and run.json. An actor that dies fails
 only its in-flight simulations, as infrastructure errors retried under `--retry-infra`; Ray restarts it, and
 never re-sends a call on its own (`max_task_retries=0`), so no tool call is replayed behind the run's back.
-Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
+Each actor reserves `--worker-cpus` CPUs (and `--worker-memory-mb`) on its node for the whole run, and the actors
+are spread across the nodes (Ray's SPREAD strategy); a cluster without room for every actor is refused before any
+starts. Before any simulation, every actor checks its node (`preflight`: the snapshots there, the same as the
+driver's, and a writable temporary directory) and the run stops naming each node that fails and the fix. A
+fixture (`--record`) is recorded on each actor's own disk and shipped to the driver, which writes it: the nodes
+need not share a file system. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
 """
 
 from __future__ import annotations
@@ -14,20 +19,26 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import math
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from shiftbox_servers.kit import Snapshot, SnapshotError
+
 from .._text import first_line
-from ..cluster import import_ray, local_ray_cluster
+from ..cluster import connect_ray, import_ray, local_ray_cluster
 from ..errors import RunWorkerError
 from ..llm import RayLlmGate
 from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
-from ._config import default_workers
+from ._config import ExecutionOptions, default_workers
 from ._dispatch import Dispatch, Slot, WorkerLost
+from ._record import RecordHooks
 from ._simulations import SimulationJob, Simulations, open_simulations, record_server_info
 from ._workers import RunSurroundings, concurrency_shares
 
@@ -37,8 +48,12 @@ class SimulationActor:
     task of its own, so the world's task groups are entered and left in one task)."""
 
     def __init__(self, job: SimulationJob, surroundings: RunSurroundings):
-        self.job = job
         surroundings.fill_in()  # the driver's directory and the variables this node lacks (an API key)
+        self._scratch: Path | None = None
+        if isinstance(job.hooks, RecordHooks):  # recorded on this node's disk, shipped to the driver
+            self._scratch = Path(tempfile.mkdtemp(prefix="shiftbox-record-"))
+            job = dataclasses.replace(job, hooks=job.hooks.elsewhere(self._scratch))
+        self.job = job
         self._world: asyncio.Future | None = None
         self._closing = asyncio.Event()
         self._closed = asyncio.Event()
@@ -61,19 +76,50 @@ class SimulationActor:
         finally:
             self._closed.set()
 
-    async def simulate(self, index: int, attempt: int) -> Trajectory:
+    async def simulate(self, index: int, attempt: int) -> tuple[Trajectory, dict[str, bytes]]:
+        """The simulation's trajectory and, when recording, its recorded files (for the driver to write)."""
         simulate = await self._simulations()
-        return await simulate(*self.job.work[index], attempt)
+        trajectory = await simulate(*self.job.work[index], attempt)
+        hooks = self.job.hooks
+        return trajectory, hooks.take(trajectory.simulation_id) if isinstance(hooks, RecordHooks) else {}
+
+    def preflight(self, snapshots: dict[str, str]) -> list[str]:
+        """What keeps this node from running the job (each snapshot directory -> the sha256 the driver has), each
+        problem naming the node and the fix; none when it is ready."""
+        ray = import_ray()
+        node_id = ray.get_runtime_context().get_node_id()
+        about = next((n for n in ray.nodes() if n["NodeID"] == node_id), {})
+        node = f"node {about.get('NodeName') or about.get('NodeManagerAddress', '?')} (id {node_id[:12]})"
+        problems = []
+        for directory, sha256 in sorted(snapshots.items()):
+            try:
+                found = Snapshot.load(directory).manifest.sha256
+            except (SnapshotError, OSError) as exc:
+                problems.append(f"{node}: {exc} (the snapshot must be at the same path on every node: build it there "
+                                "with `shiftbox snapshots build`, or put it on a shared file system)")
+                continue
+            if sha256 and found != sha256:
+                problems.append(f"{node}: the snapshot {directory} there has sha256 {found[:12]}…, the driver's "
+                                f"{sha256[:12]}…; build the same snapshot on every node (`shiftbox snapshots build`)")
+        try:
+            with tempfile.TemporaryFile() as probe:
+                probe.write(b"shiftbox")
+        except OSError as exc:
+            problems.append(f"{node}: cannot write its temporary directory {tempfile.gettempdir()} ({exc}); free "
+                            "space there or set TMPDIR on that node to a writable directory")
+        return problems
 
     async def server(self) -> dict[str, ServerInfo]:
         """Domain -> its server's identity (several in a cross-domain run), for the driver's run.json."""
         return (await self._simulations()).world.servers
 
     async def close(self) -> None:
-        """Close the world (its servers end with it)."""
+        """Close the world (its servers end with it), and remove the recording scratch directory."""
         if self._world is not None:
             self._closing.set()
             await self._closed.wait()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 
@@ -84,23 +130,29 @@ def actor_class(ray: Any) -> Any:
     return ray.remote(max_restarts=0, max_task_retries=0)(SimulationActor)
 
 
-async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrency: int,
-                     write: Callable[[Trajectory], Awaitable[None]], address: str | None,
-                     max_llm_concurrency: int | None = None) -> None:
-    """Run `job.work` on `workers` Ray actors (`concurrency` shared between them); `write` each trajectory here.
-    With `max_llm_concurrency`, the actors share a `RayLlmGate`; a dead actor's slots are freed."""
+async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
+                     write: Callable[[Trajectory], Awaitable[None]], options: ExecutionOptions) -> None:
+    """Run `job.work` on `workers` Ray actors (`options.concurrency` shared between them), each reserving
+    `options.worker_cpus` CPUs and `worker_memory_mb`, spread across the nodes; `write` each trajectory here. With
+    `max_llm_concurrency`, the actors share a `RayLlmGate`; a dead actor's slots are freed."""
     ray = import_ray()
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
-    shares = concurrency_shares(concurrency, workers)
-    with connected(ray, address, workers):
-        if max_llm_concurrency is not None:
-            job = dataclasses.replace(job, llm_gate=RayLlmGate(max_llm_concurrency))
+    shares = concurrency_shares(options.concurrency, workers)
+    memory = None if options.worker_memory_mb is None else options.worker_memory_mb * 2**20
+    with connected(ray, options.ray_address, workers, options.worker_cpus, memory):
+        if options.max_llm_concurrency is not None:
+            job = dataclasses.replace(job, llm_gate=RayLlmGate(options.max_llm_concurrency))
         # sent once; held here for as long as actors may start
         job_ref, surroundings = ray.put(job), ray.put(RunSurroundings.of_this_process())
-        members = [_Member(functools.partial(actor_class(ray).options(max_concurrency=share + 1).remote, job_ref,
-                                             surroundings)) for share in shares]
+        placed = {"num_cpus": options.worker_cpus, "scheduling_strategy": "SPREAD",
+                  **({"memory": memory} if memory is not None else {})}
+        members = [_Member(functools.partial(actor_class(ray).options(max_concurrency=share + 1, **placed).remote,
+                                             job_ref, surroundings),
+                           functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0).remote,
+                                             job_ref, surroundings)) for share in shares]
         try:
             try:
+                await _preflight(ray, job, [member.handle for member in members])
                 servers = await members[0].handle.server.remote()
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
@@ -122,22 +174,27 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int, concurrenc
 
 class _Member:
     """A place for an actor in the run. When its actor dies, the place gets a fresh actor (a new process, a new
-    world) for the simulations sent after; only what the dead one had in flight fails."""
+    world) for the simulations sent after; only what the dead one had in flight fails. The fresh actor reserves
+    nothing: when a node is lost, its CPUs are gone, and a replacement waiting for room would wait forever."""
 
-    def __init__(self, new_actor: Callable[[], Any]):
-        self.new_actor = new_actor
-        self.handle = new_actor()
+    def __init__(self, first_actor: Callable[[], Any], replacement: Callable[[], Any]):
+        self.replacement = replacement
+        self.handle = first_actor()
 
     def lost(self, handle: Any) -> None:
         if handle is self.handle:  # the first of its in-flight calls to fail replaces it
-            self.handle = self.new_actor()
+            self.handle = self.replacement()
 
 
 def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
     async def run(index: int, attempt: int) -> Trajectory:
         handle = member.handle
         try:
-            return await handle.simulate.remote(index, attempt)
+            trajectory, recorded = await handle.simulate.remote(index, attempt)
+            if recorded:  # shipped from the actor's node; the driver writes the fixture
+                assert isinstance(job.hooks, RecordHooks)
+                job.hooks.put(recorded)
+            return trajectory
         except ray.exceptions.RayActorError as exc:  # its process died (killed, out of memory, node lost)
             member.lost(handle)
             if isinstance(job.llm_gate, RayLlmGate):  # Ray does not tell the slot keeper an actor died
@@ -148,6 +205,23 @@ def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
         except ray.exceptions.RayTaskError as exc:
             raise _cause(exc) from None
     return run
+
+
+async def _preflight(ray: Any, job: SimulationJob, actors: list[Any]) -> None:
+    """Every actor checks its node before any simulation starts; raises `RunWorkerError` naming each node that
+    failed (once, however many actors it holds) and the fix."""
+    snapshots, here = {}, None
+    for directory in job.config.snapshot.split(","):
+        try:
+            snapshots[directory] = Snapshot.load(directory).manifest.sha256
+        except SnapshotError as exc:  # the driver may run off the cluster, without snapshots; the nodes must not
+            snapshots[directory], here = "", here or exc
+    answers = await asyncio.gather(*(actor.preflight.remote(snapshots) for actor in actors))
+    problems = list(dict.fromkeys(problem for answer in answers for problem in answer))
+    if problems and here is not None:  # broken here too: refused as a run in one process refuses it
+        raise here
+    if problems:
+        raise RunWorkerError("the Ray nodes are not ready for this run (nothing ran):\n" + "\n".join(problems))
 
 
 def _why(exc: BaseException) -> str:
@@ -172,18 +246,39 @@ async def _close(ray: Any, actors: list[Any]) -> None:
 
 
 @contextlib.contextmanager
-def connected(ray: Any, address: str | None, workers: int) -> Iterator[None]:
-    """Connected to the cluster at `address`, or to a local one started now (and stopped after) with a CPU for
-    every worker; a Ray already initialized in this process is used as it is and left running."""
+def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
+              memory: int | None = None) -> Iterator[None]:
+    """Connected to the cluster at `address`, or to a local one started now (and stopped after) with the CPUs
+    every worker reserves; a Ray already initialized in this process is used as it is and left running. Refused
+    (`RunWorkerError`) when the cluster's nodes have no room for every worker."""
     with contextlib.ExitStack() as stack:
         if not ray.is_initialized():
             if address is None:
-                stack.enter_context(local_ray_cluster(max(workers, default_workers())))
+                stack.enter_context(local_ray_cluster(max(math.ceil(workers * cpus), default_workers())))
             else:
-                ray.init(address=address, log_to_driver=False)
+                connect_ray(address)
                 stack.callback(ray.shutdown)
-        cpus = ray.cluster_resources().get("CPU", 0)
-        if cpus < workers:
-            raise RunWorkerError(f"the Ray cluster has {cpus:g} CPUs, fewer than --workers {workers} (each worker is "
-                                 "an actor taking one CPU): lower --workers or add nodes")
+        nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+        if (room := workers_room(nodes, cpus, memory)) < workers:
+            raise RunWorkerError(no_room(nodes, workers, room, cpus, memory))
         yield
+
+
+def workers_room(nodes: list[dict[str, float]], cpus: float, memory: int | None) -> int:
+    """How many actors reserving `cpus` CPUs (and `memory` bytes) the nodes (each one's total resources) hold: an
+    actor lives on one node, so each node holds as many as fit in it alone."""
+    def fits(node: dict[str, float]) -> int:
+        by_cpu = math.floor(node.get("CPU", 0) / cpus + 1e-9)
+        return by_cpu if memory is None else min(by_cpu, math.floor(node.get("memory", 0) / memory))
+    return sum(fits(node) for node in nodes)
+
+
+def no_room(nodes: list[dict[str, float]], workers: int, room: int, cpus: float, memory: int | None) -> str:
+    """What Ray would do with more workers than the cluster holds, and what to change."""
+    each = f"{cpus:g} CPU{'s' * (cpus != 1)}" + (f" and {memory / 2**20:g} MiB" if memory else "")
+    sizes = ", ".join(f"{node.get('CPU', 0):g} CPUs" + (f"/{node.get('memory', 0) / 2**20:.0f} MiB" if memory else "")
+                      for node in nodes)
+    return (f"the Ray cluster has room for {room} of the --workers {workers} actors: each reserves {each} on one "
+            f"node for the whole run (--worker-cpus, --worker-memory-mb), and Ray starts an actor only on a node with "
+            f"that much free, so the others would wait forever (nodes: {sizes or 'none alive'}). Lower --workers or "
+            "--worker-cpus, or add nodes or CPUs (`ray start --num-cpus N`)")

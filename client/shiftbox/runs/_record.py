@@ -12,6 +12,7 @@ filtered), and a replay runs them through litellm again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -101,14 +102,39 @@ class RecordHooks(RunHooks):
         (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
 
     def cassette(self, simulation_id: str) -> Cassette:
-        path = self.dir / CASSETTES / fixture_file_name(simulation_id)
+        path = self.dir / self.files_of(simulation_id)[0]
         if self.llm_cassettes == "http":
-            return HttpCassette(simulation_id, http_cassette_file(path), "record")
+            return HttpCassette(simulation_id, path, "record")
         return Cassette(simulation_id, path, "record")
 
     def finished(self, trajectory: Trajectory, world: World) -> None:
-        path = self.dir / TRANSCRIPTS / fixture_file_name(trajectory.simulation_id)
+        path = self.dir / self.files_of(trajectory.simulation_id)[1]
         path.write_text(transcript_lines(trajectory, world.tools))
+
+    def files_of(self, simulation_id: str) -> tuple[Path, Path]:
+        """A simulation's cassette and transcript, relative to the fixture directory."""
+        cassette = Path(CASSETTES) / fixture_file_name(simulation_id)
+        if self.llm_cassettes == "http":
+            cassette = http_cassette_file(cassette)
+        return cassette, Path(TRANSCRIPTS) / fixture_file_name(simulation_id)
+
+    def elsewhere(self, scratch: Path) -> RecordHooks:
+        """The same recording into `scratch` (a Ray actor's own disk; the driver writes the files it ships back)."""
+        return RecordHooks(scratch, self.llm_cassettes)
+
+    def take(self, simulation_id: str) -> dict[str, bytes]:
+        """A simulation's recorded files (relative path -> bytes), removed from this directory."""
+        files = {}
+        for relative in self.files_of(simulation_id):
+            with contextlib.suppress(FileNotFoundError):  # no LLM call: no cassette
+                files[relative.as_posix()] = (self.dir / relative).read_bytes()
+                (self.dir / relative).unlink()
+        return files
+
+    def put(self, files: dict[str, bytes]) -> None:
+        """Write files `take` shipped from elsewhere into this fixture directory."""
+        for relative, data in sorted(files.items()):
+            (self.dir / relative).write_bytes(data)
 
 
 def portable_snapshot(snapshot: str) -> str:
