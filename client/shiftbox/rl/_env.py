@@ -85,6 +85,12 @@ class _Episode:
     end: tuple[float, dict[str, Any]] | None = None
 
 
+def _close_channels(episode: _Episode) -> None:
+    """The ended episode's memory streams closed (closing twice does nothing), so no reset leaves any open."""
+    episode.agent.close_channels()
+    episode.events.close()
+
+
 class ShiftboxEnv:
     """One simulation per `reset`, stepped by the policy; reward from shiftbox's metrics once done.
 
@@ -218,6 +224,8 @@ class ShiftboxEnv:
                 self._episode.runner.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._episode.runner
+            if self._episode is not None:
+                _close_channels(self._episode)
             if self._held is not None:
                 held, self._held = self._held, None
                 await held.close()
@@ -287,6 +295,7 @@ class ShiftboxEnv:
             episode.turn = sum(m.role == "assistant" for m in event.messages)
             return self._observation(episode, event.messages), 0.0, False, {}
         await episode.runner
+        _close_channels(episode)
         if event.error is not None:
             episode.end = (0.0, {"error": event.error})
             raise event.error

@@ -56,6 +56,11 @@ class PolicyAgent(Agent):
     async def start(self, context: AgentContext) -> None:
         self.context = context
 
+    def close_channels(self) -> None:
+        """Close both ends of its reply channel and its end of the events channel, once the simulation is over."""
+        for stream in (self.replies, self._replies, self._events):
+            stream.close()
+
     async def respond(self, messages: list[Message]) -> AgentReply:
         await self._events.send(PolicyTurn(list(messages)))
         reply = await self._replies.receive()
