@@ -12,9 +12,9 @@ workers would keep its write lock held forever and stall every other worker and 
 What a worker costs before its first simulation, and how it is kept small: the fork server it is forked from is
 started by `plan_run` (`start_fork_server`), so its imports go on while the run is still being prepared; a worker
 does not run the program's main script again (`_main_left_alone`: the `shiftbox` command would import the whole
-CLI in every worker) unless its job refers to something defined there; and it leaves without the interpreter's
-teardown once it has said goodbye (`_leave`). Work is handed out one simulation at a time to whichever worker
-has a free slot (`Dispatch`), so a worker that started late or runs slower simply takes fewer.
+CLI in every worker) unless its job refers to something defined there. (A worker has no interpreter teardown to
+skip: the fork server ends each child with `os._exit` after multiprocessing's own exit steps.) Work is handed
+out one simulation at a time to whichever worker has a free slot (`Dispatch`), so a worker that started late or runs slower simply takes fewer.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import multiprocessing.forkserver
 import multiprocessing.spawn
 import os
 import pickle
-import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -317,16 +316,6 @@ def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests:
         _send(results, ("failed", number, _transportable(exc)))
     else:
         _send(results, ("exited", number, None))
-        _leave()
-
-
-def _leave() -> None:
-    """End a worker that has closed its servers and said goodbye at once: the interpreter's teardown (freeing every
-    module, most of a second after litellm) would only make the run's end wait for it."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(0)
 
 
 async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,
