@@ -119,4 +119,12 @@ def run_evaluation(
     on_rerun: Callable[[list[str]], None] = lambda ids: None,
 ) -> RunResult:
     """`run_evaluation_async` from synchronous code (a script, a notebook cell without a running loop)."""
-    return anyio.run(lambda: run_evaluation_async(plan, on_start=on_start, on_done=on_done, on_rerun=on_rerun))
+    # the result is handed over here, not as the event loop's task's result: Python 3.11's asyncio runner formats
+    # that task with its result (every trajectory) as it restores the main thread's Ctrl-C handler, for nothing
+    result: list[RunResult] = []
+
+    async def run() -> None:
+        result.append(await run_evaluation_async(plan, on_start=on_start, on_done=on_done, on_rerun=on_rerun))
+
+    anyio.run(run)
+    return result[0]
