@@ -50,9 +50,8 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
 
 
 class TrajectoryWriter:
-    """Appends one trajectory per line and fsyncs it (off the event loop) before `append` returns: what is written
-    survives a kill -9; what could not be written (a full disk) is a RecordWriteError and leaves nothing behind, so
-    `--resume` runs that simulation again."""
+    """Appends one trajectory per line and fsyncs it: what is written survives a kill -9; what could not be written
+    (a full disk) is a RecordWriteError and leaves nothing behind, so `--resume` runs that simulation again."""
 
     def __init__(self, path: Path):
         self._path = path
@@ -61,8 +60,8 @@ class TrajectoryWriter:
 
     async def append(self, trajectory: Trajectory) -> None:
         line = dump_json(trajectory).encode() + b"\n"  # a lone surrogate an agent sent: escaped
-        async with self._lock:  # in a thread: the simulations on this event loop go on while the disk syncs
-            await anyio.to_thread.run_sync(append_line, self._file.fileno(), line, self._path)
+        async with self._lock:
+            append_line(self._file.fileno(), line, self._path)
 
     def close(self) -> None:
         self._file.close()
