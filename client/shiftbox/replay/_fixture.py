@@ -4,16 +4,19 @@ trajectories, LLM answers from cassettes, tool results re-executed (drift-checke
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
+from .._jsonl import dump_json
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
-from ..llm import Cassette, HttpCassette, first_difference, http_cassette_file
+from ..llm import Cassette, HttpCassette, LLMRequest, first_difference, http_cassette_file
+from ..llm._cassette import read_interactions, without_credentials
 from ..runs import (
     CASSETTES,
     TRANSCRIPTS,
@@ -110,6 +113,33 @@ def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[d
     return []
 
 
+def _request_digest(request: LLMRequest) -> bytes:
+    """sha256 of the request written as a cassette writes it: equal digests, equal requests."""
+    return hashlib.sha256(dump_json(request).encode()).digest()
+
+
+class CheckedCassette(Cassette):
+    """A boundary cassette read and checked when the replay starts. It keeps each recorded request's digest and
+    response, not the request (every conversation of a fixture would stay in memory): a request that matches its
+    digest is answered with no second reading of the file; one that does not reads it again, to name the field
+    that differs (or to find it equal, written differently) exactly as `Cassette.replay` does."""
+
+    def __init__(self, simulation_id: str, path: Path):
+        super().__init__(simulation_id, path, "replay")
+        self._answers: list[tuple[bytes, dict[str, Any]]] = [(_request_digest(i.request), i.response)
+                                                             for i in self.interactions]
+        self.interactions = []
+
+    def replay(self, request: LLMRequest) -> dict[str, Any]:
+        n = self.position
+        if not self.interactions:
+            if n < len(self._answers) and _request_digest(without_credentials(request)) == self._answers[n][0]:
+                self.position += 1
+                return self._answers[n][1]
+            self.interactions = read_interactions(self.path)
+        return super().replay(request)
+
+
 class ReplayHooks(RunHooks):
     """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
 
@@ -120,16 +150,22 @@ class ReplayHooks(RunHooks):
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
         self.problems = check_transcripts(fixture_dir, self.recorded)
+        self._checked: dict[str, Cassette] = {}  # read before any simulation, each served to its first attempt
         for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
             with contextlib.suppress(CassetteMiss):  # a missing one is a miss when its simulation asks for it
-                self.cassette(simulation_id)
+                self._checked[simulation_id] = self._read_cassette(simulation_id)
 
     def cassette(self, simulation_id: str) -> Cassette:
+        """The simulation's cassette, as read when the replay started; read again for a retried simulation (which
+        starts over from its first call)."""
+        return self._checked.pop(simulation_id, None) or self._read_cassette(simulation_id)
+
+    def _read_cassette(self, simulation_id: str) -> Cassette:
         """The simulation's boundary cassette, or its HTTP cassette when it was recorded so (`--llm-cassettes http`)."""
         path = self.dir / CASSETTES / fixture_file_name(simulation_id)
         if not path.exists() and http_cassette_file(path).exists():
             return HttpCassette(simulation_id, http_cassette_file(path), "replay")
-        return Cassette(simulation_id, path, "replay")
+        return CheckedCassette(simulation_id, path)
 
     def _recorded(self, task: Task, trial: int) -> Trajectory:
         from ..orchestrator import simulation_id
