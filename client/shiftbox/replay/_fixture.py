@@ -39,17 +39,22 @@ class TranscriptError(ShiftboxError, ValueError):
     """A transcript that is not JSON lines of the transcript format."""
 
 
-def read_transcript(path: Path) -> tuple[list[dict], list[dict]]:
-    """(tools list, tools/call lines) of one transcript file."""
+def read_transcript(path: Path, known: dict[str, Any] | None = None) -> tuple[list[dict], list[dict]]:
+    """(tools list, tools/call lines) of one transcript file. `known` keeps first lines already parsed, by their
+    text: the tools/list line is the same in every transcript of a fixture, so it is parsed once."""
     rel = f"{TRANSCRIPTS}/{path.name}"
     lines = []
     for number, text in enumerate(path.read_text().splitlines(), 1):
         if not text.strip():
             continue
-        try:
-            line = loads_json(text, f"{rel} line {number}", finite=False)
-        except ValueError as exc:
-            raise TranscriptError(str(exc)) from None
+        line = known.get(text) if known is not None and not lines else None
+        if line is None:
+            try:
+                line = loads_json(text, f"{rel} line {number}", finite=False)
+            except ValueError as exc:
+                raise TranscriptError(str(exc)) from None
+            if known is not None and not lines:
+                known[text] = line
         if not isinstance(line, dict) or line.get("method") not in ("tools/list", "tools/call"):
             raise TranscriptError(f"{rel} line {number}: not a tools/list or tools/call line")
         lines.append(line)
@@ -69,6 +74,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
         if name not in expected_files:
             problems.append(f"{TRANSCRIPTS}/{name} belongs to no recorded simulation")
     tools_of: dict[str, list[dict]] = {}
+    known: dict[str, Any] = {}
     for sim in sorted(recorded):
         path = folder / fixture_file_name(sim)
         rel = f"{TRANSCRIPTS}/{path.name}"
@@ -76,7 +82,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
             problems.append(f"transcript missing for {sim}: {rel} does not exist")
             continue
         try:
-            tools_of[sim], calls = read_transcript(path)
+            tools_of[sim], calls = read_transcript(path, known)
         except TranscriptError as exc:
             problems.append(f"{sim}: {exc}")
             continue
@@ -96,7 +102,9 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
                     problems.append(f"{sim}/call {n} ({expected[n]['name']}): {rel} line {n + 2} differs from the "
                                     f"recorded trajectory in {diff}")
     if tools_of:
-        dumps = {sim: json.dumps(tools, sort_keys=True) for sim, tools in tools_of.items()}
+        parsed = {id(tools): tools for tools in tools_of.values()}  # a tools list parsed once is dumped once
+        dumped = {key: json.dumps(tools, sort_keys=True) for key, tools in parsed.items()}
+        dumps = {sim: dumped[id(tools)] for sim, tools in tools_of.items()}
         common = max(set(dumps.values()), key=list(dumps.values()).count)
         reference = json.loads(common)
         for sim, tools in tools_of.items():
