@@ -158,15 +158,18 @@ class ReplayHooks(RunHooks):
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
         self.problems = check_transcripts(fixture_dir, self.recorded)
-        self._checked: dict[str, Cassette] = {}  # read before any simulation, each served to its first attempt
+        self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt
         for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
             with contextlib.suppress(CassetteMiss):  # a missing one is a miss when its simulation asks for it
-                self._checked[simulation_id] = self._read_cassette(simulation_id)
+                cassette = self._read_cassette(simulation_id)
+                if isinstance(cassette, CheckedCassette):  # an HTTP cassette holds its requests: read it again
+                    self._checked[simulation_id] = cassette
 
     def cassette(self, simulation_id: str) -> Cassette:
         """The simulation's cassette, as read when the replay started; read again for a retried simulation (which
         starts over from its first call)."""
-        return self._checked.pop(simulation_id, None) or self._read_cassette(simulation_id)
+        checked = self._checked.pop(simulation_id, None)
+        return checked if checked is not None else self._read_cassette(simulation_id)
 
     def _read_cassette(self, simulation_id: str) -> Cassette:
         """The simulation's boundary cassette, or its HTTP cassette when it was recorded so (`--llm-cassettes http`)."""

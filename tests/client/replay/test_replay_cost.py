@@ -14,11 +14,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from shiftbox.cli import app
-from shiftbox.llm import Cassette, first_difference
-from shiftbox.replay import replay_fixture
+from shiftbox.errors import CassetteMiss
+from shiftbox.llm import Cassette, LLMRequest, first_difference
+from shiftbox.replay import ReplayHooks, replay_fixture
 from shiftbox.world import World
 from tests.client.harness import HANDWRITTEN, REPO
 from tests.client.replay import FIXTURES, offline_copy
@@ -108,3 +110,32 @@ def test_replaying_the_committed_fixtures_never_imports_litellm(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"identical": dict.fromkeys((Path(f).name for f in fixtures), True), "imported": []}
+
+
+def recorded_request(fixture: Path, simulation_id: str, n: int) -> tuple[LLMRequest, dict]:
+    line = json.loads((fixture / "cassettes" / f"{simulation_id}.jsonl").read_text().splitlines()[n])
+    return LLMRequest.model_validate(line["request"]), line["response"]
+
+
+def test_a_retried_simulation_gets_its_cassette_again_from_the_first_call(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    hooks = ReplayHooks(fixture, "reexecute")
+    sim = "hw_banking_001#0"
+    request, response = recorded_request(fixture, "hw_banking_001_0", 0)
+    first = hooks.cassette(sim)
+    assert first.replay(request) == response and first.position == 1
+    again = hooks.cassette(sim)
+    assert again is not first and again.position == 0 and again.replay(request) == response
+
+
+def test_a_request_written_differently_but_equal_is_answered_and_a_changed_one_is_named(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    request, response = recorded_request(fixture, "hw_banking_001_0", 0)
+    reordered = request.model_copy(update={"messages": [dict(reversed(m.items())) for m in request.messages]})
+    assert reordered.model_dump_json() != request.model_dump_json()   # another text, the same request
+    assert ReplayHooks(fixture, "reexecute").cassette("hw_banking_001#0").replay(reordered) == response
+    changed = request.model_copy(update={"messages": [*request.messages[:-1],
+                                                      {**request.messages[-1], "content": "something else"}]})
+    last = len(request.messages) - 1
+    with pytest.raises(CassetteMiss, match=rf"hw_banking_001#0/call 0: request differs in messages\[{last}\]\.content"):
+        ReplayHooks(fixture, "reexecute").cassette("hw_banking_001#0").replay(changed)
