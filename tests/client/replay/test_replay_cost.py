@@ -3,7 +3,8 @@ live's throughput for the same 100 simulations). Counted here, never timed: each
 parsed) once per replayed simulation, where the replay read every one twice; a replay that repeats compares every
 recorded value with the one it got in one comparison, where it walked both field by field (thousands of steps per
 simulation); it opens one episode per simulation, as the live run did; and it never imports litellm or the openai
-SDK, whatever its fixture was recorded with."""
+SDK, whatever its fixture was recorded with. Requests are matched by digest, so the tests also check that an equal
+request written differently is still answered, a changed one named, and a retried simulation starts over."""
 
 from __future__ import annotations
 
