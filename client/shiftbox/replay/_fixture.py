@@ -151,6 +151,8 @@ class CheckedCassette(Cassette):
 class ReplayHooks(RunHooks):
     """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
 
+    sync_each_trajectory = False  # a replay is never resumed: its trajectories are synced once, at the end
+
     def __init__(self, fixture_dir: Path, tools: ToolsMode):
         """Raises CassetteFileError for a cassette over a limit or that does not parse. Problems are where the
         transcripts differ from the recorded trajectories (each difference named): tool results are then served
