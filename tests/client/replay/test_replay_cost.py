@@ -16,18 +16,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from shiftbox.cli import app
 from shiftbox.errors import CassetteMiss
 from shiftbox.llm import Cassette, LLMRequest, first_difference
 from shiftbox.replay import ReplayHooks, replay_fixture
 from shiftbox.world import World
-from tests.client.harness import HANDWRITTEN, REPO
-from tests.client.replay import FIXTURES, offline_copy
+from tests.client.harness import REPO
+from tests.client.replay import FIXTURES, offline_copy, record_scripted
 
 LLM_FIXTURE = FIXTURES / "banking-litellm"
-runner = CliRunner()
 
 
 def test_each_cassette_is_read_once_per_replayed_simulation(tmp_path, monkeypatch):
@@ -80,11 +77,7 @@ def test_a_replay_opens_one_episode_per_simulation_as_live_did(tmp_path, monkeyp
         return real(self, episode_id, *args, **kwargs)
 
     monkeypatch.setattr(World, "episode", counted)
-    fixture = tmp_path / "fixture"
-    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent",
-                              "scripted:redundant", "--trials", "2", "--out", str(tmp_path / "live"),
-                              "--record", str(fixture)])
-    assert res.exit_code == 0, res.output
+    fixture = record_scripted(tmp_path)
     live = len(opened)
     assert live == 10
     opened.clear()
@@ -154,11 +147,7 @@ def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, mo
         real(fd)
 
     monkeypatch.setattr(os, "fsync", counted)
-    fixture = tmp_path / "fixture"
-    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent",
-                              "scripted:redundant", "--trials", "2", "--out", str(tmp_path / "live"),
-                              "--record", str(fixture)])
-    assert res.exit_code == 0, res.output
+    fixture = record_scripted(tmp_path)
     assert synced["trajectories.jsonl"] == 10
     synced.clear()
     result = replay_fixture(fixture, tmp_path / "replayed")
