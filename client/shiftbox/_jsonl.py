@@ -45,8 +45,9 @@ def load_json(cls: type[M], line: str | bytes) -> M:
         return cls.model_validate(data)
 
 
-def append_line(fd: int, line: bytes, path: Path) -> None:
-    """Append `line` to the file open as `fd` and fsync it. A write or fsync that fails (a full disk, a failing one)
+def append_line(fd: int, line: bytes, path: Path, *, sync: bool = True) -> None:
+    """Append `line` to the file open as `fd` and fsync it (unless not `sync`: the caller syncs the file later). A
+    write or fsync that fails (a full disk, a failing one)
     leaves no part of the line behind (the file is cut back to its old end) and raises RecordWriteError naming
     `path`: a reader never finds a record that was reported as not written, nor a torn line before the next one.
     The caller keeps other writers of the file out meanwhile (one writer per file, or a lock)."""
@@ -55,7 +56,8 @@ def append_line(fd: int, line: bytes, path: Path) -> None:
         view = memoryview(line)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, start)

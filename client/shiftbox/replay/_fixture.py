@@ -4,16 +4,19 @@ trajectories, LLM answers from cassettes, tool results re-executed (drift-checke
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
+from .._jsonl import dump_json
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
-from ..llm import Cassette, HttpCassette, first_difference, http_cassette_file
+from ..llm import Cassette, HttpCassette, LLMRequest, first_difference, http_cassette_file
+from ..llm._cassette import read_interactions, without_credentials
 from ..runs import (
     CASSETTES,
     TRANSCRIPTS,
@@ -36,17 +39,22 @@ class TranscriptError(ShiftboxError, ValueError):
     """A transcript that is not JSON lines of the transcript format."""
 
 
-def read_transcript(path: Path) -> tuple[list[dict], list[dict]]:
-    """(tools list, tools/call lines) of one transcript file."""
+def read_transcript(path: Path, known: dict[str, Any] | None = None) -> tuple[list[dict], list[dict]]:
+    """(tools list, tools/call lines) of one transcript file. `known` keeps first lines already parsed, by their
+    text: the tools/list line is the same in every transcript of a fixture, so it is parsed once."""
     rel = f"{TRANSCRIPTS}/{path.name}"
     lines = []
     for number, text in enumerate(path.read_text().splitlines(), 1):
         if not text.strip():
             continue
-        try:
-            line = loads_json(text, f"{rel} line {number}", finite=False)
-        except ValueError as exc:
-            raise TranscriptError(str(exc)) from None
+        line = known.get(text) if known is not None and not lines else None
+        if line is None:
+            try:
+                line = loads_json(text, f"{rel} line {number}", finite=False)
+            except ValueError as exc:
+                raise TranscriptError(str(exc)) from None
+            if known is not None and not lines:
+                known[text] = line
         if not isinstance(line, dict) or line.get("method") not in ("tools/list", "tools/call"):
             raise TranscriptError(f"{rel} line {number}: not a tools/list or tools/call line")
         lines.append(line)
@@ -66,6 +74,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
         if name not in expected_files:
             problems.append(f"{TRANSCRIPTS}/{name} belongs to no recorded simulation")
     tools_of: dict[str, list[dict]] = {}
+    known: dict[str, Any] = {}
     for sim in sorted(recorded):
         path = folder / fixture_file_name(sim)
         rel = f"{TRANSCRIPTS}/{path.name}"
@@ -73,7 +82,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
             problems.append(f"transcript missing for {sim}: {rel} does not exist")
             continue
         try:
-            tools_of[sim], calls = read_transcript(path)
+            tools_of[sim], calls = read_transcript(path, known)
         except TranscriptError as exc:
             problems.append(f"{sim}: {exc}")
             continue
@@ -93,7 +102,9 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
                     problems.append(f"{sim}/call {n} ({expected[n]['name']}): {rel} line {n + 2} differs from the "
                                     f"recorded trajectory in {diff}")
     if tools_of:
-        dumps = {sim: json.dumps(tools, sort_keys=True) for sim, tools in tools_of.items()}
+        parsed = {id(tools): tools for tools in tools_of.values()}  # a tools list parsed once is dumped once
+        dumped = {key: json.dumps(tools, sort_keys=True) for key, tools in parsed.items()}
+        dumps = {sim: dumped[id(tools)] for sim, tools in tools_of.items()}
         common = max(set(dumps.values()), key=list(dumps.values()).count)
         reference = json.loads(common)
         for sim, tools in tools_of.items():
@@ -110,8 +121,37 @@ def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[d
     return []
 
 
+def _request_digest(request: LLMRequest) -> bytes:
+    """sha256 of the request written as a cassette writes it: equal digests, equal requests."""
+    return hashlib.sha256(dump_json(request).encode()).digest()
+
+
+class CheckedCassette(Cassette):
+    """A boundary cassette read and checked when the replay starts. It keeps each recorded request's digest and
+    response, not the request (every conversation of a fixture would stay in memory): a request that matches its
+    digest is answered with no second reading of the file; one that does not reads it again, to name the field
+    that differs (or to find it equal, written differently) exactly as `Cassette.replay` does."""
+
+    def __init__(self, simulation_id: str, path: Path):
+        super().__init__(simulation_id, path, "replay")
+        self._answers: list[tuple[bytes, dict[str, Any]]] = [(_request_digest(i.request), i.response)
+                                                             for i in self.interactions]
+        self.interactions = []
+
+    def replay(self, request: LLMRequest) -> dict[str, Any]:
+        n = self.position
+        if not self.interactions:
+            if n < len(self._answers) and _request_digest(without_credentials(request)) == self._answers[n][0]:
+                self.position += 1
+                return self._answers[n][1]
+            self.interactions = read_interactions(self.path)
+        return super().replay(request)
+
+
 class ReplayHooks(RunHooks):
     """Replays a fixture: LLM answers from cassettes, tools re-executed (drift-checked) or from transcripts."""
+
+    sync_each_trajectory = False  # a replay is never resumed: its trajectories are synced once, at the end
 
     def __init__(self, fixture_dir: Path, tools: ToolsMode):
         """Raises CassetteFileError for a cassette over a limit or that does not parse. Problems are where the
@@ -120,16 +160,25 @@ class ReplayHooks(RunHooks):
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
         self.problems = check_transcripts(fixture_dir, self.recorded)
+        self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt
         for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
             with contextlib.suppress(CassetteMiss):  # a missing one is a miss when its simulation asks for it
-                self.cassette(simulation_id)
+                cassette = self._read_cassette(simulation_id)
+                if isinstance(cassette, CheckedCassette):  # an HTTP cassette holds its requests: read it again
+                    self._checked[simulation_id] = cassette
 
     def cassette(self, simulation_id: str) -> Cassette:
+        """The simulation's cassette, as read when the replay started; read again for a retried simulation (which
+        starts over from its first call)."""
+        checked = self._checked.pop(simulation_id, None)
+        return checked if checked is not None else self._read_cassette(simulation_id)
+
+    def _read_cassette(self, simulation_id: str) -> Cassette:
         """The simulation's boundary cassette, or its HTTP cassette when it was recorded so (`--llm-cassettes http`)."""
         path = self.dir / CASSETTES / fixture_file_name(simulation_id)
         if not path.exists() and http_cassette_file(path).exists():
             return HttpCassette(simulation_id, http_cassette_file(path), "replay")
-        return Cassette(simulation_id, path, "replay")
+        return CheckedCassette(simulation_id, path)
 
     def _recorded(self, task: Task, trial: int) -> Trajectory:
         from ..orchestrator import simulation_id

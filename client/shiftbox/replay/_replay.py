@@ -19,11 +19,11 @@ from ..runs import (
     metrics_document,
     prepare_run_dir,
     read_run_metadata,
-    score_run,
+    score_trajectories,
     selected_tasks,
 )
+from ..runs._files import read_run
 from ..tasks import load_task_file
-from ..trajectory import read_trajectories
 from ._fixture import ReplayHooks, ToolsMode
 
 TOOLS_MODES: tuple[ToolsMode, ...] = ("reexecute", "transcript")
@@ -45,9 +45,16 @@ class ReplayResult:
 
 def compare_runs(recorded_dir: Path, replayed_dir: Path) -> list[str]:
     """Every difference between two runs' trajectories (timings excluded) and metrics, named."""
+    return _compared(recorded_dir, replayed_dir)[1]
+
+
+def _compared(recorded_dir: Path, replayed_dir: Path) -> tuple[int, list[str]]:
+    """(simulations replayed, `compare_runs`' problems), each run read once."""
     problems = []
-    recorded = {t.simulation_id: t for t in read_trajectories(recorded_dir)}
-    replayed = {t.simulation_id: t for t in read_trajectories(replayed_dir)}
+    (recorded_trajectories, recorded_tasks), (replayed_trajectories, replayed_tasks) = (
+        read_run(d, allow_empty=True) for d in (recorded_dir, replayed_dir))
+    recorded = {t.simulation_id: t for t in recorded_trajectories}
+    replayed = {t.simulation_id: t for t in replayed_trajectories}
     for sim in sorted(recorded.keys() | replayed.keys()):
         if sim not in replayed:
             problems.append(f"{sim}: not replayed")
@@ -60,10 +67,11 @@ def compare_runs(recorded_dir: Path, replayed_dir: Path) -> list[str]:
             if diff:
                 problems.append(f"{sim}: trajectory differs from the recording at {diff}")
     if not problems:
-        before, after = (metrics_document(*score_run(d)) for d in (recorded_dir, replayed_dir))
+        before, after = (metrics_document(*score_trajectories(*run), indent=None)
+                         for run in ((recorded_trajectories, recorded_tasks), (replayed_trajectories, replayed_tasks)))
         if before != after:
             problems.append("metrics differ from the recording's although every trajectory is equal")
-    return problems
+    return len(replayed_trajectories), problems
 
 
 def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "reexecute",
@@ -102,4 +110,4 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
             make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks))
     except ReplayDivergence as exc:
         return ReplayResult(out, 0, failed=str(exc))
-    return ReplayResult(out, len(read_trajectories(out)), compare_runs(fixture, out))
+    return ReplayResult(out, *_compared(fixture, out))

@@ -57,7 +57,7 @@ async def execute_run(
                         run_tag="r" + secrets.token_hex(8),
                         llm_gate=_llm_gate(options))
     results: list[Trajectory] = []
-    writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE)
+    writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE, sync_each=job.hooks.sync_each_trajectory)
 
     async def write(trajectory: Trajectory) -> None:
         await writer.append(trajectory)

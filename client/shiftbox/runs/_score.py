@@ -30,10 +30,11 @@ JUDGE_OPTIONS = {"api_base": str, "temperature": float, "max_retries": int, "rub
                  "rubric_stride": int}
 
 
-def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> str:
-    """The metrics file: run aggregates plus every simulation's scores; no timings, so replays compare equal."""
+def metrics_document(run_metrics: RunMetrics, sims: list[SimulationMetrics], *, indent: int | None = 2) -> str:
+    """The metrics file: run aggregates plus every simulation's scores; no timings, so replays compare equal
+    (`indent=None`: on one line, as C's encoder writes it, to compare two runs' metrics)."""
     doc = {"run": run_metrics.model_dump(mode="json"), "simulations": [s.model_dump(mode="json") for s in sims]}
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    return json.dumps(doc, indent=indent, sort_keys=True) + "\n"
 
 
 def write_metrics_file(run_dir: Path, run_metrics: RunMetrics, sims: list[SimulationMetrics]) -> Path | None:

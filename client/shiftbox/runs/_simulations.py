@@ -48,6 +48,10 @@ def record_server_info(run_dir: Path, servers: dict[str, ServerInfo],
 class RunHooks:
     """What record and replay change about a run; the defaults are a plain live run."""
 
+    sync_each_trajectory = True
+    """fsync trajectories.jsonl after every trajectory (`--resume` goes on from what is on disk); when False, once at
+    the end (a replay, which is never resumed: a sync blocks every simulation of the process while the disk works)."""
+
     def world(self, config: RunConfig):
         return open_world(config.domain, servers=config.servers, snapshot_dir=Path(config.snapshot),
                           toolset=config.toolset, dependency_graph=config.dependency_graph,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import anyio
 from pydantic import ValidationError
 
 from .._jsonl import append_line, dump_json, load_json
-from ..errors import RunFileError
+from ..errors import RecordWriteError, RunFileError
 from ._model import Trajectory
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
@@ -53,15 +54,24 @@ class TrajectoryWriter:
     """Appends one trajectory per line and fsyncs it: what is written survives a kill -9; what could not be written
     (a full disk) is a RecordWriteError and leaves nothing behind, so `--resume` runs that simulation again."""
 
-    def __init__(self, path: Path):
-        self._path = path
+    def __init__(self, path: Path, *, sync_each: bool = True):
+        """`sync_each=False`: the file is synced once, by `close`, not after every line (for a run never resumed)."""
+        self._path, self._sync_each = path, sync_each
         self._file = path.open("ab", buffering=0)
         self._lock = anyio.Lock()
 
     async def append(self, trajectory: Trajectory) -> None:
         line = dump_json(trajectory).encode() + b"\n"  # a lone surrogate an agent sent: escaped
         async with self._lock:
-            append_line(self._file.fileno(), line, self._path)
+            append_line(self._file.fileno(), line, self._path, sync=self._sync_each)
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            if not self._sync_each:
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            raise RecordWriteError(f"cannot sync {self._path} to disk ({exc.strerror or exc}): its trajectories are "
+                                   "written but may not survive a crash of the machine. Free space on that disk (or "
+                                   "fix it)") from exc
+        finally:
+            self._file.close()

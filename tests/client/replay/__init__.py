@@ -6,6 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from shiftbox.cli import app
+from tests.client.harness import HANDWRITTEN
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
@@ -17,3 +21,14 @@ def offline_copy(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     run = tmp_path / "run"
     shutil.copytree(fixture, run)
     return run
+
+
+def record_scripted(tmp_path: Path) -> Path:
+    """`shiftbox run --record` of the handwritten banking tasks, 2 trials, scripted agent (10 simulations, no LLM):
+    the fixture's path (the live run is in `tmp_path / "live"`)."""
+    fixture = tmp_path / "fixture"
+    res = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent",
+                                   "scripted:redundant", "--trials", "2", "--out", str(tmp_path / "live"),
+                                   "--record", str(fixture)])
+    assert res.exit_code == 0, res.output
+    return fixture

@@ -14,18 +14,14 @@ from shiftbox.llm import Cassette, LLMRequest, use_cassette
 from shiftbox.pytest import ReplayFailed, replay_and_check
 from shiftbox.runs import FIXTURE_FILE
 from tests.client.harness import HANDWRITTEN
+from tests.client.replay import record_scripted
 
 runner = CliRunner()
 
 
 @pytest.fixture
 def fixture_dir(tmp_path):
-    fx = tmp_path / "fixture"
-    res = runner.invoke(app, ["run", "--domain", "banking", "--tasks", str(HANDWRITTEN), "--agent",
-                              "scripted:redundant", "--trials", "2", "--out", str(tmp_path / "live"),
-                              "--record", str(fx)])
-    assert res.exit_code == 0, res.output
-    return fx
+    return record_scripted(tmp_path)
 
 
 def test_fixture_layout(fixture_dir):

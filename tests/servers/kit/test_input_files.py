@@ -3,6 +3,9 @@ numbers that are not finite refused, every error an InputFileError naming the so
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from shiftbox_servers import kit
@@ -15,6 +18,25 @@ from tests.conftest import require_acb
 ])
 def test_json_depth_counts_brackets_outside_strings(text, depth):
     assert kit.json_depth(text) == depth
+
+
+def reference_depth(text: str) -> int:
+    """The deepest nesting, bracket by bracket: strings (quote to quote on one line, escapes skipped) cut out first."""
+    depth = deepest = 0
+    for char in re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text):
+        if char in "[{]}":
+            depth += 1 if char in "[{" else -1
+            deepest = max(deepest, depth)
+    return deepest
+
+
+def test_json_depth_is_the_bracket_by_bracket_depth_on_any_text():
+    """Balanced text is measured a level a pass; unbalanced, torn or very deep text falls back: the same figure."""
+    rng = random.Random(34)
+    texts = ["".join(rng.choice('[]{}"\\\na,: ') for _ in range(rng.randint(0, 60))) for _ in range(5000)]
+    texts += ["[" * 100 + "]" * 100, "[" * 101 + "]" * 101, "[" * 5000, "]]][[[", '{"a": [1, 2]', "[" * 20_000 + "]" * 20_000,
+              '[{"a": "x\\"]"}, [[]], {}]\n[[[]]]', '"unterminated [[\n[1]']
+    assert [kit.json_depth(t) for t in texts] == [reference_depth(t) for t in texts]
 
 
 @pytest.mark.parametrize("depth", [100, 101])

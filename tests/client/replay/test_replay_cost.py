@@ -1,0 +1,155 @@
+"""Issue 34: a replay makes no LLM call, so it must cost less than the live run it repeats, and it cost more (0.75x
+live's throughput for the same 100 simulations). Counted here, never timed: each cassette is read (checked and
+parsed) once per replayed simulation, where the replay read every one twice; a replay that repeats compares every
+recorded value with the one it got in one comparison, where it walked both field by field (thousands of steps per
+simulation); it opens one episode per simulation, as the live run did; and it never imports litellm or the openai
+SDK, whatever its fixture was recorded with. Requests are matched by digest, so the tests also check that an equal
+request written differently is still answered, a changed one named, and a retried simulation starts over."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from shiftbox.errors import CassetteMiss
+from shiftbox.llm import Cassette, LLMRequest, first_difference
+from shiftbox.replay import ReplayHooks, replay_fixture
+from shiftbox.world import World
+from tests.client.harness import REPO
+from tests.client.replay import FIXTURES, offline_copy, record_scripted
+
+LLM_FIXTURE = FIXTURES / "banking-litellm"
+
+
+def test_each_cassette_is_read_once_per_replayed_simulation(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[str] = Counter()
+    real = Cassette.__init__
+
+    def counted(self, simulation_id, path, mode):
+        reads[f"{path.name} ({mode})"] += 1
+        real(self, simulation_id, path, mode)
+
+    monkeypatch.setattr(Cassette, "__init__", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    cassettes = sorted(p.name for p in (fixture / "cassettes").iterdir())
+    assert len(cassettes) == 10
+    assert reads == {f"{name} (replay)": 1 for name in cassettes}
+
+
+def test_an_identical_replay_walks_no_recorded_value_field_by_field(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    steps: list[str] = []
+
+    def counted(recorded, actual, path=""):
+        if path:  # a step inside a value: the walk of a comparison that did not settle it whole
+            steps.append(path)
+        return first_difference(recorded, actual, path)
+
+    monkeypatch.setattr("shiftbox.llm._cassette.first_difference", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical, (result.problems, result.failed)
+    assert steps == []
+
+
+def test_a_difference_is_still_walked_to_its_field():
+    recorded = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], "n": 1}
+    actual = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hey"}], "n": 1}
+    assert first_difference(recorded, actual) == "messages[1].content"
+    assert first_difference(recorded, {**recorded, "n": 2}) == "n"
+    assert first_difference([1, 2], [1, 2, 3]) == " (length 2 != 3)"
+    assert first_difference(recorded, json.loads(json.dumps(recorded))) is None
+
+
+def test_a_replay_opens_one_episode_per_simulation_as_live_did(tmp_path, monkeypatch):
+    opened: list[str] = []
+    real = World.episode
+
+    def counted(self, episode_id, *args, **kwargs):
+        opened.append(episode_id)
+        return real(self, episode_id, *args, **kwargs)
+
+    monkeypatch.setattr(World, "episode", counted)
+    fixture = record_scripted(tmp_path)
+    live = len(opened)
+    assert live == 10
+    opened.clear()
+    result = replay_fixture(fixture, tmp_path / "replayed")
+    assert result.identical, (result.problems, result.failed)
+    assert len(opened) == live
+
+
+REPORT = """
+import json, sys
+from pathlib import Path
+from shiftbox.replay import replay_fixture
+out = Path(sys.argv[1])
+results = {f.name: replay_fixture(f, out / f.name).identical for f in map(Path, sys.argv[2:])}
+print(json.dumps({"identical": results, "imported": sorted(m for m in ("litellm", "openai") if m in sys.modules)}))
+"""
+
+
+def test_replaying_the_committed_fixtures_never_imports_litellm(tmp_path):
+    fixtures = sorted(str(p) for p in FIXTURES.iterdir() if p.is_dir())
+    env = {k: v for k, v in os.environ.items() if k not in ("SHIFTBOX_FAKE_KEY", "OPENAI_API_KEY")}
+    done = subprocess.run([sys.executable, "-c", REPORT, str(tmp_path), *fixtures], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"identical": dict.fromkeys((Path(f).name for f in fixtures), True), "imported": []}
+
+
+def recorded_request(fixture: Path, simulation_id: str, n: int) -> tuple[LLMRequest, dict]:
+    line = json.loads((fixture / "cassettes" / f"{simulation_id}.jsonl").read_text().splitlines()[n])
+    return LLMRequest.model_validate(line["request"]), line["response"]
+
+
+def test_a_retried_simulation_gets_its_cassette_again_from_the_first_call(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    hooks = ReplayHooks(fixture, "reexecute")
+    sim = "hw_banking_001#0"
+    request, response = recorded_request(fixture, "hw_banking_001_0", 0)
+    first = hooks.cassette(sim)
+    assert first.replay(request) == response and first.position == 1
+    again = hooks.cassette(sim)
+    assert again is not first and again.position == 0 and again.replay(request) == response
+
+
+def test_a_request_written_differently_but_equal_is_answered_and_a_changed_one_is_named(tmp_path, monkeypatch):
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    request, response = recorded_request(fixture, "hw_banking_001_0", 0)
+    reordered = request.model_copy(update={"messages": [dict(reversed(m.items())) for m in request.messages]})
+    assert reordered.model_dump_json() != request.model_dump_json()   # another text, the same request
+    assert ReplayHooks(fixture, "reexecute").cassette("hw_banking_001#0").replay(reordered) == response
+    changed = request.model_copy(update={"messages": [*request.messages[:-1],
+                                                      {**request.messages[-1], "content": "something else"}]})
+    last = len(request.messages) - 1
+    with pytest.raises(CassetteMiss, match=rf"hw_banking_001#0/call 0: request differs in messages\[{last}\]\.content"):
+        ReplayHooks(fixture, "reexecute").cassette("hw_banking_001#0").replay(changed)
+
+
+def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, monkeypatch):
+    """Live fsyncs every trajectory as it is written: `--resume` goes on from what is on disk. A replay never resumes
+    (its --out must be new), so it syncs the file once, when every trajectory is written: a sync blocks every
+    simulation of the process while the disk works (about 4 ms here, a tenth of a replayed simulation)."""
+    synced: Counter[str] = Counter()
+    real = os.fsync
+
+    def counted(fd):
+        synced[Path(os.readlink(f"/proc/self/fd/{fd}")).name] += 1
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counted)
+    fixture = record_scripted(tmp_path)
+    assert synced["trajectories.jsonl"] == 10
+    synced.clear()
+    result = replay_fixture(fixture, tmp_path / "replayed")
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert synced["trajectories.jsonl"] == 1
