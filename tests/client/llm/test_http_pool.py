@@ -103,11 +103,12 @@ async def test_a_connection_the_server_closed_is_replaced_not_reused():
 
 
 async def test_the_fast_path_sends_the_bytes_httpx_client_post_sends():
-    """Posting through the transport directly (the client layer skipped) changes nothing on the wire."""
+    """Posting through the transport directly (the client layer skipped), over the pool's own HTTP/1.1
+    connections, changes nothing on the wire: the bytes are those of a plain httpx client (httpcore's h11)."""
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hé"}]}, ensure_ascii=False).encode()
-    async with CountingServer().running() as server, fresh_fast_path_client():
+    async with CountingServer().running() as server, fresh_fast_path_client(), httpx.AsyncClient() as plain:
         await post_completion(server.url, body, LLMConnection(api_base=server.url, timeout_s=7.0), "sk-test")
-        await fast_http._client().post(server.url, content=body, timeout=7.0, headers={
+        await plain.post(server.url, content=body, timeout=7.0, headers={
             "Authorization": "Bearer sk-test", "Content-Type": "application/json"})
     fast, by_client = server.received
     assert fast == by_client and fast.startswith(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:")
