@@ -16,14 +16,14 @@ from shiftbox.llm import LLMConnection
 from shiftbox.llm._http_connection import HTTP11Connection
 from shiftbox.llm._openai_http import ProviderHTTPError, post_completion
 from shiftbox.llm._retries import cause_of
-from tests.client.llm.test_http_pool import fresh_fast_path_client
+from tests.client.llm.test_http_pool import CountingServer, fresh_fast_path_client
 
 pytestmark = pytest.mark.anyio
 ANSWER = {"ok": "ü" * 3}
 RAW = json.dumps(ANSWER, ensure_ascii=False).encode()
 
 
-class ScriptedServer:
+class ScriptedServer(CountingServer):
     """Answers the n-th request with `replies[n]`: byte pieces written with a pause between them (so the client
     sees them in separate reads); `None` closes the connection without answering; a reply ending in `CLOSE` closes
     the connection after it. Counts the connections it accepted."""
@@ -31,36 +31,23 @@ class ScriptedServer:
     CLOSE = b""
 
     def __init__(self, *replies: list[bytes] | None):
-        self.replies, self.served, self.connections, self.url = list(replies), 0, 0, ""
+        super().__init__()
+        self.replies = list(replies)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
-                await reader.readexactly(length)
-                reply = self.replies[self.served]
-                self.served += 1
-                if reply is None:
-                    break
-                for piece in reply:
-                    if piece is self.CLOSE:
-                        return
-                    writer.write(piece)
-                    await writer.drain()
-                    await asyncio.sleep(0.01)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    async def answer(self, writer: asyncio.StreamWriter) -> bool:
+        reply = self.replies[self.requests - 1]
+        for piece in reply or [self.CLOSE]:
+            if piece is self.CLOSE:
+                return False
+            writer.write(piece)
+            await writer.drain()
+            await asyncio.sleep(0.01)
+        return True
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[ScriptedServer]:
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
-        async with server, fresh_fast_path_client():
+    async def serving(self) -> AsyncIterator[ScriptedServer]:
+        """Running, with the fast path's client made anew for the block."""
+        async with self.running(), fresh_fast_path_client():
             yield self
 
 
@@ -76,7 +63,7 @@ async def post(url: str, timeout_s: float = 10.0) -> dict:
 
 
 async def test_a_body_in_pieces_is_read_whole_and_the_connection_reused():
-    async with ScriptedServer(ok(), ok(b"Connection: keep-alive")).running() as server:
+    async with ScriptedServer(ok(), ok(b"Connection: keep-alive")).serving() as server:
         assert [await post(server.url), await post(server.url)] == [ANSWER, ANSWER]
     assert server.connections == 1
 
@@ -85,7 +72,7 @@ async def test_a_chunked_body_with_trailers_and_an_interim_response():
     chunks = [b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
               b"%x;ext=1\r\n%s\r\n" % (5, RAW[:5]), b"%X\r\n%s\r\n" % (len(RAW) - 5, RAW[5:]),
               b"0\r\nX-Trailer: t\r\n", b"\r\n"]
-    async with ScriptedServer(chunks, ok()).running() as server:
+    async with ScriptedServer(chunks, ok()).serving() as server:
         assert [await post(server.url), await post(server.url)] == [ANSWER, ANSWER]
     assert server.connections == 1  # the chunked response ended exactly: the connection was reused
 
@@ -96,7 +83,7 @@ async def test_a_chunked_body_with_trailers_and_an_interim_response():
     [b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(RAW), RAW), ScriptedServer.CLOSE],
 ], ids=["body to the end", "connection close", "http 1.0"])
 async def test_a_connection_the_server_ends_is_never_reused(reply):
-    async with ScriptedServer(reply, ok()).running() as server:
+    async with ScriptedServer(reply, ok()).serving() as server:
         assert [await post(server.url), await post(server.url)] == [ANSWER, ANSWER]
     assert server.connections == 2
 
@@ -105,7 +92,7 @@ async def test_a_connection_the_server_ends_is_never_reused(reply):
                                    [b"HTTP/2 200\r\n\r\n"], [b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"]],
                          ids=["no answer", "cut short", "not http/1", "malformed header"])
 async def test_a_broken_answer_is_a_connection_error(reply):
-    async with ScriptedServer(reply).running() as server:
+    async with ScriptedServer(reply).serving() as server:
         with pytest.raises(ProviderHTTPError) as caught:
             await post(server.url)
     assert caught.value.status_code == 500 and cause_of(caught.value) == "connection"
@@ -113,14 +100,14 @@ async def test_a_broken_answer_is_a_connection_error(reply):
 
 
 async def test_an_answer_slower_than_the_timeout_is_a_timeout():
-    async with ScriptedServer([b"HTTP/1.1 200 OK\r\n", b"Content-Length: 2\r\n"]).running() as server:  # no end
+    async with ScriptedServer([b"HTTP/1.1 200 OK\r\n", b"Content-Length: 2\r\n"]).serving() as server:  # no end
         with pytest.raises(ProviderHTTPError) as caught:
             await post(server.url, timeout_s=0.3)
     assert caught.value.status_code == 408 and cause_of(caught.value) == "timeout"
 
 
 async def test_a_refused_connection_is_a_connection_error():
-    async with ScriptedServer().running() as server:
+    async with ScriptedServer().serving() as server:
         url = server.url
     with pytest.raises(ProviderHTTPError) as caught:
         await post(url)  # the server is gone: nothing listens on its port
@@ -128,7 +115,7 @@ async def test_a_refused_connection_is_a_connection_error():
 
 
 async def test_no_body_for_a_204_and_the_connection_stays_usable():
-    async with ScriptedServer([b"HTTP/1.1 204 No Content\r\n\r\n"], ok()).running() as server:
+    async with ScriptedServer([b"HTTP/1.1 204 No Content\r\n\r\n"], ok()).serving() as server:
         port = int(server.url.split(":")[2].split("/")[0])
         connection = HTTP11Connection(httpcore.Origin(b"http", b"127.0.0.1", port))
         for status, body in ((204, b""), (200, RAW)):
@@ -154,8 +141,7 @@ async def test_https_with_the_pool_s_ssl_context(tmp_path):
     served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     served.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     trusting = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
-    scripted = ScriptedServer(ok())
-    server = await asyncio.start_server(scripted._serve, "127.0.0.1", 0, ssl=served)
+    server = await asyncio.start_server(ScriptedServer(ok())._serve, "127.0.0.1", 0, ssl=served)
     port = server.sockets[0].getsockname()[1]
     async with server:
         connection = HTTP11Connection(httpcore.Origin(b"https", b"127.0.0.1", port), trusting)

@@ -45,18 +45,22 @@ class CountingServer:
                               if line.lower().startswith(b"content-length:"))
                 self.received.append(head + await reader.readexactly(length))
                 self.requests += 1
-                if self.gate is not None:
-                    await self.gate.wait()
-                cookie = b"Set-Cookie: " + self.set_cookie + b"; Path=/\r\n" if self.set_cookie else b""
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + cookie + b"Content-Length: "
-                             + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
-                await writer.drain()
-                if self.close_after_reply:
+                if not await self.answer(writer):
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
+
+    async def answer(self, writer: asyncio.StreamWriter) -> bool:
+        """Write the reply to the request just read; False: close the connection now."""
+        if self.gate is not None:
+            await self.gate.wait()
+        cookie = b"Set-Cookie: " + self.set_cookie + b"; Path=/\r\n" if self.set_cookie else b""
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + cookie + b"Content-Length: "
+                     + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
+        await writer.drain()
+        return not self.close_after_reply
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[CountingServer]:
