@@ -244,10 +244,11 @@ class HTTP11Connection:
             del buffer[:size + 2]
 
     def is_available(self) -> bool:
-        """Whether it can take a request now: connected, not busy, still open and reusable."""
+        """Whether it can take a request now: connected, not busy, still open and reusable, nothing unasked for
+        received since its last response."""
         protocol = self.protocol
         return (protocol is not None and not self.busy and self.reusable and not protocol.ended
-                and protocol.transport is not None and not protocol.transport.is_closing())
+                and not protocol.buffer and protocol.transport is not None and not protocol.transport.is_closing())
 
     def has_expired(self) -> bool:
         return self.expires_at is not None and time.monotonic() > self.expires_at

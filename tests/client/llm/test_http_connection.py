@@ -88,6 +88,13 @@ async def test_a_connection_the_server_ends_is_never_reused(reply):
     assert server.connections == 2
 
 
+async def test_a_connection_with_bytes_after_its_response_is_not_reused():
+    head, first, rest = ok()
+    async with ScriptedServer([head, first, rest + b"HTTP/1.1 200 OK\r\n"], ok()).serving() as server:
+        assert [await post(server.url), await post(server.url)] == [ANSWER, ANSWER]
+    assert server.connections == 2
+
+
 @pytest.mark.parametrize("reply", [None, [b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{", ScriptedServer.CLOSE],
                                    [b"HTTP/2 200\r\n\r\n"], [b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"]],
                          ids=["no answer", "cut short", "not http/1", "malformed header"])
