@@ -38,7 +38,10 @@ def test_a_side_that_misplays_marks_its_rows_and_fails_the_bench():
     assert fast["simulations"] == 2 and fast["rounds"] == 1
     assert fast["sims_per_s"] > 0 and fast["window_sims_per_s"] > 0 and fast["cpu_ms_per_sim"] > 0
     assert fast["startup_s"] > 0 and len(fast["load_1m_at_start"]) == 1
-    assert fast["target"].startswith("CPU per completion <= 1.5x raw httpx: ")
+    assert fast["target"].startswith("CPU per completion <= 1.5x raw httpx, 2 in flight: ")
+    # the floor: raw httpx posting the simulation's own bodies with as many in flight, and with one
+    assert fast["raw_httpx_cpu_ms_per_completion"] > 0 and fast["x_raw_httpx_cpu_at_concurrency_1"] > 0
+    assert set(json.loads(done.stdout)["raw_httpx_cpu_ms_per_completion"]) == {"concurrency 1", "concurrency 2"}
 
     # the litellm path's agent said something else: its row and the comparison that uses it are marked
     assert "the agent's last answer is not the scripted one" in litellm["FAILED"]

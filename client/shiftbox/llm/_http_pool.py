@@ -3,7 +3,9 @@
 httpcore's pool walks every connection (and, for each idle one, every connection again) on each request and each
 response closed, so its CPU per request grows with the number of connections: at 64 simulations in flight httpx
 cost 2.6x what it did at 8. This pool keeps idle connections on a stack per origin (the most recently used on
-top, still warm) and a count of connections open, so a request costs the same at 1 or 256 connections.
+top, still warm) and a count of connections open, so a request costs the same at 1 or 256 connections. Its
+connections are `_http_connection.HTTP11Connection`s (a request and a whole response over an asyncio protocol), not
+httpcore's.
 
 Everything above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception
 mapping, and the wrapper HTTP cassettes install on it), so failures are the same httpx exceptions as before:
@@ -22,6 +24,8 @@ import anyio
 import httpcore
 import httpx
 
+from ._http_connection import HTTP11Connection
+
 KEEPALIVE_EXPIRY_S = 5.0
 """How long an idle connection is kept (httpx's default): a server usually closes its own later than that."""
 
@@ -36,7 +40,7 @@ class StackPool:
                  keepalive_expiry: float = KEEPALIVE_EXPIRY_S):
         self.max_connections, self.max_keepalive, self.keepalive_expiry = max_connections, max_keepalive, keepalive_expiry
         self.ssl_context = ssl_context
-        self.idle: dict[tuple[bytes, bytes, int], list[httpcore.AsyncHTTPConnection]] = {}  # by (scheme, host, port)
+        self.idle: dict[tuple[bytes, bytes, int], list[HTTP11Connection]] = {}  # by (scheme, host, port)
         self.idle_count = 0
         self.slots = asyncio.Semaphore(max_connections)  # a connection in use holds one
         self.closed = False
@@ -69,7 +73,7 @@ class StackPool:
         except TimeoutError:
             raise httpcore.PoolTimeout(f"all {self.max_connections} connections stayed busy for {timeout} s") from None
 
-    async def _connection(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int]) -> httpcore.AsyncHTTPConnection:
+    async def _connection(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int]) -> HTTP11Connection:
         """The most recently used idle connection to `origin` still usable, else a new one (connected on use)."""
         stack = self.idle.get(key)
         while stack:
@@ -78,10 +82,9 @@ class StackPool:
             if connection.is_available() and not connection.has_expired():
                 return connection
             await _close(connection)  # the server closed it, or its keep-alive expired
-        return httpcore.AsyncHTTPConnection(origin=origin, ssl_context=self.ssl_context,
-                                            keepalive_expiry=self.keepalive_expiry)
+        return HTTP11Connection(origin, self.ssl_context, self.keepalive_expiry)
 
-    async def release(self, connection: httpcore.AsyncHTTPConnection, key: tuple[bytes, bytes, int]) -> None:
+    async def release(self, connection: HTTP11Connection, key: tuple[bytes, bytes, int]) -> None:
         """A response was closed: its connection goes back on its stack when it can take another request."""
         self.slots.release()
         if self.closed or not connection.is_idle() or self.idle_count >= self.max_keepalive:
@@ -104,7 +107,7 @@ class StackPool:
         await self.aclose()
 
 
-async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+async def _close(connection: HTTP11Connection) -> None:
     """Close a connection even in a cancelled task (an anyio cancel scope would cancel the close again)."""
     with anyio.CancelScope(shield=True):
         await connection.aclose()
@@ -113,7 +116,7 @@ async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
 class _Returned:
     """A response body that returns its connection to the pool when closed (read to the end or not)."""
 
-    def __init__(self, stream: Any, pool: StackPool, connection: httpcore.AsyncHTTPConnection,
+    def __init__(self, stream: Any, pool: StackPool, connection: HTTP11Connection,
                  key: tuple[bytes, bytes, int]):
         self.stream, self.pool, self.connection, self.key, self.closed = stream, pool, connection, key, False
 

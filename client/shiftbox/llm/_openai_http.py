@@ -168,14 +168,53 @@ def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
                                                           optional_params={}, litellm_params={})
 
 
+_Parts = tuple[httpx.URL, httpx.Headers, dict[str, Any]]
+_prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, float], _Parts]] = weakref.WeakKeyDictionary()
+
+
+def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s: float) -> _Parts:
+    """The URL, headers and extensions `client.post` would give this call's request, merged once per client, URL,
+    key and timeout (a few of each in a run) rather than on every call."""
+    parts = _prepared.setdefault(client, {})
+    key = (url, api_key, timeout_s)
+    if key not in parts:
+        if len(parts) >= 256:
+            parts.clear()
+        headers = httpx.Headers(client.headers)
+        headers.update({"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
+        parts[key] = (client.build_request("POST", url).url, headers, {"timeout": httpx.Timeout(timeout_s).as_dict()})
+    return parts[key]
+
+
+async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> httpx.Response:
+    """`client.post` of the body, read whole, minus what the fast path never uses of httpx's client layer (its
+    auth flow, redirect loop, event hooks, per-call URL and header merging): the request goes to the client's
+    transport for the URL (its pool, a proxy from the environment, or an HTTP cassette's wrapper), with the
+    same bytes on the wire. Cookies stay httpx's: once a server has set one, calls go through `client.post`."""
+    client = _client()
+    if client.cookies:
+        return await client.post(url, content=content, timeout=timeout_s,
+                                 headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
+    target, headers, extensions = _prepared_parts(client, url, api_key, timeout_s)
+    request = httpx.Request("POST", target, headers=headers, content=content, extensions=extensions)
+    response = await client._transport_for_url(target).handle_async_request(request)  # noqa: SLF001
+    response.request = request
+    try:
+        await response.aread()  # closes the response, giving its connection back
+    except BaseException:
+        await response.aclose()
+        raise
+    if "set-cookie" in response.headers:
+        client.cookies.extract_cookies(response)
+    return response
+
+
 async def post_completion(url: str, content: bytes, connection: LLMConnection,
                           api_key: str) -> tuple[httpx.Response, dict[str, Any]]:
     """POST the body: the response and its JSON object, else ProviderHTTPError with the status."""
     start = time.monotonic()
     try:
-        response = await _client().post(url, content=content, timeout=connection.timeout_s,
-                                        headers={"Authorization": f"Bearer {api_key}",
-                                                 "Content-Type": "application/json"})
+        response = await _post(url, content, connection.timeout_s, api_key)
     except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
         taken = round(time.monotonic() - start, 2)
         raise ProviderHTTPError(408, "APITimeoutError - Request timed out. Error_str: Request timed out. - "

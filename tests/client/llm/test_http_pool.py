@@ -24,12 +24,13 @@ ANSWER = json.dumps({"ok": True}).encode()
 
 
 class CountingServer:
-    """A minimal HTTP/1.1 server on this loop: answers every POST with ANSWER, counts the connections it accepted,
-    and, with `close_after_reply`, closes each connection after its reply (keep-alive not announced as ended).
+    """A minimal HTTP/1.1 server on this loop: answers every POST with ANSWER (setting the cookie `set_cookie`
+    when given), keeps each request's bytes, counts the connections it accepted, and, with `close_after_reply`, closes each connection after its reply (keep-alive not announced as ended).
     `gate`, when set, holds every reply until it is set."""
 
-    def __init__(self, close_after_reply: bool = False):
-        self.close_after_reply = close_after_reply
+    def __init__(self, close_after_reply: bool = False, set_cookie: bytes | None = None):
+        self.close_after_reply, self.set_cookie = close_after_reply, set_cookie
+        self.received: list[bytes] = []  # each request's bytes, as they came
         self.connections = 0
         self.requests = 0
         self.gate: asyncio.Event | None = None
@@ -42,19 +43,24 @@ class CountingServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
                               if line.lower().startswith(b"content-length:"))
-                await reader.readexactly(length)
+                self.received.append(head + await reader.readexactly(length))
                 self.requests += 1
-                if self.gate is not None:
-                    await self.gate.wait()
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                             + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
-                await writer.drain()
-                if self.close_after_reply:
+                if not await self.answer(writer):
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
+
+    async def answer(self, writer: asyncio.StreamWriter) -> bool:
+        """Write the reply to the request just read; False: close the connection now."""
+        if self.gate is not None:
+            await self.gate.wait()
+        cookie = b"Set-Cookie: " + self.set_cookie + b"; Path=/\r\n" if self.set_cookie else b""
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + cookie + b"Content-Length: "
+                     + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
+        await writer.drain()
+        return not self.close_after_reply
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[CountingServer]:
@@ -98,6 +104,38 @@ async def test_a_connection_the_server_closed_is_replaced_not_reused():
             assert await post(server.url) == {"ok": True}
             await asyncio.sleep(0.05)  # the server's close reaches this side before the next request
         assert (server.requests, server.connections, transport._pool.idle_count) == (3, 3, 1)
+
+
+async def test_the_fast_path_sends_the_bytes_httpx_client_post_sends():
+    """Posting through the transport directly (the client layer skipped), over the pool's own HTTP/1.1
+    connections, changes nothing on the wire: the bytes are those of a plain httpx client (httpcore's h11)."""
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hé"}]}, ensure_ascii=False).encode()
+    async with CountingServer().running() as server, fresh_fast_path_client(), httpx.AsyncClient() as plain:
+        await post_completion(server.url, body, LLMConnection(api_base=server.url, timeout_s=7.0), "sk-test")
+        await plain.post(server.url, content=body, timeout=7.0, headers={
+            "Authorization": "Bearer sk-test", "Content-Type": "application/json"})
+    fast, by_client = server.received
+    assert fast == by_client and fast.startswith(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:")
+    assert b"\r\nAuthorization: Bearer sk-test\r\n" in fast and fast.endswith(body)
+
+
+async def test_a_completion_skips_httpx_client_layer_but_keeps_its_cookies(monkeypatch):
+    """No `AsyncClient.send` (auth flow, redirects, hooks) per call while no cookie is held; a cookie a server
+    sets is kept by the client and sent with the next calls, as `client.post` does."""
+    sent = []
+    original = httpx.AsyncClient.send
+
+    async def counted(self, request, **kwargs):
+        sent.append(request)
+        return await original(self, request, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", counted)
+    async with CountingServer().running() as server, pool_client(10, 10):
+        assert [await post(server.url) for _ in range(3)] == [{"ok": True}] * 3
+    assert sent == []
+    async with CountingServer(set_cookie=b"lb=node-7").running() as server, pool_client(10, 10):
+        assert [await post(server.url) for _ in range(3)] == [{"ok": True}] * 3
+    assert [b"\r\nCookie: lb=node-7\r\n" in request for request in server.received] == [False, True, True]
 
 
 async def held(server: CountingServer, n: int = 1) -> list[asyncio.Task]:
