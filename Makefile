@@ -28,7 +28,10 @@ uv:
 
 # --compile-bytecode: the installed packages' bytecode is written once here, so no process of a run or a test
 # compiles them again (litellm's import takes about twice as long uncompiled, and PYTHONDONTWRITEBYTECODE keeps it so).
+# The workspace's own sources are installed editable, which uv does not compile: compileall writes theirs (what is
+# up to date is skipped), else every `shiftbox run` compiles its modules again (~0.17 s of CPU before its first request).
 env: uv $(VENV)/.synced
+	@$(VENV)/bin/python -m compileall -q client/shiftbox servers/shiftbox_servers >/dev/null
 
 $(VENV)/.synced: uv.lock pyproject.toml servers/pyproject.toml client/pyproject.toml
 	$(UV) sync --locked --all-packages --all-extras --no-extra verifiers --compile-bytecode

@@ -231,13 +231,15 @@ def documented_floors(text: str) -> dict[str, dict[str, set[str]]]:
 
 
 def package_imports(package: str) -> dict[str, set[str]]:
-    """Each package (or root module) of a distribution -> the others of the same distribution it imports."""
+    """Each package (or root module) of a distribution -> the others of the same distribution it imports (the
+    distribution's own `__init__`, its public names, has no row)."""
     def top(name: str) -> str:
         return ".".join(name.split(".")[:2])
 
     found: dict[str, set[str]] = {top(m).split(".", 1)[1]: set() for m in module_names(PACKAGES[package]) if "." in m}
     for i in every_import(package):
-        if i.target.split(".")[0] == package and "." in i.target and top(i.source) != top(i.target):
+        inside = "." in i.target and "." in i.source
+        if i.target.split(".")[0] == package and inside and top(i.source) != top(i.target):
             found[top(i.source).split(".", 1)[1]].add(top(i.target).split(".", 1)[1])
     return found
 

@@ -11,8 +11,9 @@ Names load on first use, so `import shiftbox` (and the pytest plugin, `shiftbox.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 # name -> module that defines it: the one list of the public API (tests/client/test_public_api.py checks it)
 _EXPORTS: dict[str, str] = {
@@ -53,16 +54,7 @@ __all__ = [  # the keys of _EXPORTS, sorted
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'shiftbox' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS

@@ -11,23 +11,22 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import typer
 
 from .._versions import distribution_versions
-from ._exit import Program, exits_fast
-from .compare import compare_command
-from .conformance import conformance_app
-from .demo import demo
-from .env_server import env_server
-from .fake_llm import fake_llm
-from .metrics import metrics
-from .replay import replay
-from .report import report
-from .rescore import rescore
-from .run import run
-from .serve import serve
-from .serve_assessor import serve_assessor_command
-from .snapshots import snapshots_app
-from .tasks import tasks_app
+from ._exit import Program
+
+COMMANDS: dict[str, tuple[str, str, bool]] = {  # name -> (module, attribute, exits fast), in `--help`'s order
+    "run": ("run", "run", True), "metrics": ("metrics", "metrics", False), "rescore": ("rescore", "rescore", False),
+    "report": ("report", "report", False), "compare": ("compare", "compare_command", False),
+    "replay": ("replay", "replay", True), "serve": ("serve", "serve", False),
+    "serve-assessor": ("serve_assessor", "serve_assessor_command", False), "demo": ("demo", "demo", False),
+    "fake-llm": ("fake_llm", "fake_llm", False), "env-server": ("env_server", "env_server", False),
+    "snapshots": ("snapshots", "snapshots_app", False), "tasks": ("tasks", "tasks_app", False),
+    "conformance": ("conformance", "conformance_app", False),
+}
+"""Each command's module loads when the command runs (or `--help` lists them): `shiftbox run` imports only its own."""
 
 app = Program(
+    package=__name__,
+    commands=COMMANDS,
     name="shiftbox",
     help="Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports.",
     no_args_is_help=True,
@@ -49,18 +48,3 @@ def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callb
                                                help="print the shiftbox and shiftbox-servers versions and exit")]
          = False) -> None:
     """Reproducible goal-shift evaluation of MCP agents: snapshots, runs, replay, metrics, reports."""
-app.add_typer(snapshots_app, name="snapshots")
-app.add_typer(tasks_app, name="tasks")
-app.add_typer(conformance_app, name="conformance")
-app.command("run")(exits_fast(run))
-app.command("metrics")(metrics)
-app.command("rescore")(rescore)
-app.command("report")(report)
-app.command("compare")(compare_command)
-app.command("replay")(exits_fast(replay))
-app.command("serve")(serve)
-app.command("serve-assessor")(serve_assessor_command)
-app.command("demo")(demo)
-app.command("fake-llm")(fake_llm)
-app.command("env-server")(env_server)
-

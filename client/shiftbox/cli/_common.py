@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from enum import Enum
 
@@ -10,9 +11,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from ..replay import TOOLS_MODES
-from ..runs import AGENT_POLICIES, COMPAT_MODES, EXECUTORS
-from ..serve import TRANSPORTS
+from ..runs import AGENT_POLICIES, EXECUTORS
 from ..trajectory import describe_invalid
 from ..world import SERVER_MODES
 
@@ -44,8 +43,19 @@ def choices(name: str, values: tuple[str, ...]) -> type[Enum]:
 
 ServerModeChoice = choices("ServerModeChoice", SERVER_MODES)
 ExecutorChoice = choices("ExecutorChoice", EXECUTORS)
-CompatChoice = choices("CompatChoice", COMPAT_MODES)
-ToolsModeChoice = choices("ToolsModeChoice", TOOLS_MODES)
-TransportChoice = choices("TransportChoice", TRANSPORTS)
 PolicyChoice = choices("PolicyChoice", AGENT_POLICIES)
 RecordedFormatChoice = choices("RecordedFormatChoice", ("agentchangebench",))  # another benchmark's results file
+
+_LOADED_WITH_THEIR_COMMAND = {"CompatChoice": ("shiftbox.runs", "COMPAT_MODES"),
+                              "ToolsModeChoice": ("shiftbox.replay", "TOOLS_MODES"),
+                              "TransportChoice": ("shiftbox.serve", "TRANSPORTS")}
+"""Choices whose values live in a package `shiftbox run` never loads (scoring, replay, serving): each is made when
+the first command taking it is loaded (`__getattr__`)."""
+
+
+def __getattr__(name: str) -> type[Enum]:
+    if name not in _LOADED_WITH_THEIR_COMMAND:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, values = _LOADED_WITH_THEIR_COMMAND[name]
+    choice = globals()[name] = choices(name, getattr(importlib.import_module(module), values))
+    return choice

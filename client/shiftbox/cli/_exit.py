@@ -6,6 +6,10 @@ object: most of a second after a big import), keeping what an exit must do.
 other threads joined and exit handlers run as at a normal exit (worker pools, Ray, temporary files, logging),
 stdout and stderr flushed, then `os._exit` with the command's exit code. Only the program does this: a command
 invoked in-process (typer's test runner) returns as before.
+
+`Program` also loads its commands on first use (`commands`: name -> the module and attribute defining it): a
+command's module, and the library it imports, load only when that command runs or `--help` lists the commands, so
+`shiftbox run` never pays for the metrics, reports and servers of the other commands.
 """
 
 from __future__ import annotations
@@ -13,14 +17,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib
 import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, NoReturn, TypeVar
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 _marked: list[str] = []
@@ -50,7 +57,33 @@ def exit_now(code: int) -> NoReturn:
 
 
 class Program(typer.Typer):
-    """The `shiftbox` app: as typer's, plus the fast exit of a marked command when it runs as the program."""
+    """The `shiftbox` app: as typer's, plus commands loaded on first use and the fast exit of a marked command when
+    it runs as the program. `commands`: name -> (module of `package`, attribute: a command function or a typer app
+    of subcommands, whether the command exits fast), in the order `--help` lists them."""
+
+    def __init__(self, *, package: str, commands: Mapping[str, tuple[str, str, bool]], **settings: Any) -> None:
+        load = self._load
+
+        class Commands(TyperGroup):
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                self.commands = _LazyCommands(load, commands)
+
+        super().__init__(cls=Commands, **settings)
+        self._package, self._commands = package, commands
+
+    def _load(self, name: str) -> Any:
+        """The click command `name`, built by typer as if registered on this app (same help rendering)."""
+        module, attribute, fast = self._commands[name]
+        target = getattr(importlib.import_module(f"{self._package}.{module}"), attribute)
+        one = typer.Typer(add_completion=False, rich_markup_mode=self.rich_markup_mode,
+                          suggest_commands=self.suggest_commands, pretty_exceptions_enable=self.pretty_exceptions_enable,
+                          pretty_exceptions_short=self.pretty_exceptions_short)
+        if isinstance(target, typer.Typer):
+            one.add_typer(target, name=name)
+        else:
+            one.command(name)(exits_fast(target) if fast else target)
+        return typer.main.get_group(one).commands[name]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -60,3 +93,33 @@ class Program(typer.Typer):
             if _marked and isinstance(code, int) and not isinstance(code, bool):
                 exit_now(code)
             raise
+
+
+class _LazyCommands(MutableMapping[str, Any]):
+    """A group's commands, name -> click command, each built by `load` on first access; every name is listed (help,
+    "did you mean") before any is built."""
+
+    def __init__(self, load: Callable[[str], Any], names: Mapping[str, Any]) -> None:
+        self._load, self._names, self._built = load, list(names), {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in self._names:
+                raise KeyError(name)
+            self._built[name] = self._load(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+        if name not in self._names:
+            self._names.append(name)
+
+    def __delitem__(self, name: str) -> None:
+        self._names.remove(name)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console, Group
@@ -26,17 +26,18 @@ from ..runs import (
     RunPlan,
     RunPlanError,
     RunResult,
-    RunSummary,
     RunWorkerError,
     plan_run,
     preflight_run,
     run_evaluation,
-    summarize_run,
 )
 from ..tasks import satisfied_actions
 from ..trajectory import RunFileError, Trajectory, read_trajectories
 from ..world import DockerError, ToolContractError
 from ._common import ExecutorChoice, PolicyChoice, ServerModeChoice, err, fail, out_console
+
+if TYPE_CHECKING:
+    from ..runs import RunSummary
 
 
 def gold_progress(trajectory: Trajectory, task) -> tuple[int, int]:
@@ -209,6 +210,8 @@ def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Con
     """The run's end (headline per agent, not scored and why, LLM use, what to run next unless `next_steps` is off);
     with `verbose`, first one row per simulation. Exit 1 when an agent program failed, when none could be scored, or
     when `--record`'s fixture was refused."""
+    from ..runs import summarize_run  # scoring (the metrics package) loads once the run has ended
+
     if result.fixture is not None:
         notes.print(f"fixture written to {result.fixture}")
     tasks = {t.id: t for t in plan.tasks}  # as run: with --protocol per-mission, the missions

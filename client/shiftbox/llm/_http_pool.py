@@ -16,6 +16,7 @@ mapping, and the wrapper HTTP cassettes install on it), so failures are the same
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
@@ -137,12 +138,19 @@ class _Returned:
                 await self.pool.release(self.connection, self.key)
 
 
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """httpx's own SSL context (certificates, SSL_CERT_FILE), made once a process: loading the certificates costs
+    tens of ms of CPU, which every client made with its own (the preflight's, the fast path's) paid again."""
+    return httpx.create_ssl_context()
+
+
 class PoolTransport(httpx.AsyncHTTPTransport):
     """httpx's HTTP transport with `StackPool` underneath (a subclass, so what wraps httpx's transport still
     applies: HTTP cassettes route its requests)."""
 
     def __init__(self, max_connections: int, max_keepalive: int):
-        ssl_context = httpx.create_ssl_context()  # httpx's own (certificates, SSL_CERT_FILE), made once
+        ssl_context = shared_ssl_context()
         super().__init__(verify=ssl_context)
         self._pool = StackPool(max_connections, max_keepalive, ssl_context)  # httpx sends every request to `_pool`
 
@@ -158,7 +166,8 @@ def fast_path_client(pool: str) -> httpx.AsyncClient:
     (passing it to the constructor would turn the environment's proxies off)."""
     if pool not in ("stack", "httpx"):
         raise ValueError(f"{POOL_ENV}={pool!r} is not a pool: set it to 'stack' (the default) or 'httpx', or unset it")
-    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    client = httpx.AsyncClient(verify=shared_ssl_context(),
+                               limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
     if pool == "stack":
         client._transport = PoolTransport(max_connections=1000, max_keepalive=1000)  # noqa: SLF001
     return client

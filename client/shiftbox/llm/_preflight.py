@@ -32,6 +32,7 @@ from ._credentials import (
     provider,
     provider_message,
 )
+from ._http_pool import shared_ssl_context
 from ._import import import_litellm
 from ._litellm import call_litellm
 from ._model import LLMConnection, LLMRequest, Role
@@ -105,7 +106,7 @@ class LLMEndpoint(Endpoint):
     async def _list_models(self, base: str, api_key: str, timeout_s: float) -> int:
         """`GET <base>/models`: its status; a refused key (401) raises, and so does an endpoint nobody serves."""
         try:
-            async with httpx.AsyncClient(timeout=timeout_s) as client:
+            async with httpx.AsyncClient(timeout=timeout_s, verify=shared_ssl_context()) as client:
                 response = await client.get(f"{base.rstrip('/')}/models", headers={"Authorization": f"Bearer {api_key}"})
         except httpx.TimeoutException:
             raise self._unreachable(f"no answer within {timeout_s:g} s") from None

@@ -19,20 +19,17 @@ from typing import Any
 PRICE_MAP_FILE = "model_prices_and_context_window_backup.json"
 
 
-@functools.cache
-def local_price_map() -> dict[str, Any]:
-    """litellm's bundled price map, keyed by model name (as litellm's `model_cost` is before any change)."""
+def _price_map_file() -> Path:
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("litellm is not installed: shiftbox needs it (reinstall shiftbox)")
-    path = Path(next(iter(spec.submodule_search_locations))) / PRICE_MAP_FILE
-    return json.loads(path.read_text(encoding="utf-8"))
+    return Path(next(iter(spec.submodule_search_locations))) / PRICE_MAP_FILE
 
 
-def _price_map() -> dict[str, Any]:
-    litellm = sys.modules.get("litellm")
-    model_cost = getattr(litellm, "model_cost", None)
-    return model_cost if isinstance(model_cost, dict) else local_price_map()
+@functools.cache
+def local_price_map() -> dict[str, Any]:
+    """litellm's bundled price map, keyed by model name (as litellm's `model_cost` is before any change)."""
+    return json.loads(_price_map_file().read_text(encoding="utf-8"))
 
 
 def names_of(model: str) -> set[str]:
@@ -45,5 +42,21 @@ def names_of(model: str) -> set[str]:
 def known_model(model: str) -> bool:
     """Whether litellm's price map knows the model under any of its names: then litellm may price it, and may
     treat its requests and responses specially (a catalog model); an unknown model is priced 0.0."""
-    prices = _price_map()
-    return any(name in prices for name in names_of(model))
+    model_cost = getattr(sys.modules.get("litellm"), "model_cost", None)
+    if isinstance(model_cost, dict):
+        return any(name in model_cost for name in names_of(model))
+    return _known_locally(model)
+
+
+@functools.cache
+def _known_locally(model: str) -> bool:
+    """`known_model` by the bundled map. Parsing it (3.5 MB) costs tens of ms of CPU before a run's first request;
+    when its text holds none of the model's names as a JSON string (a local or fake model), no key can be one of
+    them, and it is not parsed. That holds when the file uses no `\\u` or `\\/` escape: then a string has one
+    spelling, `json.dumps(name, ensure_ascii=False)`."""
+    names = names_of(model)
+    text = _price_map_file().read_bytes()  # UTF-8, as JSON files are
+    spellings = [json.dumps(name, ensure_ascii=False).encode() for name in names]
+    if b"\\u" not in text and b"\\/" not in text and not any(spelling in text for spelling in spellings):
+        return False
+    return any(name in local_price_map() for name in names)

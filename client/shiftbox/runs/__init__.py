@@ -1,54 +1,34 @@
-"""Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them."""
+"""Runs: plan and execute an evaluation into a run directory, read run directories back, score and compare them.
 
-from ..errors import RecordWriteError, RunDirError, RunPlanError, RunWorkerError
-from ._compare import ComparedRuns, compare_run_dirs
-from ._config import (
-    AGENT_POLICIES,
-    EXECUTORS,
-    ExecutionOptions,
-    Executor,
-    ExternalAgent,
-    RunConfig,
-    RunMetadata,
-    default_workers,
-    selected_tasks,
-    task_file_digest,
-)
-from ._evaluate import RunResult, run_evaluation, run_evaluation_async
-from ._execute import execute_run
-from ._files import (
-    RUN_FILE,
-    TASKS_FILE,
-    prepare_run_dir,
-    read_run_metadata,
-    run_dirs,
-)
-from ._one import simulate_one
-from ._per_mission import RunProtocol, mission_tasks
-from ._plan import RunPlan, check_server_mode, plan_run
-from ._preflight import preflight_run
-from ._record import (
-    CASSETTES,
-    FIXTURE_FILE,
-    TRANSCRIPTS,
-    FixtureInfo,
-    fixture_file_name,
-    read_fixture_info,
-    recorded_snapshot_dirs,
-    transcript_calls,
-)
-from ._reports import write_comparison_report, write_html_report
-from ._score import (
-    COMPAT_MODES,
-    RunScores,
-    make_judge,
-    measure_run,
-    metrics_document,
-    score_run,
-    score_trajectories,
-)
-from ._simulations import RunHooks
-from ._summary import NotScored, RunSummary, summarize_run
+Names load with their module on first use (`shiftbox._lazy`): planning and running a live evaluation never imports
+the metrics, reports and comparisons that only scoring and comparing need.
+"""
+
+from __future__ import annotations
+
+from .._lazy import lazy_exports
+
+_MODULES: dict[str, tuple[str, ...]] = {  # module -> the names this package exports from it
+    "..errors": ("RecordWriteError", "RunDirError", "RunPlanError", "RunWorkerError"),
+    "._compare": ("ComparedRuns", "compare_run_dirs"),
+    "._config": ("AGENT_POLICIES", "EXECUTORS", "ExecutionOptions", "Executor", "ExternalAgent", "RunConfig",
+        "RunMetadata", "default_workers", "selected_tasks", "task_file_digest"),
+    "._evaluate": ("RunResult", "run_evaluation", "run_evaluation_async"),
+    "._execute": ("execute_run",),
+    "._files": ("RUN_FILE", "TASKS_FILE", "prepare_run_dir", "read_run_metadata", "run_dirs"),
+    "._one": ("simulate_one",),
+    "._per_mission": ("RunProtocol", "mission_tasks"),
+    "._plan": ("RunPlan", "check_server_mode", "plan_run"),
+    "._preflight": ("preflight_run",),
+    "._record": ("CASSETTES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "fixture_file_name", "read_fixture_info",
+        "recorded_snapshot_dirs", "transcript_calls"),
+    "._reports": ("write_comparison_report", "write_html_report"),
+    "._score": ("COMPAT_MODES", "RunScores", "make_judge", "measure_run", "metrics_document", "score_run",
+        "score_trajectories"),
+    "._simulations": ("RunHooks",),
+    "._summary": ("NotScored", "RunSummary", "summarize_run"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, {name: module for module, names in _MODULES.items() for name in names})
 
 __all__ = [
     "CASSETTES", "COMPAT_MODES", "EXECUTORS", "Executor", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "read_fixture_info",

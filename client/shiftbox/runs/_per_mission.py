@@ -25,7 +25,6 @@ from typing import Literal, get_args
 
 from shiftbox_servers.kit import get_domain
 
-from ..metrics import mission_type, relation_of
 from ..tasks import (
     MMTB_TYPE_OF,
     ActionSet,
@@ -77,6 +76,8 @@ def _steps(instructions: str, n: int) -> list[str] | None:
 
 def _gold_turn(task: Task, goal: str) -> GoldTurn:
     """The gold exchange of one goal: request, calls by dependency level, answer with its communicate_info."""
+    from ..metrics import mission_type  # the metrics package loads only for a per-mission run
+
     actions = task.action_sets_for(goal)
     own = {a.action_id for a in actions}
     level: dict[str, int] = {}
@@ -107,6 +108,8 @@ def _words(goal: str) -> str:
 
 
 def _mission(task: Task, k: int, step: str | None, earlier: list[GoldTurn]) -> Task:
+    from ..metrics import relation_of  # the metrics package loads only for a per-mission run
+
     goal = task.goals[k]
     actions = task.action_sets_for(goal)
     own = {a.action_id for a in actions}

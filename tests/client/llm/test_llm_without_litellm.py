@@ -19,7 +19,7 @@ from shiftbox.llm import LLMRequest, import_litellm, price_usd
 from shiftbox.llm._openai_body import dumps, own_body
 from shiftbox.llm._openai_http import _completions_url, converted_by_litellm, request_body
 from shiftbox.llm._openai_response import own_response
-from shiftbox.llm._prices import known_model
+from shiftbox.llm._prices import _known_locally, known_model, local_price_map
 from shiftbox.testing.fake_brains import ScriptedLLM
 from shiftbox.testing.fake_llm import scripted_tasks
 from shiftbox.testing.fake_openai import FakeOpenAI
@@ -185,6 +185,31 @@ def test_models_the_price_map_does_not_know_cost_nothing_in_litellm_too(model):
 @pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "gpt-4.1", "openai/GPT-4o", "hosted_vllm/gpt-4o"])
 def test_models_the_price_map_knows_are_known(model):
     assert known_model(model)
+
+
+@pytest.fixture
+def fresh_price_map():
+    _known_locally.cache_clear(), local_price_map.cache_clear()
+    yield
+    _known_locally.cache_clear(), local_price_map.cache_clear()
+
+
+@pytest.mark.parametrize(("model", "known", "parsed"), [
+    *[(m, False, False) for m in UNKNOWN_MODELS],  # no name of theirs is in the file: answered from its text
+    ("openai", False, True), ("chat", False, True),  # values in the file, never keys: parsed to tell
+    ("openai/gpt-4o-mini", True, True), ("gpt-4.1", True, True), ("openai/GPT-4o", True, True)])
+def test_the_bundled_map_is_parsed_only_when_its_text_holds_a_name_of_the_model(model, known, parsed,
+                                                                                 fresh_price_map):
+    assert _known_locally(model) is known
+    assert local_price_map.cache_info().currsize == int(parsed)
+
+
+def test_a_map_with_unicode_escapes_is_always_parsed(tmp_path, monkeypatch, fresh_price_map):
+    """`caf\\u00e9` is the key "café", spelled otherwise than json.dumps spells it: only parsing finds it."""
+    escaped = tmp_path / "prices.json"
+    escaped.write_text('{"caf\\u00e9": {"input_cost_per_token": 1e-06}}', encoding="utf-8")
+    monkeypatch.setattr("shiftbox.llm._prices._price_map_file", lambda: escaped)
+    assert _known_locally("openai/café") and not _known_locally("openai/cafe")
 
 
 @pytest.mark.parametrize("base", ["http://127.0.0.1:8000/v1", "https://vllm.example/v1/chat/completions",

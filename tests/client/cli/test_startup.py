@@ -1,0 +1,73 @@
+"""`shiftbox run`'s start-up: up to its first LLM request, a fast-path run loads only what that request needs (its
+own command, not the other commands' libraries; no metrics, reports or comparisons, which load once the run has
+ended), loads the SSL certificates once and never parses litellm's price map for a model it does not hold. Checked in
+the program itself (a subprocess stopped at its first completion request), so a saving cannot silently go."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from shiftbox.testing.fake_brains import ScriptedLLM
+from shiftbox.testing.fake_llm import scripted_tasks
+from shiftbox.testing.fake_openai import FakeOpenAI
+from tests.client.llm.test_llm_without_litellm import REPO, TASK_FILE, run_args
+
+PROBE = """
+import json, os, socket, ssl, sys
+certificate_loads = []
+load_verify_locations = ssl.SSLContext.load_verify_locations
+def counted(self, *args, **kwargs):
+    certificate_loads.append(1)
+    return load_verify_locations(self, *args, **kwargs)
+ssl.SSLContext.load_verify_locations = counted
+send = socket.socket.send
+def first_request(self, data, *args):
+    if b"/chat/completions" in bytes(data[:200]):
+        from shiftbox.llm._prices import local_price_map
+        with open(os.environ["SHIFTBOX_TEST_REPORT"], "w") as report:
+            json.dump({"modules": sorted(sys.modules), "certificate_loads": len(certificate_loads),
+                       "price_map_parsed": local_price_map.cache_info().currsize > 0}, report)
+        os._exit(0)
+    return send(self, data, *args)
+socket.socket.send = first_request
+sys.argv[0] = "shiftbox"
+from shiftbox.cli import app
+app()
+"""
+"""`shiftbox` as installed (`app()`), stopped as it sends its first completion request, reporting what it loaded."""
+
+LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare", "shiftbox.runs._reports",
+                "shiftbox.runs._score", "shiftbox.runs._summary", "shiftbox.replay", "shiftbox.serve",
+                "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
+                "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
+                "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
+                "shiftbox.cli.snapshots", "litellm", "openai")
+"""What a fast-path run must not have loaded at its first request (each was once loaded at start-up)."""
+
+
+def first_request_report(tmp_path: Path) -> dict:
+    server = FakeOpenAI(ScriptedLLM(scripted_tasks([TASK_FILE]))).start()
+    report = tmp_path / "report.json"
+    env = {**os.environ, "SHIFTBOX_TEST_REPORT": str(report), "OPENAI_API_KEY": "sk-fake"}
+    try:
+        done = subprocess.run([sys.executable, "-c", PROBE, *run_args(server.base_url, tmp_path / "run", True)],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        server.stop()
+    assert report.exists(), f"the run sent no completion request (exit {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(report.read_text())
+
+
+def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tmp_path):
+    seen = first_request_report(tmp_path)
+    modules = set(seen["modules"])
+    assert {"shiftbox.cli.run", "shiftbox.runs._evaluate", "shiftbox.world"} <= modules  # the probe saw a real run
+    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai")
+                    and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
+    assert loaded == []
+    assert seen["certificate_loads"] == 1  # one SSL context, shared by the preflight and the fast path
+    assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
