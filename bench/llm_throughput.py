@@ -639,27 +639,6 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
     return row
 
 
-def ceiling_row(side: Side, fast: list[Measured], litellm: list[Measured], raw_httpx_ms: float) -> dict[str, Any]:
-    """The most any one-process harness could gain over the litellm path on this machine, round by round: one that
-    starts in 1 s of CPU (the start-up target) and then spends only raw httpx's CPU per completion, while the fake
-    server, a process of its own, needs its measured CPU per completion; so its window lasts at least the larger of
-    the two. Whole-process ratios above this are out of reach for the workload here, whatever the harness does."""
-    completions = side.simulations * LLM_CALLS_PER_SIM
-
-    def floor_s(m: Measured) -> float:
-        return 1.0 + max(completions * raw_httpx_ms / 1000, m.window["server_cpu_s"])
-
-    ceiling = median([b.seconds / floor_s(a) for a, b in zip(fast, litellm, strict=True)])
-    row: dict[str, Any] = {"bench": f"ceiling: litellm path / (1 s start-up + {completions} completions at "
-                                    "max(raw httpx CPU, fake server CPU) each), one process",
-                           "rounds": len(fast), "load_1m_at_start": [round(m.load_1m, 2) for m in fast],
-                           "raw_httpx_cpu_ms_per_completion": raw_httpx_ms, "ceiling_x": rounded(ceiling, 2)}
-    target(row, ceiling is not None and ceiling >= 10, "a one-process harness could reach 10x here")
-    if problem := failure(fast, litellm):
-        row["FAILED"] = problem
-    return row
-
-
 SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
 """The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
 --workers 1 and 2, replay of the fast path's simulations."""
@@ -708,8 +687,6 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
         rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=a != "replay",
                            cpu=sides[a].one_process and sides[b].one_process)
                  for a, b, label, at_least, text in comparisons if a in samples and b in samples]
-        if "fast" in samples and "litellm" in samples and raw.get(sides["fast"].in_flight):
-            rows.append(ceiling_row(sides["fast"], samples["fast"], samples["litellm"], raw[sides["fast"].in_flight]))
         if "fast" in samples and (startup := median([m.window["first_cpu_s"] for m in samples["fast"]])) is not None:
             row = {"bench": f"start-up to first request, {sides['fast'].label}", "startup_cpu_s": round(startup, 2),
                    "load_1m_at_start": [round(m.load_1m, 2) for m in samples["fast"]]}
