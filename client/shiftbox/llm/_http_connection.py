@@ -3,11 +3,13 @@
 httpcore's HTTP/1.1 connection (h11's state machine, anyio's streams, a cancel scope and a socket poll per read)
 cost about ten times the bytes' own work per completion against a local server: most of the fast path's CPU. The
 fast path only posts a body and reads a whole JSON reply, so this connection does just that: it writes the request
-head and body in one write, parses the status line and headers itself, and reads the body by Content-Length, by
-chunks, or to the end of the connection. It speaks httpcore's connection interface (`handle_async_request`,
-`is_available`, `has_expired`, `is_idle`, `aclose`) under `_http_pool.StackPool`, and raises httpcore's exceptions
-(`ConnectError`, `ConnectTimeout`, `ReadTimeout`, `WriteTimeout`, `ReadError`, `RemoteProtocolError`), so httpx
-maps them as before. Timeouts are timers on the wait itself, not cancellations.
+head and body in one write and feeds each piece received to llhttp's response parser (`httptools`), which frames the
+response (Content-Length, chunks and trailers, interim 1xx, no body for 204/304, HTTP/1.0 and `Connection: close`)
+and says whether the connection may be kept; the request's task wakes once, when the response is whole. It speaks
+httpcore's connection interface (`handle_async_request`, `is_available`, `has_expired`, `is_idle`, `aclose`) under
+`_http_pool.StackPool`, and raises httpcore's exceptions (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
+`WriteTimeout`, `ReadError`, `RemoteProtocolError`), so httpx maps them as before. Timeouts are timers on the wait
+itself, not cancellations.
 """
 
 from __future__ import annotations
@@ -18,38 +20,70 @@ import time
 from typing import Any
 
 import httpcore
+import httptools
 
 MAX_HEAD_BYTES = 256 * 1024
 """A response head (status line and headers) longer than this is a protocol error, as h11's limit."""
-NO_BODY_STATUS = frozenset({204, 304})
 
 
 class _Protocol(asyncio.Protocol):
-    """The socket's side: bytes received into a buffer, a waiter woken on data, end or loss, and write pausing."""
+    """The socket's side: each piece received fed to the response parser, the waiter woken when the response is
+    whole or broken, and write pausing. Bytes received while no response is expected (or after the expected one)
+    are stray: the connection is never reused."""
 
     def __init__(self) -> None:
-        self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.ended = False  # the server closed its side (or the connection was lost)
-        self.error: BaseException | None = None
         self.paused: asyncio.Future[None] | None = None
+        self.parser: httptools.HttpResponseParser | None = None  # the expected response's, until it is whole
+        self.stray = False
+        self.pieces = 0  # pieces received for the expected response
+        self.failure: Exception | None = None
+        self.done = False
 
+    def expect(self, method: bytes) -> None:
+        """Get ready to read the response to a `method` request."""
+        self.parser = httptools.HttpResponseParser(self)
+        self.head_only = method == b"HEAD"
+        self.done, self.failure, self.keep_alive, self.head_bytes, self.pieces = False, None, False, 0, 0
+        self.status, self.reason, self.headers, self.body = 0, b"", [], []
+        self.headers_done = self.framed = False
+
+    # -- asyncio's callbacks
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        self._wake()
+        parser = self.parser
+        if parser is None:
+            self.stray = True
+            return
+        self.pieces += 1
+        try:
+            parser.feed_data(data)
+        except httptools.HttpParserUpgrade:  # a 101: what follows is not HTTP (the response itself is whole)
+            self.keep_alive = False
+        except httptools.HttpParserError as exc:
+            if self.done:  # bytes after the response that do not start another one (or after its `close`)
+                self.stray = True
+            else:
+                cause = exc.__context__ if isinstance(exc.__context__, httpcore.RemoteProtocolError) else None
+                self._fail(cause or httpcore.RemoteProtocolError(f"a malformed response: {exc}"))
+        if not self.headers_done and not self.done and self.failure is None:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self._fail(httpcore.RemoteProtocolError("the response head is too long"))
+        if self.done:
+            self.parser = None
+            self._wake()
 
     def eof_received(self) -> bool:
-        self.ended = True
-        self._wake()
+        self._ended(None)
         return False  # close the transport
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self.ended, self.error = True, exc
-        self._wake()
+        self._ended(exc)
         if self.paused is not None and not self.paused.done():
             self.paused.set_result(None)
 
@@ -61,17 +95,92 @@ class _Protocol(asyncio.Protocol):
             self.paused.set_result(None)
         self.paused = None
 
+    # -- the parser's callbacks (httptools)
+    def on_message_begin(self) -> None:
+        if self.done:  # another response after the expected one
+            self.stray = True
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason  # llhttp may hand it over in pieces
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self.headers_done:  # after the head: a chunked body's trailers, dropped
+            value = value.rstrip(b" \t")
+            self.headers.append((name, value))
+            name = name.lower()  # framed: a body with a length or chunks, so cut short if the connection ends
+            self.framed = self.framed or name == b"content-length" or (
+                name == b"transfer-encoding" and value.lower().endswith(b"chunked"))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        assert parser is not None
+        version = parser.get_http_version()
+        if version not in ("1.1", "1.0"):
+            raise httpcore.RemoteProtocolError(f"not an HTTP/1.x response: HTTP/{version}")
+        self.status, self.version = parser.get_status_code(), b"HTTP/" + version.encode()
+        if 100 <= self.status < 200 and self.status != 101:  # interim: its end is skipped, the next head read
+            self.reason, self.headers, self.framed, self.head_bytes = b"", [], False, 0
+            return
+        self.headers_done = True
+        if self.head_only:  # llhttp cannot know a HEAD response has no body: it ends with its head
+            self.on_message_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if self.done:  # a HEAD response followed by bytes
+            self.stray = True
+        else:
+            self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.done or not self.headers_done:  # an interim response's end, or a HEAD response's (already whole)
+            return
+        assert self.parser is not None
+        self.done, self.keep_alive = True, self.parser.should_keep_alive()
+
+    # -- the end of the connection
+    def _ended(self, exc: BaseException | None) -> None:
+        self.ended = True
+        if self.parser is None:
+            return
+        if self.headers_done and not self.framed:  # a body without length or chunks runs to the end: whole now
+            self.done, self.keep_alive, self.parser = True, False, None
+        elif exc is not None:
+            self._fail(httpcore.ReadError(str(exc) or type(exc).__name__))
+        else:
+            self._fail(httpcore.RemoteProtocolError(
+                f"Server disconnected without sending a {'complete ' if self.pieces else ''}response."))
+        self._wake()
+
+    def _fail(self, failure: Exception) -> None:
+        self.failure, self.parser = failure, None
+        self._wake()
+
     def _wake(self) -> None:
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
 
 
-async def _wait(future: asyncio.Future[None], timeout: float | None, error: type[Exception], what: str) -> None:
-    """Wait for the future; past `timeout` seconds raise `error` (a timer, not a cancellation)."""
+async def _wait(future: asyncio.Future[None], timeout: float | None, error: type[Exception], what: str,
+                progress: _Protocol | None = None) -> None:
+    """Wait for the future; past `timeout` seconds (without bytes received on `progress`, when given) raise `error`
+    (a timer, not a cancellation)."""
     if timeout is None:
         await future
         return
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
+    loop = asyncio.get_running_loop()
+    timer: asyncio.TimerHandle
+
+    seen = progress.pieces if progress is not None else 0
+
+    def expire() -> None:
+        nonlocal timer, seen
+        if progress is not None and progress.pieces != seen:  # still arriving: the timeout is between reads
+            seen = progress.pieces
+            timer = loop.call_later(timeout, expire)
+        elif not future.done():
+            future.set_result(_EXPIRED)
+
+    timer = loop.call_later(timeout, expire)
     try:
         await future
     finally:
@@ -81,11 +190,6 @@ async def _wait(future: asyncio.Future[None], timeout: float | None, error: type
 
 
 _EXPIRED: Any = object()
-
-
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_result(_EXPIRED)
 
 
 class _Body:
@@ -146,109 +250,30 @@ class HTTP11Connection:
             body = (b"%x\r\n%s\r\n" % (len(body), body) if body else b"") + b"0\r\n\r\n"
         if protocol.ended or protocol.transport is None:
             raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+        protocol.expect(request.method)
         protocol.transport.write(b"".join(head) + body)
         if protocol.paused is not None:
             await _wait(protocol.paused, timeouts.get("write"), httpcore.WriteTimeout, "writing the request")
-        status, reason, version, headers, content = await self._response(protocol, request.method,
-                                                                         timeouts.get("read"))
+        if not protocol.done and protocol.failure is None:
+            protocol.waiter = asyncio.get_running_loop().create_future()
+            await _wait(protocol.waiter, timeouts.get("read"), httpcore.ReadTimeout, "reading the response", protocol)
+        if protocol.failure is not None:
+            raise protocol.failure
         self.busy = False
+        if not protocol.keep_alive or protocol.stray:  # asked to close, or bytes nobody asked for: never reused
+            self.reusable = False
         if self.reusable and self.keepalive_expiry is not None:
             self.expires_at = time.monotonic() + self.keepalive_expiry
-        return httpcore.Response(status=status, headers=headers, content=_Body(content),
-                                 extensions={"http_version": version, "reason_phrase": reason})
-
-    async def _more(self, protocol: _Protocol, timeout: float | None) -> None:
-        """Wait for more bytes (or the end); ReadError when the connection broke."""
-        if protocol.ended:
-            raise httpcore.RemoteProtocolError("Server disconnected without sending a complete response.")
-        protocol.waiter = asyncio.get_running_loop().create_future()
-        await _wait(protocol.waiter, timeout, httpcore.ReadTimeout, "reading the response")
-        if protocol.error is not None and not protocol.buffer:
-            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
-
-    async def _response(self, protocol: _Protocol, method: bytes, timeout: float | None,
-                        ) -> tuple[int, bytes, bytes, list[tuple[bytes, bytes]], bytes]:
-        buffer = protocol.buffer
-        while True:  # skip informational (1xx) responses
-            while (end := buffer.find(b"\r\n\r\n")) < 0:
-                if len(buffer) > MAX_HEAD_BYTES:
-                    raise httpcore.RemoteProtocolError("the response head is too long")
-                if protocol.ended and not buffer:
-                    raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
-                await self._more(protocol, timeout)
-            lines = bytes(buffer[:end]).split(b"\r\n")
-            del buffer[:end + 4]
-            version, _, rest = lines[0].partition(b" ")
-            code, _, reason = rest.partition(b" ")
-            if not (version.startswith(b"HTTP/1.") and code.isdigit() and len(code) == 3):
-                raise httpcore.RemoteProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-            status = int(code)
-            if not 100 <= status < 200 or status == 101:
-                break
-        headers: list[tuple[bytes, bytes]] = []
-        length: int | None = None
-        chunked, close = False, version == b"HTTP/1.0"
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon or not name or name != name.strip():
-                raise httpcore.RemoteProtocolError(f"malformed response header {line[:80]!r}")
-            value = value.strip()
-            headers.append((name, value))
-            lowered = name.lower()
-            if lowered == b"content-length":
-                if not value.isdigit() or (length is not None and length != int(value)):
-                    raise httpcore.RemoteProtocolError("a malformed Content-Length header")
-                length = int(value)
-            elif lowered == b"transfer-encoding":
-                chunked = value.lower().endswith(b"chunked")
-            elif lowered == b"connection":
-                tokens = {t.strip() for t in value.lower().split(b",")}
-                close = b"close" in tokens or (close and b"keep-alive" not in tokens)
-        if method == b"HEAD" or status in NO_BODY_STATUS or 100 <= status < 200:
-            content = b""
-        elif chunked:
-            content = await self._chunked(protocol, timeout)
-        elif length is not None:
-            while len(buffer) < length:
-                await self._more(protocol, timeout)
-            content = bytes(buffer[:length])
-            del buffer[:length]
-        else:  # neither: the body runs to the end of the connection
-            while not protocol.ended:
-                await self._more(protocol, timeout)
-            content, close = bytes(buffer), True
-            buffer.clear()
-        if close or buffer:  # asked to close, or bytes nobody asked for: never reused
-            self.reusable = False
-        return status, reason, version, headers, content
-
-    async def _chunked(self, protocol: _Protocol, timeout: float | None) -> bytes:
-        """A chunked body: each chunk's size line and data, up to the last chunk and its trailers (dropped)."""
-        buffer, parts = protocol.buffer, []
-        while True:
-            while (end := buffer.find(b"\r\n")) < 0:
-                await self._more(protocol, timeout)
-            size_text = bytes(buffer[:end]).split(b";")[0].strip()
-            if not size_text or any(c not in b"0123456789abcdefABCDEF" for c in size_text):
-                raise httpcore.RemoteProtocolError(f"a malformed chunk size {size_text[:20]!r}")
-            size = int(size_text, 16)
-            del buffer[:end + 2]
-            if size == 0:  # trailers, up to an empty line
-                while not buffer.startswith(b"\r\n") and (end := buffer.find(b"\r\n\r\n")) < 0:
-                    await self._more(protocol, timeout)
-                del buffer[:2 if buffer.startswith(b"\r\n") else end + 4]
-                return b"".join(parts)
-            while len(buffer) < size + 2:
-                await self._more(protocol, timeout)
-            parts.append(bytes(buffer[:size]))
-            del buffer[:size + 2]
+        body = protocol.body[0] if len(protocol.body) == 1 else b"".join(protocol.body)
+        return httpcore.Response(status=protocol.status, headers=protocol.headers, content=_Body(body),
+                                 extensions={"http_version": protocol.version, "reason_phrase": protocol.reason})
 
     def is_available(self) -> bool:
         """Whether it can take a request now: connected, not busy, still open and reusable, nothing unasked for
         received since its last response."""
         protocol = self.protocol
         return (protocol is not None and not self.busy and self.reusable and not protocol.ended
-                and not protocol.buffer and protocol.transport is not None and not protocol.transport.is_closing())
+                and not protocol.stray and protocol.transport is not None and not protocol.transport.is_closing())
 
     def has_expired(self) -> bool:
         return self.expires_at is not None and time.monotonic() > self.expires_at

@@ -160,3 +160,66 @@ async def test_https_with_the_pool_s_ssl_context(tmp_path):
         with pytest.raises(httpcore.ConnectError):  # the default context does not trust the certificate
             await HTTP11Connection(httpcore.Origin(b"https", b"127.0.0.1", port)).handle_async_request(
                 httpcore.Request("POST", f"https://127.0.0.1:{port}/v1", content=b"{}"))
+
+
+# -- framing now done by llhttp (httptools): what it refuses or reads that the hand-written parsing did not cover
+
+async def request(connection: HTTP11Connection, url: str, method: str = "POST") -> tuple[int, list, bytes]:
+    """One request straight on the connection: its status, headers and whole body."""
+    response = await connection.handle_async_request(httpcore.Request(
+        method, url, headers=[(b"Host", b"127.0.0.1"), (b"Content-Length", b"2")], content=b"{}"))
+    return response.status, response.headers, b"".join([part async for part in response.stream])
+
+
+def connection_to(server: ScriptedServer) -> HTTP11Connection:
+    return HTTP11Connection(httpcore.Origin(b"http", b"127.0.0.1", int(server.url.split(":")[2].split("/")[0])))
+
+
+@pytest.mark.parametrize("reply", [
+    [b"HTTP/1.1 200 OK\r\nX-A: b\r\n folded\r\nContent-Length: 2\r\n\r\n{}"],
+    [b"HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"],
+    [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"],
+    [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2x\r\n{}\r\n0\r\n\r\n"],
+], ids=["obsolete line folding", "http 2.0 status line", "length and chunks", "bad chunk size"])
+async def test_a_response_llhttp_refuses_is_a_connection_error(reply):
+    async with ScriptedServer(reply).serving() as server:
+        with pytest.raises(ProviderHTTPError) as caught:
+            await post(server.url)
+    assert cause_of(caught.value) == "connection"
+    assert isinstance(caught.value.__cause__.__cause__, httpcore.RemoteProtocolError)
+
+
+async def test_chunk_extensions_quoted_and_leading_zeros_are_read():
+    chunks = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+              b'005;name="a;b";x\r\n%s\r\n' % RAW[:5], b"%04x\r\n%s\r\n0\r\n\r\n" % (len(RAW) - 5, RAW[5:])]
+    async with ScriptedServer(chunks, ok()).serving() as server:
+        assert [await post(server.url), await post(server.url)] == [ANSWER, ANSWER]
+    assert server.connections == 1
+
+
+async def test_a_head_response_ends_with_its_head_and_the_connection_is_reused():
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-Pad: v \r\n\r\n" % len(RAW)  # the length a GET would have
+    async with ScriptedServer([head], ok()).serving() as server:
+        connection = connection_to(server)
+        status, headers, body = await request(connection, server.url, "HEAD")
+        assert (status, body, headers[-1]) == (200, b"", (b"X-Pad", b"v"))  # value's trailing space dropped
+        assert connection.is_available()
+        assert (await request(connection, server.url))[::2] == (200, RAW)
+        await connection.aclose()
+    assert server.connections == 1
+
+
+async def test_bytes_after_a_head_response_make_the_connection_unusable():
+    async with ScriptedServer([b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"]).serving() as server:
+        connection = connection_to(server)
+        assert (await request(connection, server.url, "HEAD"))[::2] == (200, b"")
+        assert not connection.is_available()
+        await connection.aclose()
+
+
+async def test_the_read_timeout_is_between_pieces_not_for_the_whole_response():
+    answer = {"ok": "x" * 40}
+    raw = json.dumps(answer).encode()  # one byte a piece, 10 ms apart: over 0.5 s in all, against a 0.2 s timeout
+    pieces = [b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(raw), *(raw[i:i + 1] for i in range(len(raw)))]
+    async with ScriptedServer(pieces).serving() as server:
+        assert await post(server.url, timeout_s=0.2) == answer
