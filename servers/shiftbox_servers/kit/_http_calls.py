@@ -208,7 +208,7 @@ class SessionCalls:
         rejected = self.server.reject_arguments(params)
         try:
             if rejected is not None:
-                result = rejected.model_dump(by_alias=True, mode="json", exclude_none=True)
+                result = self.server.wire_result(version, rejected)
             else:
                 answered = self.server.answer_validated_call(params, version, episode_id)
                 if answered is None:

@@ -266,14 +266,14 @@ class DomainServer:
             episode_id = request_episode_id(ctx)
         except EpisodeAccessError as exc:
             if ctx.method == "tools/call":
-                return error_result(ErrorKind.INVALID_ARGUMENTS, str(exc))
+                return self.wire_result(ctx.protocol_version, error_result(ErrorKind.INVALID_ARGUMENTS, str(exc)))
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
                 rejected = self.reject_arguments(ctx.params or {})
-                if rejected is not None:
-                    return rejected
+                if rejected is not None:  # shaped as the SDK shapes a handler's result (it trusts a middleware's)
+                    return self.wire_result(ctx.protocol_version, rejected)
                 answered = self._answer_call(ctx, episode_id)
                 if answered is not None:
                     return answered
