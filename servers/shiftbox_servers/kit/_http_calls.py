@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import (
     CONTENT_TYPE_JSON,
@@ -38,7 +39,7 @@ from mcp.shared.inbound import (
     find_invalid_x_mcp_header,
     x_mcp_header_map,
 )
-from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types import JSONRPCError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
@@ -168,7 +169,7 @@ class SessionCalls:
             status, wire = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200), answer.model_dump(
                 mode="json", by_alias=True, exclude_none=True)
         else:  # the SDK's dump of its JSONRPCResponse: the result is a JSON-mode dict already
-            status, wire = 200, {"jsonrpc": "2.0", "id": message["id"], "result": answer.result}
+            status, wire = 200, response(message["id"], answer)
         body = json.dumps(wire, separators=(",", ":")).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", JSON_TYPE)]})
@@ -199,12 +200,15 @@ class SessionCalls:
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
             return None
         answer = self._result(message, params, version, episode_id)
-        return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+        if answer is None or isinstance(answer, JSONRPCError):
+            return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+        # what the SDK's session writes, its JSONRPCResponse's JSON, without building the model around the result
+        return pydantic_core.to_json(response(message["id"], answer)).decode()
 
     def _result(self, message: dict[str, Any], params: dict[str, Any], version: str, episode_id: str
-                ) -> JSONRPCResponse | JSONRPCError | None:
-        """The JSON-RPC answer to a tools/call as the kit's middleware would give it (arguments it refuses
-        answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
+                ) -> dict[str, Any] | JSONRPCError | None:
+        """The wire result of a tools/call (or its JSON-RPC error) as the kit's middleware would give it (arguments
+        it refuses answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
         rejected = self.server.reject_arguments(params)
         try:
             if rejected is not None:
@@ -216,7 +220,12 @@ class SessionCalls:
                 result = answered
         except MCPError as exc:
             return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
-        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
+        return result
+
+
+def response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC response as the SDK's `JSONRPCResponse` dumps (its fields in order; `result` already JSON-mode)."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:

@@ -26,6 +26,7 @@ CALLS = [
     {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "  Gas   Co "}},
     {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "Gas Co"}},
     {"name": "get_transactions", "arguments": {"account_id": "acc_a1"}},
+    {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "Ünï \"Co\" ✓"}},  # non-ASCII
 ]
 
 
