@@ -61,6 +61,8 @@ ROUTING_HEADERS = tuple(h.encode("latin-1") for h in (MCP_PROTOCOL_VERSION_HEADE
 CHECKED_HEADERS = (b"accept", b"content-type", b"host", b"origin")
 """What the SDK transport's header checks read (`_headers_pass`)."""
 VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+"""`json.dumps(..., separators=(",", ":"))` (how the SDK's 2026-07-28 entry writes its answer) made once."""
 
 
 class SessionCalls:
@@ -170,7 +172,7 @@ class SessionCalls:
                 mode="json", by_alias=True, exclude_none=True)
         else:  # the SDK's dump of its JSONRPCResponse: the result is a JSON-mode dict already
             status, wire = 200, response(message["id"], answer)
-        body = json.dumps(wire, separators=(",", ":")).encode()
+        body = COMPACT_JSON.encode(wire).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", JSON_TYPE)]})
         await send({"type": "http.response.body", "body": body})

@@ -193,6 +193,8 @@ class DomainServer:
         """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]`."""
         self._params_passed: set[tuple[Any, ...]] = set()
         """(version, `_meta` as JSON) of tools/call params that passed the SDK's params check (`_params_pass`)."""
+        self._adapters: dict[str, tuple[Any, Any, Any]] = {}
+        """Tool name -> (its metadata, output model, the SDK's validator of its results) (`_output_adapter`)."""
         self._envelopes: dict[str, dict[str, Any] | bool] = {}
         """Per protocol version, the wire envelope of a structured tool result (`_wire_structured`); False: the
         SDK's shaping did not keep the probe's content as given, so every result is shaped by `wire_result`."""
@@ -361,7 +363,7 @@ class DomainServer:
         structured = None
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
-            structured = structured_parts(tool.fn_metadata, raw)
+            structured = structured_parts(tool.fn_metadata, self._output_adapter(name, tool.fn_metadata), raw)
             result = None if structured is not None else tool.fn_metadata.convert_result(raw)
         except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
             logger.exception("Tool %r raised an unexpected exception", name)
@@ -370,6 +372,18 @@ class DomainServer:
         if structured is not None:
             return self._wire_structured(version, *structured)
         return self.wire_result(version, result)
+
+    def _output_adapter(self, name: str, metadata: Any) -> Any:
+        """The SDK's validator of tool `name`'s results (`FuncMetadata._output_adapter`, kept in a private attribute
+        that costs more to read than to use), asked for again when the tool's metadata or output model changes;
+        None: no output model, or an mcp without it."""
+        kept = self._adapters.get(name)
+        if kept is None or kept[0] is not metadata or kept[1] is not metadata.output_model:
+            adapter_of = getattr(metadata, "_output_adapter", None)
+            output_model = metadata.output_model
+            adapter = adapter_of(output_model) if adapter_of is not None and output_model is not None else None
+            kept = self._adapters[name] = (metadata, output_model, adapter)
+        return kept[2]
 
     def _params_pass(self, params: dict[str, Any], version: str) -> bool:
         """The SDK's params check of a tools/call whose name and arguments the kit has checked. Its model
@@ -498,18 +512,16 @@ class DomainServer:
                                  max_body_size=manager.max_request_body_size)
 
 
-def structured_parts(metadata: Any, raw: Any) -> tuple[str, Any] | None:
+def structured_parts(metadata: Any, adapter: Any, raw: Any) -> tuple[str, Any] | None:
     """The text and structured content the SDK's `FuncMetadata.convert_result` makes of a tool's plain structured
     result (a dict, or an instance of the tool's output model exactly), with its steps: the JSON text, the output
-    model's validation and JSON-mode dump. None: any other result, or metadata this mcp does not shape so
-    (`_output_adapter` is the SDK's own), which the SDK converts."""
+    model's validation (by `adapter`, the SDK's) and JSON-mode dump. None: any other result, or no `adapter`,
+    which the SDK converts."""
     output_model = metadata.output_model
-    adapter_of = getattr(metadata, "_output_adapter", None)
-    if (output_model is None or metadata.output_schema is None or adapter_of is None
+    if (output_model is None or metadata.output_schema is None or adapter is None
             or not (type(raw) is dict or type(raw) is output_model)):
         return None
     text = pydantic_core.to_json(raw, fallback=str, indent=2).decode()
-    adapter = adapter_of(output_model)
     validated = adapter.validate_python({"result": raw} if metadata.wrap_output else raw, by_alias=True, by_name=True)
     if isinstance(validated, BaseModel):
         return text, validated.model_dump(mode="json", by_alias=True)
@@ -528,13 +540,17 @@ def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:
 def json_stable(value: Any) -> bool:
     """Whether JSON-mode output is left as it is by another JSON-mode dump: always, but for a float that is no
     finite number (a float field keeps NaN; the SDK's dump of its result, typed `Any`, makes it null)."""
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(value)
-    if kind is dict:
-        return all(json_stable(v) for v in value.values())
-    if kind is list:
-        return all(json_stable(v) for v in value)
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is dict:
+            pending.extend(item.values())
+        elif kind is list:
+            pending.extend(item)
     return True
 
 

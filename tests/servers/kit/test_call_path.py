@@ -99,7 +99,7 @@ def test_structured_results_are_shaped_as_the_sdk_shapes_them(tmp_path, version)
                          raw.model_copy(update={"available_balance": float("-inf")})]
         for result in variants:
             expected = server.wire_result(version, metadata.convert_result(result))
-            parts = structured_parts(metadata, result)
+            parts = structured_parts(metadata, server._output_adapter(name, metadata), result)
             got = expected if parts is None else server._wire_structured(version, *parts)
             shaped_by_the_kit += parts is not None
             assert json.dumps(got) == json.dumps(expected), (name, result)
@@ -123,3 +123,19 @@ def test_a_remembered_params_check_never_passes_other_meta(tmp_path, version):
     if version not in MODERN_PROTOCOL_VERSIONS:  # the same `_meta` lacks the 2026-era envelope
         assert not server._params_pass(params, MODERN_PROTOCOL_VERSIONS[0])
     assert not server._params_pass({**params, "_meta": 5}, version)
+
+
+def test_the_remembered_output_validator_follows_the_tools_metadata(tmp_path):
+    """The kit keeps the SDK's validator of a tool's results; a tool whose output model is replaced gets the new
+    model's validator, never the old one."""
+    from shiftbox_servers.banking._models import Account, AccountList
+
+    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
+    metadata = server.sdk_tools["get_account"].fn_metadata
+    first = server._output_adapter("get_account", metadata)
+    assert first is server._output_adapter("get_account", metadata)
+    assert metadata.output_model is Account
+    metadata.output_model = AccountList
+    second = server._output_adapter("get_account", metadata)
+    assert second is not first
+    assert second.validate_python({"customer_id": "c", "accounts": []}) == AccountList(customer_id="c", accounts=[])
