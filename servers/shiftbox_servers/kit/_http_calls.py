@@ -204,8 +204,7 @@ class SessionCalls:
         answer = self._result(message, params, version, episode_id)
         if answer is None or isinstance(answer, JSONRPCError):
             return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
-        # what the SDK's session writes, its JSONRPCResponse's JSON, without building the model around the result
-        return pydantic_core.to_json(response(message["id"], answer)).decode()
+        return response_json(message["id"], answer)
 
     def _result(self, message: dict[str, Any], params: dict[str, Any], version: str, episode_id: str
                 ) -> dict[str, Any] | JSONRPCError | None:
@@ -223,6 +222,12 @@ class SessionCalls:
         except MCPError as exc:
             return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
         return result
+
+
+def response_json(request_id: Any, result: dict[str, Any]) -> str:
+    """What the SDK's handshake-era session writes for a result, its `JSONRPCResponse`'s JSON (non-finite floats as
+    null, the model's default), without building the model around the result."""
+    return pydantic_core.to_json(response(request_id, result), inf_nan_mode="null").decode()
 
 
 def response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:

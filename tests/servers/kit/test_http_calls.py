@@ -285,3 +285,20 @@ async def test_refusals_have_the_envelope_of_the_sdks_answers(banking_http, vers
         app.calls = calls
     keys, meta_keys, result_type = expected
     assert (result_type == "complete") == (version == MODERN) == ("io.modelcontextprotocol/serverInfo" in meta_keys)
+
+
+@pytest.mark.parametrize("result", [
+    {"content": [{"type": "text", "text": "Ünï \"q\" ✓ \n"}], "isError": False},
+    {"structuredContent": {"big": 2 ** 70, "f": 1e16, "g": 0.1, "n": None, "nan": float("nan"), "inf": float("inf")}},
+])
+@pytest.mark.parametrize("request_id", [7, "s-1"])
+def test_the_handshake_answer_is_the_sdks_jsonrpc_response(result, request_id):
+    """The kit dumps a handshake-era answer without the model around it: the same JSON as the SDK's
+    `JSONRPCResponse` dump, non-finite floats as null included."""
+    from mcp_types import JSONRPCResponse
+
+    from shiftbox_servers.kit._http_calls import response_json
+
+    expected = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result).model_dump_json(by_alias=True,
+                                                                                            exclude_unset=True)
+    assert response_json(request_id, result) == expected
