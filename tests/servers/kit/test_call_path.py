@@ -128,14 +128,13 @@ def test_a_remembered_params_check_never_passes_other_meta(tmp_path, version):
 def test_the_remembered_output_validator_follows_the_tools_metadata(tmp_path):
     """The kit keeps the SDK's validator of a tool's results; a tool whose output model is replaced gets the new
     model's validator, never the old one."""
-    from shiftbox_servers.banking._models import Account, AccountList
-
     server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
     metadata = server.sdk_tools["get_account"].fn_metadata
     first = server._output_adapter("get_account", metadata)
     assert first is server._output_adapter("get_account", metadata)
-    assert metadata.output_model is Account
-    metadata.output_model = AccountList
+    account_list = server.sdk_tools["get_accounts"].fn_metadata.output_model
+    assert account_list.__name__ == "AccountList" and metadata.output_model.__name__ == "Account"
+    metadata.output_model = account_list
     second = server._output_adapter("get_account", metadata)
     assert second is not first
-    assert second.validate_python({"customer_id": "c", "accounts": []}) == AccountList(customer_id="c", accounts=[])
+    assert second.validate_python({"customer_id": "c", "accounts": []}) == account_list(customer_id="c", accounts=[])
