@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import (
     CONTENT_TYPE_JSON,
@@ -38,7 +39,7 @@ from mcp.shared.inbound import (
     find_invalid_x_mcp_header,
     x_mcp_header_map,
 )
-from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types import JSONRPCError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
@@ -60,6 +61,8 @@ ROUTING_HEADERS = tuple(h.encode("latin-1") for h in (MCP_PROTOCOL_VERSION_HEADE
 CHECKED_HEADERS = (b"accept", b"content-type", b"host", b"origin")
 """What the SDK transport's header checks read (`_headers_pass`)."""
 VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+"""`json.dumps(..., separators=(",", ":"))` (how the SDK's 2026-07-28 entry writes its answer) made once."""
 
 
 class SessionCalls:
@@ -168,8 +171,8 @@ class SessionCalls:
             status, wire = ERROR_CODE_HTTP_STATUS.get(answer.error.code, 200), answer.model_dump(
                 mode="json", by_alias=True, exclude_none=True)
         else:  # the SDK's dump of its JSONRPCResponse: the result is a JSON-mode dict already
-            status, wire = 200, {"jsonrpc": "2.0", "id": message["id"], "result": answer.result}
-        body = json.dumps(wire, separators=(",", ":")).encode()
+            status, wire = 200, response(message["id"], answer)
+        body = COMPACT_JSON.encode(wire).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", JSON_TYPE)]})
         await send({"type": "http.response.body", "body": body})
@@ -199,16 +202,18 @@ class SessionCalls:
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
             return None
         answer = self._result(message, params, version, episode_id)
-        return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+        if answer is None or isinstance(answer, JSONRPCError):
+            return None if answer is None else answer.model_dump_json(by_alias=True, exclude_unset=True)
+        return response_json(message["id"], answer)
 
     def _result(self, message: dict[str, Any], params: dict[str, Any], version: str, episode_id: str
-                ) -> JSONRPCResponse | JSONRPCError | None:
-        """The JSON-RPC answer to a tools/call as the kit's middleware would give it (arguments it refuses
-        answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
+                ) -> dict[str, Any] | JSONRPCError | None:
+        """The wire result of a tools/call (or its JSON-RPC error) as the kit's middleware would give it (arguments
+        it refuses answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
         rejected = self.server.reject_arguments(params)
         try:
             if rejected is not None:
-                result = rejected.model_dump(by_alias=True, mode="json", exclude_none=True)
+                result = self.server.wire_result(version, rejected)
             else:
                 answered = self.server.answer_validated_call(params, version, episode_id)
                 if answered is None:
@@ -216,7 +221,18 @@ class SessionCalls:
                 result = answered
         except MCPError as exc:
             return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
-        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
+        return result
+
+
+def response_json(request_id: Any, result: dict[str, Any]) -> str:
+    """What the SDK's handshake-era session writes for a result, its `JSONRPCResponse`'s JSON (non-finite floats as
+    null, the model's default), without building the model around the result."""
+    return pydantic_core.to_json(response(request_id, result), inf_nan_mode="null").decode()
+
+
+def response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC response as the SDK's `JSONRPCResponse` dumps (its fields in order; `result` already JSON-mode)."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import AsyncIterator, Callable
@@ -28,7 +29,7 @@ from mcp_types import (
 )
 from mcp_types import methods as protocol_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -68,6 +69,9 @@ GRAPH_REFUSAL_MARK = "graph-refusal"
 """Appended after it when the server also refuses calls whose required tools have not succeeded."""
 PLAIN_CALL_KEYS = frozenset({"name", "arguments"})
 """tools/call params with only these keys (name and arguments checked by the kit) need no further shape check."""
+CALL_KEYS_WITH_META = frozenset({"name", "arguments", "_meta"})
+PROBE = "shiftbox-probe"
+"""Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
 
 
 class EpisodeAccessError(Exception):
@@ -187,6 +191,13 @@ class DomainServer:
         self.mcp.middleware[:] = without_tracing(self.mcp.middleware)
         self._server_info = self.mcp._lowlevel_server.server_info_stamp
         """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]`."""
+        self._params_passed: set[tuple[Any, ...]] = set()
+        """(version, `_meta` as JSON) of tools/call params that passed the SDK's params check (`_params_pass`)."""
+        self._adapters: dict[str, tuple[Any, Any, Any]] = {}
+        """Tool name -> (its metadata, output model, the SDK's validator of its results) (`_output_adapter`)."""
+        self._envelopes: dict[str, dict[str, Any] | bool] = {}
+        """Per protocol version, the wire envelope of a structured tool result (`_wire_structured`); False: the
+        SDK's shaping did not keep the probe's content as given, so every result is shaped by `wire_result`."""
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -266,14 +277,14 @@ class DomainServer:
             episode_id = request_episode_id(ctx)
         except EpisodeAccessError as exc:
             if ctx.method == "tools/call":
-                return error_result(ErrorKind.INVALID_ARGUMENTS, str(exc))
+                return self.wire_result(ctx.protocol_version, error_result(ErrorKind.INVALID_ARGUMENTS, str(exc)))
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
                 rejected = self.reject_arguments(ctx.params or {})
-                if rejected is not None:
-                    return rejected
+                if rejected is not None:  # shaped as the SDK shapes a handler's result (it trusts a middleware's)
+                    return self.wire_result(ctx.protocol_version, rejected)
                 answered = self._answer_call(ctx, episode_id)
                 if answered is not None:
                     return answered
@@ -341,24 +352,75 @@ class DomainServer:
         HTTP tools/call. None (the SDK answers) where its steps could differ: params beyond name and
         arguments that fail its params check, arguments its lenient parse refuses.
         """
-        if not params.keys() <= PLAIN_CALL_KEYS:
-            try:
-                protocol_methods.validate_client_request("tools/call", version, params)
-            except (KeyError, ValueError, ValidationError):
-                return None
+        if not params.keys() <= PLAIN_CALL_KEYS and not self._params_pass(params, version):
+            return None
         name = params["name"]
         tool = self.sdk_tools[name]
         try:
             arguments = tool.fn_metadata.validate_arguments(params.get("arguments") or {})
         except Exception:
             return None
+        structured = None
         try:
-            result = tool.fn_metadata.convert_result(self.run_tool(self.tools.specs[name], episode_id, arguments))
+            raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
+            structured = structured_parts(tool.fn_metadata, self._output_adapter(name, tool.fn_metadata), raw)
+            result = None if structured is not None else tool.fn_metadata.convert_result(raw)
         except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
             logger.exception("Tool %r raised an unexpected exception", name)
-            result = CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {name}")],
-                                    is_error=True)
+            structured, result = None, CallToolResult(
+                content=[TextContent(type="text", text=f"Error executing tool {name}")], is_error=True)
+        if structured is not None:
+            return self._wire_structured(version, *structured)
         return self.wire_result(version, result)
+
+    def _output_adapter(self, name: str, metadata: Any) -> Any:
+        """The SDK's validator of tool `name`'s results (`FuncMetadata._output_adapter`, kept in a private attribute
+        that costs more to read than to use), asked for again when the tool's metadata or output model changes;
+        None: no output model, or an mcp without it."""
+        kept = self._adapters.get(name)
+        if kept is None or kept[0] is not metadata or kept[1] is not metadata.output_model:
+            adapter_of = getattr(metadata, "_output_adapter", None)
+            output_model = metadata.output_model
+            adapter = adapter_of(output_model) if adapter_of is not None and output_model is not None else None
+            kept = self._adapters[name] = (metadata, output_model, adapter)
+        return kept[2]
+
+    def _params_pass(self, params: dict[str, Any], version: str) -> bool:
+        """The SDK's params check of a tools/call whose name and arguments the kit has checked. Its model
+        validates each field on its own, so with no params but name, arguments and `_meta` only `_meta` can fail
+        it: a pass is remembered per version and `_meta` (as JSON), which a client sends the same on every call."""
+        key = None
+        if params.keys() <= CALL_KEYS_WITH_META:
+            try:
+                key = (version, pydantic_core.to_json(params.get("_meta")))
+            except pydantic_core.PydanticSerializationError:
+                key = None
+            if key is not None and key in self._params_passed:
+                return True
+        try:
+            protocol_methods.validate_client_request("tools/call", version, params)
+        except (KeyError, ValueError, ValidationError):
+            return False
+        if key is not None:
+            remember(self._params_passed, key)
+        return True
+
+    def _wire_structured(self, version: str, text: str, structured: Any) -> dict[str, Any]:
+        """`wire_result` of the SDK's conversion of a structured result (`structured_parts`), without building and
+        re-validating its model: the version's envelope, shaped once by `wire_result` from a probe result of the
+        same shape, is filled in. Structured content the SDK's final JSON dump would change (a float that is no
+        finite number) takes `wire_result`."""
+        envelope = self._envelopes.get(version)
+        if envelope is None:
+            envelope = self._envelopes[version] = structured_envelope(self.wire_result(version, CallToolResult(
+                content=[TextContent(type="text", text=PROBE)], structured_content={PROBE: PROBE})))
+        if envelope is False or type(structured) is not dict or not json_stable(structured):
+            return self.wire_result(version, CallToolResult(content=[TextContent(type="text", text=text)],
+                                                            structured_content=structured))
+        wire = dict(envelope)  # its keys in the envelope's order; the envelope's values are never changed
+        wire["content"] = [{**envelope["content"][0], "text": text}]
+        wire["structuredContent"] = structured
+        return wire
 
     def wire_result(self, version: str, result: CallToolResult) -> dict[str, Any]:
         """A tools/call result as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`):
@@ -448,6 +510,48 @@ class DomainServer:
         manager = self.mcp.session_manager
         return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager),
                                  max_body_size=manager.max_request_body_size)
+
+
+def structured_parts(metadata: Any, adapter: Any, raw: Any) -> tuple[str, Any] | None:
+    """The text and structured content the SDK's `FuncMetadata.convert_result` makes of a tool's plain structured
+    result (a dict, or an instance of the tool's output model exactly), with its steps: the JSON text, the output
+    model's validation (by `adapter`, the SDK's) and JSON-mode dump. None: any other result, or no `adapter`,
+    which the SDK converts."""
+    output_model = metadata.output_model
+    if (output_model is None or metadata.output_schema is None or adapter is None
+            or not (type(raw) is dict or type(raw) is output_model)):
+        return None
+    text = pydantic_core.to_json(raw, fallback=str, indent=2).decode()
+    validated = adapter.validate_python({"result": raw} if metadata.wrap_output else raw, by_alias=True, by_name=True)
+    if isinstance(validated, BaseModel):
+        return text, validated.model_dump(mode="json", by_alias=True)
+    return text, adapter.dump_python(validated, mode="json", by_alias=True)
+
+
+def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:
+    """A version's wire envelope of structured results, from the wire shape of the probe result (`PROBE` as its
+    text and its structured content's one key); False where the shaping changed either."""
+    content = probe.get("content")
+    kept = (isinstance(content, list) and len(content) == 1 and content[0] == {"type": "text", "text": PROBE}
+            and probe.get("structuredContent") == {PROBE: PROBE})
+    return probe if kept else False
+
+
+def json_stable(value: Any) -> bool:
+    """Whether JSON-mode output is left as it is by another JSON-mode dump: always, but for a float that is no
+    finite number (a float field keeps NaN; the SDK's dump of its result, typed `Any`, makes it null)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is dict:
+            pending.extend(item.values())
+        elif kind is list:
+            pending.extend(item)
+    return True
 
 
 def without_tracing(middleware: list[Any]) -> list[Any]:

@@ -6,9 +6,11 @@ import json
 
 import pytest
 from mcp import Client
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from shiftbox_servers.kit import DomainServer, get_domain
-from shiftbox_servers.kit._server import without_tracing
+from shiftbox_servers.kit._server import structured_parts, without_tracing
 from tests.servers.banking.conftest import write_fixture_snapshot
 from tests.servers.helpers import call
 
@@ -75,3 +77,64 @@ def test_no_opentelemetry_span_per_message(tmp_path):
     assert "OpenTelemetryMiddleware" not in names
     assert server._episode_middleware in server.mcp.middleware
     assert without_tracing([object()]) != []
+
+
+VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_structured_results_are_shaped_as_the_sdk_shapes_them(tmp_path, version):
+    """The kit fills the version's envelope with a structured result's text and content (`_wire_structured`):
+    the same dict, key order included, as the SDK's conversion and wire shaping of the same result."""
+    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
+    shaped_by_the_kit = 0
+    for name, arguments in [("get_account", {"account_id": "acc_a1"}), ("get_account", {"account_id": "acc_zz"}),
+                            ("get_transactions", {"account_id": "acc_a1"})]:
+        metadata = server.sdk_tools[name].fn_metadata
+        raw = server.run_tool(server.tools.specs[name], "e", metadata.validate_arguments(arguments))
+        variants = [raw]
+        if name == "get_account" and type(raw) is metadata.output_model:  # as a dict, odd values
+            variants += [raw.model_dump(), {**raw.model_dump(), "masked_number": "Ünïcode ✓ \"q\" \u2022"},
+                         raw.model_copy(update={"current_balance": float("nan")}),
+                         raw.model_copy(update={"available_balance": float("-inf")})]
+        for result in variants:
+            expected = server.wire_result(version, metadata.convert_result(result))
+            parts = structured_parts(metadata, server._output_adapter(name, metadata), result)
+            got = expected if parts is None else server._wire_structured(version, *parts)
+            shaped_by_the_kit += parts is not None
+            assert json.dumps(got) == json.dumps(expected), (name, result)
+    assert shaped_by_the_kit == 6 and server._envelopes[version] is not False
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_remembered_params_check_never_passes_other_meta(tmp_path, version):
+    """The SDK's params check is remembered per version and `_meta` only: an invalid `_meta` after a valid one
+    (and on another version) is still checked, and refused."""
+    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
+    params = {"name": "get_account", "arguments": {"account_id": "acc_a1"}, "_meta": {"progressToken": 1}}
+    if version in MODERN_PROTOCOL_VERSIONS:
+        envelope = {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}
+        params["_meta"] |= envelope
+    bad = {**params, "_meta": {**params["_meta"], "progressToken": {"not": "a token"}}}
+    for _ in range(2):
+        assert server._params_pass(params, version)
+        assert not server._params_pass(bad, version)
+        assert server.answer_validated_call(bad, version, "e") is None
+    if version not in MODERN_PROTOCOL_VERSIONS:  # the same `_meta` lacks the 2026-era envelope
+        assert not server._params_pass(params, MODERN_PROTOCOL_VERSIONS[0])
+    assert not server._params_pass({**params, "_meta": 5}, version)
+
+
+def test_the_remembered_output_validator_follows_the_tools_metadata(tmp_path):
+    """The kit keeps the SDK's validator of a tool's results; a tool whose output model is replaced gets the new
+    model's validator, never the old one."""
+    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
+    metadata = server.sdk_tools["get_account"].fn_metadata
+    first = server._output_adapter("get_account", metadata)
+    assert first is server._output_adapter("get_account", metadata)
+    account_list = server.sdk_tools["get_accounts"].fn_metadata.output_model
+    assert account_list.__name__ == "AccountList" and metadata.output_model.__name__ == "Account"
+    metadata.output_model = account_list
+    second = server._output_adapter("get_account", metadata)
+    assert second is not first
+    assert second.validate_python({"customer_id": "c", "accounts": []}) == account_list(customer_id="c", accounts=[])

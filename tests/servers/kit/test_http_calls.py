@@ -26,6 +26,7 @@ CALLS = [
     {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "  Gas   Co "}},
     {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "Gas Co"}},
     {"name": "get_transactions", "arguments": {"account_id": "acc_a1"}},
+    {"name": "add_payee", "arguments": {"customer_id": "cust_a", "name": "Ünï \"Co\" ✓"}},  # non-ASCII
 ]
 
 
@@ -237,3 +238,67 @@ async def test_header_checks_still_refuse_after_a_call_passed(banking_http):
         refused = await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message, **changes))
         assert refused.status_code == status, changes
     assert (await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))).status_code == 200
+
+
+# -- refusals carry the envelope the SDK gives every tools/call answer of the version ------------------------
+
+REFUSALS = [
+    {"name": "get_account", "arguments": {"account_id": 5}},  # the kit's strict argument check
+    {"name": "no_such_tool", "arguments": {}},
+    {"name": "get_account", "arguments": {"account_id": "acc_a1", "extra": 1}},
+]
+DOMAIN_ERROR = {"name": "get_account", "arguments": {"account_id": "acc_zz"}}  # shaped by the SDK's runner
+
+
+def envelope(answer: dict) -> tuple:
+    """The keys of a tools/call result and of its `_meta`, in order (what the version's wire shaping decides)."""
+    result = answer["result"]
+    return tuple(result), tuple(result.get("_meta") or {}), result.get("resultType")
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+@pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, MODERN])
+async def test_refusals_have_the_envelope_of_the_sdks_answers(banking_http, version, fast_path):
+    """A call the kit refuses before any tool runs is shaped for the version's wire as the SDK shapes a tool's
+    error result: on 2026-07-28 `resultType` and the serverInfo stamp, before it no 2026-era field."""
+    _, app, client = banking_http
+    calls, app.calls = app.calls, app.calls if fast_path else None
+    try:
+        if version == MODERN:
+            async def ask(params, i):
+                message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {**params, "_meta": ENVELOPE}}
+                return (await client.post("/episodes/r/mcp", content=json.dumps(message),
+                                          headers=modern_headers(message))).json()
+        else:
+            session = Session(client, "/episodes/r/mcp", version)
+            await session.open()
+            await session.request("tools/call", CALLS[0], version_header=False)  # the kit learns the version
+
+            async def ask(params, i):
+                return (await session.request("tools/call", params)).json()
+        expected = envelope(await ask(DOMAIN_ERROR, 1))
+        for i, params in enumerate(REFUSALS):
+            answer = await ask(params, i + 2)
+            assert answer["result"]["isError"] is True
+            assert envelope(answer) == expected, params
+    finally:
+        app.calls = calls
+    keys, meta_keys, result_type = expected
+    assert (result_type == "complete") == (version == MODERN) == ("io.modelcontextprotocol/serverInfo" in meta_keys)
+
+
+@pytest.mark.parametrize("result", [
+    {"content": [{"type": "text", "text": "Ünï \"q\" ✓ \n"}], "isError": False},
+    {"structuredContent": {"big": 2 ** 70, "f": 1e16, "g": 0.1, "n": None, "nan": float("nan"), "inf": float("inf")}},
+])
+@pytest.mark.parametrize("request_id", [7, "s-1"])
+def test_the_handshake_answer_is_the_sdks_jsonrpc_response(result, request_id):
+    """The kit dumps a handshake-era answer without the model around it: the same JSON as the SDK's
+    `JSONRPCResponse` dump, non-finite floats as null included."""
+    from mcp_types import JSONRPCResponse
+
+    from shiftbox_servers.kit._http_calls import response_json
+
+    expected = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result).model_dump_json(by_alias=True,
+                                                                                            exclude_unset=True)
+    assert response_json(request_id, result) == expected
