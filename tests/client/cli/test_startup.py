@@ -48,6 +48,11 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.cli.snapshots", "litellm", "openai")
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up)."""
 
+LIBRARIES = ("mcp", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs")
+"""What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`mcp`'s
+imports its client, which imports its server with starlette, uvicorn, cryptography and opentelemetry; `httpx`'s
+imports rich, pygments and click): no narrower import of theirs loads less, so this is the floor."""
+
 
 def first_request_report(tmp_path: Path) -> dict:
     server = FakeOpenAI(ScriptedLLM(scripted_tasks([TASK_FILE]))).start()
@@ -62,6 +67,19 @@ def first_request_report(tmp_path: Path) -> dict:
     return json.loads(report.read_text())
 
 
+def third_party(modules: list[str]) -> set[str]:
+    """The top-level packages of `modules` that are neither the standard library's nor shiftbox's."""
+    return {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"shiftbox", "shiftbox_servers"}
+
+
+def libraries_floor() -> set[str]:
+    """The third-party packages a fresh interpreter holds after importing `LIBRARIES`."""
+    done = subprocess.run([sys.executable, "-c", f"import json, sys, {', '.join(LIBRARIES)}; "
+                           "print(json.dumps(sorted(sys.modules)))"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return third_party(json.loads(done.stdout))
+
+
 def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tmp_path):
     seen = first_request_report(tmp_path)
     modules = set(seen["modules"])
@@ -69,5 +87,6 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai")
                     and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
     assert loaded == []
+    assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own
     assert seen["certificate_loads"] == 1  # one SSL context, shared by the preflight and the fast path
     assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
