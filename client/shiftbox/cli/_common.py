@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from enum import Enum
 
@@ -46,16 +45,32 @@ ExecutorChoice = choices("ExecutorChoice", EXECUTORS)
 PolicyChoice = choices("PolicyChoice", AGENT_POLICIES)
 RecordedFormatChoice = choices("RecordedFormatChoice", ("agentchangebench",))  # another benchmark's results file
 
-_LOADED_WITH_THEIR_COMMAND = {"CompatChoice": ("shiftbox.runs", "COMPAT_MODES"),
-                              "ToolsModeChoice": ("shiftbox.replay", "TOOLS_MODES"),
-                              "TransportChoice": ("shiftbox.serve", "TRANSPORTS")}
+def _compat_modes() -> tuple[str, ...]:
+    from ..runs import COMPAT_MODES
+
+    return COMPAT_MODES
+
+
+def _tools_modes() -> tuple[str, ...]:
+    from ..replay import TOOLS_MODES
+
+    return TOOLS_MODES
+
+
+def _transports() -> tuple[str, ...]:
+    from ..serve import TRANSPORTS
+
+    return TRANSPORTS
+
+
+_LOADED_WITH_THEIR_COMMAND = {"CompatChoice": _compat_modes, "ToolsModeChoice": _tools_modes,
+                              "TransportChoice": _transports}
 """Choices whose values live in a package `shiftbox run` never loads (scoring, replay, serving): each is made when
-the first command taking it is loaded (`__getattr__`)."""
+the first command taking it is loaded (`__getattr__`), its values imported by name where they are used."""
 
 
 def __getattr__(name: str) -> type[Enum]:
     if name not in _LOADED_WITH_THEIR_COMMAND:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, values = _LOADED_WITH_THEIR_COMMAND[name]
-    choice = globals()[name] = choices(name, getattr(importlib.import_module(module), values))
+    choice = globals()[name] = choices(name, _LOADED_WITH_THEIR_COMMAND[name]())
     return choice
