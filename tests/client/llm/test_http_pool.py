@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 from collections.abc import AsyncIterator
 
@@ -160,6 +161,23 @@ async def test_a_plain_completion_builds_no_httpx_request_or_response(monkeypatc
     response = caught.value.response
     assert isinstance(response, httpx.Response) and response.headers["retry-after"] == "7"
     assert response.request.method == "POST" and str(response.request.url) == url
+
+
+class GzipServer(CountingServer):
+    """Answers ANSWER gzip-encoded, as a server may when the client accepts it (httpx sends Accept-Encoding)."""
+
+    async def answer(self, writer: asyncio.StreamWriter) -> bool:
+        body = gzip.compress(ANSWER)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        await writer.drain()
+        return True
+
+
+async def test_an_encoded_reply_straight_from_the_pool_is_decoded_as_httpx_decodes_it():
+    async with GzipServer().running() as server, pool_client(10, 10):
+        assert [await post(server.url) for _ in range(2)] == [{"ok": True}] * 2
+    assert b"\r\nAccept-Encoding: gzip, deflate" in server.received[0]
 
 
 async def held(server: CountingServer, n: int = 1) -> list[asyncio.Task]:
