@@ -7,8 +7,9 @@ top, still warm) and a count of connections open, so a request costs the same at
 connections are `_http_connection.HTTP11Connection`s (a request and a whole response over an asyncio protocol), not
 httpcore's.
 
-Everything above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception
-mapping, and the wrapper HTTP cassettes install on it), so failures are the same httpx exceptions as before:
+Above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception mapping, and the
+wrapper HTTP cassettes install on it); with no proxy and no cassette in play the fast path posts straight into the
+pool (`StackPool.exchange`) under the same exception mapping. Either way failures are the same httpx exceptions:
 `PoolTimeout` when every connection stays busy past the pool timeout, `ConnectError`, `ReadTimeout`, or
 `RemoteProtocolError` for a server that closed a connection mid-request.
 """

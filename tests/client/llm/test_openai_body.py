@@ -8,8 +8,7 @@ import copy
 
 import pytest
 
-from shiftbox.llm import LLMRequest
-from shiftbox.llm import _openai_body
+from shiftbox.llm import LLMRequest, _openai_body
 from shiftbox.llm._openai_body import cached_body, dumps, messages_json, plain_messages
 from shiftbox.llm._openai_http import encoded_body, request_body
 
