@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import httpcore
 import httptools
@@ -206,6 +207,27 @@ class _Body:
         return None
 
 
+class Reply(NamedTuple):
+    """A whole response: status, headers as received (name, value), body, `HTTP/1.x`, reason phrase."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    version: bytes
+    reason: bytes
+
+
+def request_head(method: bytes, target: bytes, headers: Sequence[tuple[bytes, bytes]]) -> tuple[bytes, bool]:
+    """A request's head as sent (request line, headers, blank line), and whether its body goes in chunks."""
+    head = [method, b" ", target, b" HTTP/1.1\r\n"]
+    chunked = False
+    for name, value in headers:
+        head += (name, b": ", value, b"\r\n")
+        chunked = chunked or (name.lower() == b"transfer-encoding" and value.lower() == b"chunked")
+    head.append(b"\r\n")
+    return b"".join(head), chunked
+
+
 class HTTP11Connection:
     """One HTTP/1.1 connection to an origin, made on its first request; reusable while the server keeps it alive."""
 
@@ -234,24 +256,25 @@ class HTTP11Connection:
         return protocol
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
-        timeouts = request.extensions.get("timeout", {})
+        body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
+        head, chunked = request_head(request.method, request.url.target, request.headers)
+        if chunked:
+            body = (b"%x\r\n%s\r\n" % (len(body), body) if body else b"") + b"0\r\n\r\n"
+        reply = await self.exchange(request.method, head + body, request.extensions.get("timeout", {}))
+        return httpcore.Response(status=reply.status, headers=reply.headers, content=_Body(reply.body),
+                                 extensions={"http_version": reply.version, "reason_phrase": reply.reason})
+
+    async def exchange(self, method: bytes, data: bytes, timeouts: dict[str, float | None]) -> Reply:
+        """Send a whole request (`request_head` and its body, `data`) and read its whole response (connecting first
+        when not connected yet)."""
         self.busy, self.expires_at = True, None
         if self.protocol is None:
             self.protocol = await self._connect(timeouts.get("connect"))
         protocol = self.protocol
-        body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
-        head = [request.method, b" ", request.url.target, b" HTTP/1.1\r\n"]
-        chunked = False
-        for name, value in request.headers:
-            head += (name, b": ", value, b"\r\n")
-            chunked = chunked or (name.lower() == b"transfer-encoding" and value.lower() == b"chunked")
-        head.append(b"\r\n")
-        if chunked:
-            body = (b"%x\r\n%s\r\n" % (len(body), body) if body else b"") + b"0\r\n\r\n"
         if protocol.ended or protocol.transport is None:
             raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
-        protocol.expect(request.method)
-        protocol.transport.write(b"".join(head) + body)
+        protocol.expect(method)
+        protocol.transport.write(data)
         if protocol.paused is not None:
             await _wait(protocol.paused, timeouts.get("write"), httpcore.WriteTimeout, "writing the request")
         if not protocol.done and protocol.failure is None:
@@ -265,8 +288,7 @@ class HTTP11Connection:
         if self.reusable and self.keepalive_expiry is not None:
             self.expires_at = time.monotonic() + self.keepalive_expiry
         body = protocol.body[0] if len(protocol.body) == 1 else b"".join(protocol.body)
-        return httpcore.Response(status=protocol.status, headers=protocol.headers, content=_Body(body),
-                                 extensions={"http_version": protocol.version, "reason_phrase": protocol.reason})
+        return Reply(protocol.status, protocol.headers, body, protocol.version, protocol.reason)
 
     def is_available(self) -> bool:
         """Whether it can take a request now: connected, not busy, still open and reusable, nothing unasked for

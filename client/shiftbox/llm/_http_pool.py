@@ -7,8 +7,9 @@ top, still warm) and a count of connections open, so a request costs the same at
 connections are `_http_connection.HTTP11Connection`s (a request and a whole response over an asyncio protocol), not
 httpcore's.
 
-Everything above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception
-mapping, and the wrapper HTTP cassettes install on it), so failures are the same httpx exceptions as before:
+Above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception mapping, and the
+wrapper HTTP cassettes install on it); with no proxy and no cassette in play the fast path posts straight into the
+pool (`StackPool.exchange`) under the same exception mapping. Either way failures are the same httpx exceptions:
 `PoolTimeout` when every connection stays busy past the pool timeout, `ConnectError`, `ReadTimeout`, or
 `RemoteProtocolError` for a server that closed a connection mid-request.
 """
@@ -18,14 +19,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 import httpcore
 import httpx
 
-from ._http_connection import HTTP11Connection
+from ._http_connection import HTTP11Connection, Reply
+
+T = TypeVar("T")
 
 KEEPALIVE_EXPIRY_S = 5.0
 """How long an idle connection is kept (httpx's default): a server usually closes its own later than that."""
@@ -47,23 +50,41 @@ class StackPool:
         self.closed = False
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
-        if request.url.scheme not in (b"http", b"https"):
-            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{request.url.scheme!r}'.")
-        await self._acquire_slot(request.extensions.get("timeout", {}).get("pool"))
+        origin = request.url.origin
+        key = (origin.scheme, origin.host, origin.port)
+        connection, response = await self._checked_out(origin, key, request.extensions.get("timeout", {}),
+                                                        lambda connection: connection.handle_async_request(request))
+        return httpcore.Response(status=response.status, headers=response.headers,
+                                 content=_Returned(response.stream, self, connection, key), extensions=response.extensions)
+
+    async def exchange(self, origin: httpcore.Origin, method: bytes, data: bytes,
+                       timeouts: dict[str, float | None]) -> Reply:
+        """A whole request (head and body, as `request_head` makes it) sent and its whole response read, the
+        connection given back at once: `handle_async_request` without httpcore's request and response objects."""
+        key = (origin.scheme, origin.host, origin.port)
+        connection, reply = await self._checked_out(origin, key, timeouts,
+                                                    lambda connection: connection.exchange(method, data, timeouts))
+        await self.release(connection, key)
+        return reply
+
+    async def _checked_out(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int],
+                           timeouts: dict[str, float | None],
+                           send: Callable[[HTTP11Connection], Awaitable[T]]) -> tuple[HTTP11Connection, T]:
+        """`send` over a connection to `origin` taken from the pool (a slot held, to be given back with `release`);
+        on failure the connection is closed and the slot given back here."""
+        if origin.scheme not in (b"http", b"https"):
+            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{origin.scheme!r}'.")
+        await self._acquire_slot(timeouts.get("pool"))
         try:
-            origin = request.url.origin
-            key = (origin.scheme, origin.host, origin.port)
             connection = await self._connection(origin, key)
             try:
-                response = await connection.handle_async_request(request)
+                return connection, await send(connection)
             except BaseException:
                 await _close(connection)
                 raise
         except BaseException:
             self.slots.release()
             raise
-        return httpcore.Response(status=response.status, headers=response.headers,
-                                 content=_Returned(response.stream, self, connection, key), extensions=response.extensions)
 
     async def _acquire_slot(self, timeout: float | None) -> None:
         if not self.slots.locked():

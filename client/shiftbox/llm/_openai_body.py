@@ -7,7 +7,8 @@ the parameters again. What it does to plain messages (text content, function too
 to drop their None-valued keys; everything else in the body depends only on the route, model,
 parameters and tools. So the body is built by litellm once for each of those (a `BodyTemplate`: its JSON
 split around the messages) and a later call only serializes its own plain messages between the two
-halves. A message that is not plain (content parts, cache_control, an unknown key) sends that call
+halves; each message is checked and serialized once (`messages_json`), not again on every later call of
+its conversation. A message that is not plain (content parts, cache_control, an unknown key) sends that call
 through litellm's building, and a template is kept only when litellm's messages were exactly the plain
 ones, so the bytes are the same either way.
 
@@ -64,6 +65,64 @@ def plain_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | Non
     return out
 
 
+MAX_CHECKED = 4096
+"""Messages whose JSON `messages_json` keeps; beyond it, the oldest go."""
+_checked: dict[tuple[Any, ...], str] = {}
+
+
+def _frozen(message: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The message as a key that equals another message's only when their JSON and plainness are the same: its
+    items in order, every key and value exactly a `str` (or None), tool calls as their items in order; None for
+    any other value (such a message is checked each time)."""
+    items: list[tuple[str, Any]] = []
+    for key, value in message.items():
+        if type(key) is not str:
+            return None
+        if type(value) is list and key == "tool_calls":
+            calls = []
+            for call in value:
+                if type(call) is not dict:
+                    return None
+                frozen_call = []
+                for name, part in call.items():
+                    if type(name) is not str:
+                        return None
+                    if type(part) is dict and name == "function":
+                        part = tuple(part.items())
+                        if not all(type(k) is str and type(v) is str for k, v in part):
+                            return None
+                    elif type(part) is not str:
+                        return None
+                    frozen_call.append((name, part))
+                calls.append(tuple(frozen_call))
+            value = tuple(calls)
+        elif value is not None and type(value) is not str:
+            return None
+        items.append((key, value))
+    return tuple(items)
+
+
+def messages_json(messages: list[dict[str, Any]]) -> str | None:
+    """`dumps(plain_messages(messages))`, or None when one is not plain. Each message is checked and serialized
+    once: a conversation's earlier messages come back on every call (as new dicts, equal to the old), and are found
+    by their `_frozen` key, which holds every value the check and the JSON depend on."""
+    texts = []
+    for message in messages:
+        frozen = _frozen(message)
+        text = _checked.get(frozen) if frozen is not None else None
+        if text is None:
+            plain = plain_messages([message])
+            if plain is None:
+                return None
+            text = dumps(plain[0])
+            if frozen is not None:
+                if len(_checked) >= MAX_CHECKED:
+                    _checked.pop(next(iter(_checked)))
+                _checked[frozen] = text
+        texts.append(text)
+    return f"[{','.join(texts)}]"
+
+
 @dataclass(frozen=True)
 class BodyTemplate:
     """litellm's body for one route, model, parameters and tools, as JSON text around its slots: the
@@ -75,8 +134,9 @@ class BodyTemplate:
     slots: tuple[str, ...]
     pieces: tuple[str, ...]
 
-    def render(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> bytes:
-        values = {"messages": dumps(messages), "seed": str(params.get("seed"))}
+    def render(self, messages: str, params: dict[str, Any]) -> bytes:
+        """The body for `messages` (their JSON, `messages_json`) and the call's params."""
+        values = {"messages": messages, "seed": str(params.get("seed"))}
         parts = [self.pieces[0]]
         for slot, piece in zip(self.slots, self.pieces[1:], strict=True):
             parts += (values[slot], piece)
@@ -208,7 +268,7 @@ def cached_body(request: LLMRequest, provider: str, model: str) -> bytes | None:
     candidates = _templates.get(_key(request, provider, model))
     if not candidates:
         return None
-    messages = plain_messages(request.messages)
+    messages = messages_json(request.messages)
     if messages is None:
         return None
     for template in candidates:

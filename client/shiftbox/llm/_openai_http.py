@@ -22,12 +22,17 @@ import json
 import os
 import time
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
+import httpcore
 import httpx
+from httpx._transports import default as httpx_transports
+from httpx._transports.default import map_httpcore_exceptions
 
 from .._jsonl import dump_json
-from ._http_pool import POOL_ENV, fast_path_client
+from ._http_connection import Reply, request_head
+from ._http_pool import POOL_ENV, PoolTransport, fast_path_client
 from ._import import import_litellm
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, own_body, remember
@@ -168,13 +173,24 @@ def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
                                                           optional_params={}, litellm_params={})
 
 
-_Parts = tuple[httpx.URL, httpx.Headers, dict[str, Any]]
+class _Direct(NamedTuple):
+    """What posting straight into the pool needs: the origin, and the request head as `_post`'s request would be
+    sent, split around its Content-Length value."""
+
+    origin: httpcore.Origin
+    before: bytes
+    after: bytes
+
+
+_Parts = tuple[httpx.URL, httpx.Headers, dict[str, Any], _Direct | None]
 _prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, float], _Parts]] = weakref.WeakKeyDictionary()
+_LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made once
 
 
 def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s: float) -> _Parts:
     """The URL, headers and extensions `client.post` would give this call's request, merged once per client, URL,
-    key and timeout (a few of each in a run) rather than on every call."""
+    key and timeout (a few of each in a run) rather than on every call; with the head the pool is sent directly,
+    when the client's own `PoolTransport` serves the URL (no proxy mounted for it)."""
     parts = _prepared.setdefault(client, {})
     key = (url, api_key, timeout_s)
     if key not in parts:
@@ -182,39 +198,100 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
             parts.clear()
         headers = httpx.Headers(client.headers)
         headers.update({"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
-        parts[key] = (client.build_request("POST", url).url, headers, {"timeout": httpx.Timeout(timeout_s).as_dict()})
+        target = client.build_request("POST", url).url
+        direct = None
+        if isinstance(client._transport, PoolTransport) and client._transport_for_url(target) is client._transport:  # noqa: SLF001
+            sample = httpx.Request("POST", target, headers=headers, content=b"-")  # as `_post` makes each request
+            head, _ = request_head(b"POST", target.raw_path, [
+                (name, _LENGTH if name.lower() == b"content-length" else value) for name, value in sample.headers.raw])
+            before, after = head.split(_LENGTH)
+            origin = httpcore.URL(scheme=target.raw_scheme, host=target.raw_host, port=target.port,
+                                  target=target.raw_path).origin  # as httpx's transport addresses the pool
+            direct = _Direct(origin, before, after)
+        parts[key] = (target, headers, {"timeout": httpx.Timeout(timeout_s).as_dict()}, direct)
     return parts[key]
 
 
-async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> httpx.Response:
+_HTTPX_TRANSPORT_FILE = httpx_transports.__file__
+
+
+def _unwrapped(transport: httpx.AsyncBaseTransport) -> bool:
+    """Whether the transport's `handle_async_request` is httpx's own: an HTTP cassette (`_http_cassette`, vcrpy)
+    wraps it to see every request, so then each request goes through it."""
+    code = getattr(type(transport).handle_async_request, "__code__", None)
+    return code is not None and code.co_filename == _HTTPX_TRANSPORT_FILE and code.co_name == "handle_async_request"
+
+
+class _Received:
+    """A response read whole straight from the pool, made into httpx's `Response` (with the request `_post` would
+    have sent) only where one is needed: an error, a body to decode, a cookie, litellm's conversion."""
+
+    __slots__ = ("_response", "content", "parts", "reply")
+
+    def __init__(self, reply: Reply, parts: _Parts, content: bytes):
+        self.reply, self.parts, self.content = reply, parts, content
+        self._response: httpx.Response | None = None
+
+    def needs_response(self) -> bool:
+        """An error status, or a body or header httpx's response interprets (content encoding, cookies)."""
+        return self.reply.status >= 400 or any(name.lower() in (b"content-encoding", b"set-cookie")
+                                               for name, _ in self.reply.headers)
+
+    def response(self) -> httpx.Response:
+        if self._response is None:
+            target, headers, extensions, _ = self.parts
+            request = httpx.Request("POST", target, headers=headers, content=self.content, extensions=extensions)
+            response = httpx.Response(status_code=self.reply.status, headers=self.reply.headers,
+                                      stream=httpx.ByteStream(self.reply.body), request=request, extensions={
+                                          "http_version": self.reply.version, "reason_phrase": self.reply.reason})
+            response.read()  # decoded as httpx decodes it (Content-Encoding)
+            self._response = response
+        return self._response
+
+
+async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> httpx.Response | _Received:
     """`client.post` of the body, read whole, minus what the fast path never uses of httpx's client layer (its
-    auth flow, redirect loop, event hooks, per-call URL and header merging): the request goes to the client's
-    transport for the URL (its pool, a proxy from the environment, or an HTTP cassette's wrapper), with the
-    same bytes on the wire. Cookies stay httpx's: once a server has set one, calls go through `client.post`."""
+    auth flow, redirect loop, event hooks, per-call URL and header merging), with the same bytes on the wire. With
+    no proxy and no HTTP cassette in play, the request goes straight into the pool (`StackPool.exchange`: no httpx
+    request or response objects, httpcore's errors mapped as httpx's transport maps them); else to the client's
+    transport for the URL (a proxy from the environment, a cassette's wrapper, httpx's own pool). Cookies stay
+    httpx's: once a server has set one, calls go through `client.post`."""
     client = _client()
     if client.cookies:
         return await client.post(url, content=content, timeout=timeout_s,
                                  headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
-    target, headers, extensions = _prepared_parts(client, url, api_key, timeout_s)
-    request = httpx.Request("POST", target, headers=headers, content=content, extensions=extensions)
-    response = await client._transport_for_url(target).handle_async_request(request)  # noqa: SLF001
-    response.request = request
-    try:
-        await response.aread()  # closes the response, giving its connection back
-    except BaseException:
-        await response.aclose()
-        raise
+    parts = _prepared_parts(client, url, api_key, timeout_s)
+    target, headers, extensions, direct = parts
+    transport = client._transport  # noqa: SLF001
+    if direct is not None and _unwrapped(transport):
+        data = b"%s%d%s%s" % (direct.before, len(content), direct.after, content)
+        with map_httpcore_exceptions():
+            reply = await transport._pool.exchange(direct.origin, b"POST", data, extensions["timeout"])  # type: ignore[attr-defined]  # noqa: SLF001
+        received = _Received(reply, parts, content)
+        if not received.needs_response():
+            return received
+        response = received.response()
+    else:
+        request = httpx.Request("POST", target, headers=headers, content=content, extensions=extensions)
+        response = await client._transport_for_url(target).handle_async_request(request)  # noqa: SLF001
+        response.request = request
+        try:
+            await response.aread()  # closes the response, giving its connection back
+        except BaseException:
+            await response.aclose()
+            raise
     if "set-cookie" in response.headers:
         client.cookies.extract_cookies(response)
     return response
 
 
 async def post_completion(url: str, content: bytes, connection: LLMConnection,
-                          api_key: str) -> tuple[httpx.Response, dict[str, Any]]:
-    """POST the body: the response and its JSON object, else ProviderHTTPError with the status."""
+                          api_key: str) -> tuple[Callable[[], httpx.Response], dict[str, Any]]:
+    """POST the body: the response (made when called) and its JSON object, else ProviderHTTPError with the
+    status."""
     start = time.monotonic()
     try:
-        response = await _post(url, content, connection.timeout_s, api_key)
+        got = await _post(url, content, connection.timeout_s, api_key)
     except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
         taken = round(time.monotonic() - start, 2)
         raise ProviderHTTPError(408, "APITimeoutError - Request timed out. Error_str: Request timed out. - "
@@ -222,6 +299,16 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
                                 name="Timeout: ") from exc
     except httpx.TransportError as exc:
         raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc
+    if isinstance(got, _Received):  # a success read straight from the pool: its JSON as `response.json()` reads it
+        try:
+            data = json.loads(got.reply.body)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return got.response, data
+        response = got.response()
+    else:
+        response = got
     if response.status_code >= 400:
         raise ProviderHTTPError(response.status_code, _error_message(response), response)
     try:
@@ -232,7 +319,7 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
         raise ProviderHTTPError(500, f"OpenAIException - Empty or invalid response from LLM endpoint. Received: "
                                      f"{response.text!r}. Check the reverse proxy or model server configuration.",
                                 response)
-    return response, data
+    return lambda: response, data
 
 
 async def call_openai_http(request: LLMRequest, connection: LLMConnection, route: tuple[str, str, str],
@@ -243,7 +330,7 @@ async def call_openai_http(request: LLMRequest, connection: LLMConnection, route
     content = await encoded_body(request, provider, model)
     url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
     response, data = await post_completion(url, content, connection, api_key)
-    return own_response(data) or converted_by_litellm(provider, model, response, data)
+    return own_response(data) or converted_by_litellm(provider, model, response(), data)
 
 
 def converted_by_litellm(provider: str, model: str, response: httpx.Response, data: dict[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from .._registry import agent_from_spec, user_from_spec
 from ..errors import ReplayDivergence, RunDirError
 from ..llm import first_difference
@@ -19,6 +17,7 @@ from ..runs import (
     metrics_document,
     prepare_run_dir,
     read_run_metadata,
+    run_sync,
     score_trajectories,
     selected_tasks,
 )
@@ -105,7 +104,7 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     selected = selected_tasks(config, task_file.tasks)
     prepare_run_dir(out, metadata, task_file, resume=False)
     try:
-        anyio.run(lambda: execute_run(
+        run_sync(lambda: execute_run(
             config, selected, out, options, make_agent=lambda: agent_from_spec(config.agent, config.agent_args),
             make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks))
     except ReplayDivergence as exc:

@@ -8,9 +8,10 @@ infrastructure failed (after a fixed key, a restarted server): their lines leave
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 
@@ -20,6 +21,8 @@ from ._files import prepare_run_dir
 from ._plan import RunPlan
 from ._record import RecordHooks, finish_fixture, refuse_fixture
 from ._simulations import RunHooks, is_retryable
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -119,12 +122,17 @@ def run_evaluation(
     on_rerun: Callable[[list[str]], None] = lambda ids: None,
 ) -> RunResult:
     """`run_evaluation_async` from synchronous code (a script, a notebook cell without a running loop)."""
-    # the result is handed over here, not as the event loop's task's result: Python 3.11's asyncio runner formats
-    # that task with its result (every trajectory) as it restores the main thread's Ctrl-C handler, for nothing
-    result: list[RunResult] = []
+    return run_sync(lambda: run_evaluation_async(plan, on_start=on_start, on_done=on_done, on_rerun=on_rerun))
 
-    async def run() -> None:
-        result.append(await run_evaluation_async(plan, on_start=on_start, on_done=on_done, on_rerun=on_rerun))
 
-    anyio.run(run)
+def run_sync(run: Callable[[], Awaitable[T]]) -> T:
+    """`anyio.run(run)`, its result handed over beside the event loop's main task rather than as that task's result:
+    Python 3.11's asyncio runner formats that task with its result (every trajectory) as it restores the main
+    thread's Ctrl-C handler, twice, for nothing."""
+    result: list[T] = []
+
+    async def main() -> None:
+        result.append(await run())
+
+    anyio.run(main)
     return result[0]

@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from shiftbox.llm import LLMRequest
-from shiftbox.llm._openai_body import cached_body, dumps, plain_messages
+from shiftbox.llm import LLMRequest, _openai_body
+from shiftbox.llm._openai_body import cached_body, dumps, messages_json, plain_messages
 from shiftbox.llm._openai_http import encoded_body, request_body
 
 pytestmark = pytest.mark.anyio
@@ -53,6 +53,7 @@ MODELS = ["openai/fake-model", "hosted_vllm/fake-model", "openai/gpt-4o-mini", "
 @pytest.fixture(autouse=True)
 def _fresh_templates(monkeypatch):
     monkeypatch.setattr("shiftbox.llm._openai_body._templates", {})
+    monkeypatch.setattr("shiftbox.llm._openai_body._checked", {})
 
 
 async def litellm_bytes(request: LLMRequest, provider: str, model: str) -> bytes | str:
@@ -112,3 +113,48 @@ async def test_other_tools_or_params_get_their_own_template():
                     first.model_copy(update={"params": {**PARAMS[0], "temperature": 0}}),   # 0, not 0.0
                     first.model_copy(update={"model": "openai/other"})):
         assert cached_body(request, "openai", request.model.partition("/")[2]) is None
+
+
+class Text(str):
+    """A str subclass: equal to the text, yet not a message `_frozen` vouches for."""
+
+
+def variants(message: dict) -> list[dict]:
+    """Messages equal (==) or nearly equal to `message` whose JSON or plainness differ: keys reordered, a value
+    changed in place deep down, a str subclass, a number, a tuple for a list, a key added."""
+    out = [dict(reversed(message.items())), {**message, "content": Text(message.get("content") or "")},
+           {**message, "content": 1}, {**message, "extra": "x"}, {**message, "role": "developer"}]
+    if message.get("tool_calls"):
+        calls = copy.deepcopy(message["tool_calls"])
+        calls[0]["function"]["arguments"] += " "
+        reordered = copy.deepcopy(message["tool_calls"])
+        reordered[0] = dict(reversed(reordered[0].items()))
+        out += [{**message, "tool_calls": calls}, {**message, "tool_calls": reordered},
+                {**message, "tool_calls": tuple(message["tool_calls"])}]
+    return out
+
+
+def test_messages_json_is_the_plain_messages_json_whatever_was_checked_before():
+    """A message seen before is not checked again, yet a message that differs from it in anything its JSON or its
+    plainness depends on (key order, a value's type, a deep change made in place) is never taken for it."""
+    expected = lambda messages: None if plain_messages(messages) is None else dumps(plain_messages(messages))  # noqa: E731
+    for n in range(1, len(CONVERSATION) + 1):
+        assert messages_json(CONVERSATION[:n]) == expected(CONVERSATION[:n])
+    for message in CONVERSATION:
+        for variant in variants(message):
+            messages = [*CONVERSATION[:2], variant]
+            assert messages_json(messages) == expected(messages), variant
+            assert messages_json(messages) == expected(messages), variant  # and once it was seen
+    mutated = copy.deepcopy(CONVERSATION)
+    assert messages_json(mutated) == expected(CONVERSATION)
+    mutated[2]["tool_calls"][1]["function"]["name"] = "lookup"   # changed in place after it was seen
+    assert messages_json(mutated) == expected(mutated) != expected(CONVERSATION)
+
+
+def test_a_conversations_earlier_messages_are_checked_once(monkeypatch):
+    checked = []
+    original = _openai_body.plain_messages
+    monkeypatch.setattr(_openai_body, "plain_messages", lambda messages: checked.extend(messages) or original(messages))
+    for n in range(1, len(CONVERSATION) + 1):
+        messages_json(copy.deepcopy(CONVERSATION[:n]))   # each call's messages are new dicts, as LLMRequest makes them
+    assert checked == CONVERSATION
