@@ -3,11 +3,13 @@ behaviour shiftbox relies on that changed, each handled here once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp_types import CallToolResult
+from pydantic import PrivateAttr
 
 try:  # mcp >= 2.2: the body limit is with the other request checks
     from mcp.server.transport_security import (
@@ -28,15 +30,36 @@ class _ErrorResultsAsReturned(FuncMetadata):
     its (absent) structured content against the tool's output schema and answered a bare "Error executing tool"
     instead, losing the kinded error (`_meta["shiftbox/error"]`)."""
 
+    _arguments_of: Callable[..., Any] | None = PrivateAttr(default=None)
+    """A function whose parameters the SDK's argument model is of, built from them on first use (`later`)."""
+
     def convert_result(self, result: Any) -> Any:
         if isinstance(result, CallToolResult) and result.is_error:
             return result
         return super().convert_result(result)
 
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        self._build_arguments_model()
+        return super().validate_arguments(arguments_to_validate)
 
-def keep_error_results(tool: Tool) -> Tool:
-    """`tool` with metadata that returns a domain tool's failed results unchanged (on every mcp release)."""
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        self._build_arguments_model()
+        return super().pre_parse_json(data)
+
+    def _build_arguments_model(self) -> None:
+        if self._arguments_of is not None:
+            self.arg_model = func_metadata(self._arguments_of, structured_output=False).arg_model
+            self._arguments_of = None
+
+
+def keep_error_results(tool: Tool, arguments_of: Callable[..., Any] | None = None) -> Tool:
+    """`tool` with metadata that returns a domain tool's failed results unchanged (on every mcp release).
+
+    `arguments_of`: the function whose parameters the tool takes, when `tool` was made from one without them;
+    the SDK's argument model of them is then built when the SDK first parses a call's arguments, not before
+    (the kit answers the calls it has checked itself, and publishes the input schema it derived)."""
     metadata = tool.fn_metadata
     tool.fn_metadata = _ErrorResultsAsReturned(arg_model=metadata.arg_model, output_schema=metadata.output_schema,
                                                output_model=metadata.output_model, wrap_output=metadata.wrap_output)
+    tool.fn_metadata._arguments_of = arguments_of
     return tool
