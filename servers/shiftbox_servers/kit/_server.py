@@ -48,7 +48,12 @@ from ._episode import (
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, first_values, read_body, remember, replay
 from ._jsonrpc import invalid_id_error
-from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware, keep_error_results
+from ._sdk import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    keep_error_results,
+    results_metadata,
+)
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -238,18 +243,22 @@ class DomainServer:
         del call.__wrapped__  # type: ignore[attr-defined]
         description = spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
         parsable = kit_parsable(spec)
-        # Made without parameters, the SDK builds no argument model now (a third of a tool's registration): the
-        # kit's strict model gives the published schema, and the SDK's own model is built on its first use.
-        call.__signature__ = spec.signature.replace(parameters=[]) if parsable else spec.signature  # type: ignore[attr-defined]
-        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations)
-        call.__signature__ = spec.signature  # type: ignore[attr-defined]
+        # Made without parameters, the SDK builds no argument model now: the kit's strict model gives the published
+        # schema, and the SDK's own model is built on its first use; made without structured output, the SDK
+        # builds no output schema of its own: the results' metadata is made once per return type.
+        signature = spec.signature
+        call.__signature__ = signature.replace(parameters=[]) if parsable else signature  # type: ignore[attr-defined]
+        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
+                                  structured_output=False)
+        call.__signature__ = signature  # type: ignore[attr-defined]
         if spec.input_schema is not None:
             tool.parameters = dict(spec.input_schema)
         elif parsable:
             tool.parameters = sdk_input_schema(spec)
         # The published schema is closed, like the validator behind it.
         tool.parameters["additionalProperties"] = False
-        return keep_error_results(tool, arguments_of=call if parsable else None)
+        return keep_error_results(tool, arguments_of=call if parsable else None,
+                                  results=results_metadata(spec.fn.__name__, signature.return_annotation))
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.

@@ -1,5 +1,6 @@
-"""The kit's strict parse of a call's arguments stands for the SDK's lenient one (`DomainServer.kit_arguments`), and
-the SDK's argument model of a tool is built only when the SDK parses arguments itself."""
+"""The kit's strict parse of a call's arguments stands for the SDK's lenient one (`DomainServer.kit_arguments`), the
+SDK's argument model of a tool is built only when the SDK parses arguments itself, and what a tool publishes is still
+what the SDK derives."""
 
 from __future__ import annotations
 
@@ -18,15 +19,15 @@ from tests.servers.helpers import call
 from tests.servers.kit.test_fuzz_arguments import arguments_for, json_values
 
 
-def sdk_metadata(spec):
-    """The SDK's own metadata of the tool's parameters, made here as `Tool.from_function` makes it."""
+def sdk_metadata(spec, structured_output=False):
+    """The SDK's own metadata of the tool's parameters (and results), made here as `Tool.from_function` makes it."""
 
     def stub(**kwargs):
         raise AssertionError("never called")
 
     stub.__name__ = spec.fn.__name__
     stub.__signature__ = spec.signature
-    return func_metadata(stub, structured_output=False)
+    return func_metadata(stub, structured_output=structured_output)
 
 
 @pytest.fixture(scope="module", params=task_domains())
@@ -48,6 +49,21 @@ def test_the_published_input_schema_is_the_one_the_sdk_derives(domain):
             assert json.dumps(server.sdk_tools[spec.name].parameters) == json.dumps(expected), (toolset, spec.name)
             compared += 1
     assert compared >= len(loaded.tools)
+
+
+@pytest.mark.parametrize("domain", task_domains())
+def test_the_output_schema_and_model_are_the_ones_the_sdk_derives(domain):
+    """Made once per return type (`results_metadata`), the same as the SDK makes for each tool, key order included."""
+    loaded = get_domain(domain)
+    server = DomainServer(loaded, Snapshot.load(loaded.default_snapshot_dir()))
+    shared = set()
+    for spec in server.tools:
+        expected, got = sdk_metadata(spec, structured_output=None), server.sdk_tools[spec.name]
+        assert json.dumps(got.output_schema) == json.dumps(expected.output_schema), spec.name
+        assert (got.fn_metadata.output_model, got.fn_metadata.wrap_output) == (expected.output_model,
+                                                                              expected.wrap_output)
+        shared.add(id(got.fn_metadata._output_adapter(got.fn_metadata.output_model)))
+    assert len(shared) < len(server.tools)  # tools returning the same model share its validator
 
 
 def test_the_kits_parse_is_the_sdks(domain_server):
