@@ -366,7 +366,7 @@ class DomainServer:
             value = arguments.get(key)
             if isinstance(value, str) and value.lstrip()[:1] in JSON_DOCUMENT_STARTS:
                 return None
-        return dict(checked)
+        return dict(checked.__dict__)  # its fields' values (`dict(checked)` first looks for a `keys` it lacks, slowly)
 
     def _answer_call(self, ctx: ServerRequestContext[Any, Any], episode_id: str) -> dict[str, Any] | None:
         """The wire result of a tools/call the kit has validated, made by the kit (`answer_validated_call`)
