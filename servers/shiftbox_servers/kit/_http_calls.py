@@ -39,7 +39,7 @@ from mcp.shared.inbound import (
     find_invalid_x_mcp_header,
     x_mcp_header_map,
 )
-from mcp_types import JSONRPCError
+from mcp_types import CallToolResult, JSONRPCError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
@@ -210,12 +210,12 @@ class SessionCalls:
                 ) -> dict[str, Any] | JSONRPCError | None:
         """The wire result of a tools/call (or its JSON-RPC error) as the kit's middleware would give it (arguments
         it refuses answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
-        rejected = self.server.reject_arguments(params)
+        checked = self.server.check_arguments(params)
         try:
-            if rejected is not None:
-                result = self.server.wire_result(version, rejected)
+            if isinstance(checked, CallToolResult):
+                result = self.server.wire_result(version, checked)
             else:
-                answered = self.server.answer_validated_call(params, version, episode_id)
+                answered = self.server.answer_validated_call(params, version, episode_id, checked)
                 if answered is None:
                     return None
                 result = answered

@@ -48,7 +48,12 @@ from ._episode import (
 from ._errors import DomainError, ErrorKind, error_result
 from ._http_calls import SessionCalls, first_values, read_body, remember, replay
 from ._jsonrpc import invalid_id_error
-from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware, keep_error_results
+from ._sdk import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    keep_error_results,
+    results_metadata,
+)
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -70,6 +75,9 @@ GRAPH_REFUSAL_MARK = "graph-refusal"
 PLAIN_CALL_KEYS = frozenset({"name", "arguments"})
 """tools/call params with only these keys (name and arguments checked by the kit) need no further shape check."""
 CALL_KEYS_WITH_META = frozenset({"name", "arguments", "_meta"})
+JSON_DOCUMENT_STARTS = frozenset("[{n")
+"""First characters of the JSON texts the SDK's argument parse decodes from a string (`FuncMetadata.pre_parse_json`:
+arrays, objects, null; a decoded string, number or boolean, an `int` to Python, is left as sent)."""
 PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
 
@@ -157,6 +165,10 @@ class DomainServer:
             self.graph.check_tools([spec.name for spec in self.tools])
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
         self.sdk_tools = {spec.name: self._mcp_tool(spec) for spec in self.tools}
+        self._decodable: dict[str, tuple[str, ...] | None] = {
+            spec.name: decodable_fields(spec) if kit_parsable(spec) else None for spec in self.tools}
+        """Tool name -> its arguments the SDK's parse would decode a JSON text in (`kit_arguments`); None: the kit
+        never hands on its own parse of the tool's arguments."""
         self.on_handshake_call: Callable[[ServerRequestContext[Any, Any]], None] | None = None
         """Told of each handshake-era tools/call the SDK's session brought (the HTTP calls fast path learns
         the session's negotiated version from it)."""
@@ -198,6 +210,9 @@ class DomainServer:
         self._envelopes: dict[str, dict[str, Any] | bool] = {}
         """Per protocol version, the wire envelope of a structured tool result (`_wire_structured`); False: the
         SDK's shaping did not keep the probe's content as given, so every result is shaped by `wire_result`."""
+        self._checked: BaseModel | None = None
+        """The middleware's strict parse of the arguments of the call `_answer_call` is answering (set just before
+        that synchronous call, so never another call's)."""
         self._register_resources()
 
     @contextlib.asynccontextmanager
@@ -225,15 +240,25 @@ class DomainServer:
             return self.run_tool(spec, current_episode_id.get(), kwargs)
 
         functools.update_wrapper(call, spec.fn)
-        call.__signature__ = spec.signature  # type: ignore[attr-defined]
         del call.__wrapped__  # type: ignore[attr-defined]
         description = spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
-        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations)
+        parsable = kit_parsable(spec)
+        # Made without parameters, the SDK builds no argument model now: the kit's strict model gives the published
+        # schema, and the SDK's own model is built on its first use; made without structured output, the SDK
+        # builds no output schema of its own: the results' metadata is made once per return type.
+        signature = spec.signature
+        call.__signature__ = signature.replace(parameters=[]) if parsable else signature  # type: ignore[attr-defined]
+        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
+                                  structured_output=False)
+        call.__signature__ = signature  # type: ignore[attr-defined]
         if spec.input_schema is not None:
             tool.parameters = dict(spec.input_schema)
+        elif parsable:
+            tool.parameters = sdk_input_schema(spec)
         # The published schema is closed, like the validator behind it.
         tool.parameters["additionalProperties"] = False
-        return keep_error_results(tool)
+        return keep_error_results(tool, arguments_of=call if parsable else None,
+                                  results=results_metadata(spec.fn.__name__, signature.return_annotation))
 
     def run_tool(self, spec: ToolSpec, episode_id: str, arguments: dict[str, Any]) -> Any:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
@@ -282,10 +307,14 @@ class DomainServer:
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
-                rejected = self.reject_arguments(ctx.params or {})
-                if rejected is not None:  # shaped as the SDK shapes a handler's result (it trusts a middleware's)
-                    return self.wire_result(ctx.protocol_version, rejected)
-                answered = self._answer_call(ctx, episode_id)
+                checked = self.check_arguments(ctx.params or {})
+                if isinstance(checked, CallToolResult):  # shaped as the SDK shapes a handler's result (it trusts a
+                    return self.wire_result(ctx.protocol_version, checked)  # middleware's)
+                self._checked = checked
+                try:
+                    answered = self._answer_call(ctx, episode_id)
+                finally:
+                    self._checked = None
                 if answered is not None:
                     return answered
             result = await call_next(ctx)
@@ -303,8 +332,9 @@ class DomainServer:
             raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; this server has: "
                                            f"{', '.join(sorted(self.prompt_names))}")
 
-    def reject_arguments(self, params: dict[str, Any]) -> Any:
-        """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them."""
+    def check_arguments(self, params: dict[str, Any]) -> Any:
+        """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them: the error result
+        of arguments it refuses, else the kit's model of the arguments (`kit_arguments`)."""
         name = params.get("name")
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -319,11 +349,24 @@ class DomainServer:
         if not_unicode is not None:
             return not_unicode
         try:
-            spec.arguments_model.model_validate(arguments)
+            return spec.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             message, fields = describe_validation_error(spec, exc)
             return error_result(ErrorKind.INVALID_ARGUMENTS, message, fields=fields)
-        return None
+
+    def kit_arguments(self, name: str, arguments: dict[str, Any], checked: BaseModel) -> dict[str, Any] | None:
+        """The keyword arguments the SDK's lenient parse makes of `arguments`, taken from the kit's strict parse of
+        them (`checked`) instead of parsed again: for arguments the strict check passed, the lax parse gives the same
+        values, unless it first decodes a string argument holding a JSON array, object or null (an argument not typed
+        `str`), where None: the SDK parses them."""
+        decodable = self._decodable.get(name)
+        if decodable is None:
+            return None
+        for key in decodable:
+            value = arguments.get(key)
+            if isinstance(value, str) and value.lstrip()[:1] in JSON_DOCUMENT_STARTS:
+                return None
+        return dict(checked.__dict__)  # its fields' values (`dict(checked)` first looks for a `keys` it lacks, slowly)
 
     def _answer_call(self, ctx: ServerRequestContext[Any, Any], episode_id: str) -> dict[str, Any] | None:
         """The wire result of a tools/call the kit has validated, made by the kit (`answer_validated_call`)
@@ -334,7 +377,7 @@ class DomainServer:
                 return None
             if self.on_handshake_call is not None:
                 self.on_handshake_call(ctx)
-        return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id)
+        return self.answer_validated_call(ctx.params or {}, ctx.protocol_version, episode_id, self._checked)
 
     @staticmethod
     def call_episode(bound: str | None, params: dict[str, Any]) -> str | None:
@@ -344,22 +387,27 @@ class DomainServer:
         except (EpisodeAccessError, MCPError):
             return None
 
-    def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str) -> dict[str, Any] | None:
+    def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str,
+                              checked: BaseModel | None = None) -> dict[str, Any] | None:
         """The wire result of a tools/call whose name and arguments the kit has checked, on a connection of
         protocol `version`, with the SDK tool handler's own steps (its params check, lenient argument
         parse, result conversion and its shaping of the result for the version's wire), so the bytes are
         the same: the SDK's per-call context, tool lookup and second params check cost about a tenth of an
         HTTP tools/call. None (the SDK answers) where its steps could differ: params beyond name and
-        arguments that fail its params check, arguments its lenient parse refuses.
+        arguments that fail its params check, arguments its lenient parse refuses. `checked`: the kit's strict
+        parse of the arguments (`check_arguments`), which stands for the lenient one where it gives the same.
         """
         if not params.keys() <= PLAIN_CALL_KEYS and not self._params_pass(params, version):
             return None
         name = params["name"]
         tool = self.sdk_tools[name]
-        try:
-            arguments = tool.fn_metadata.validate_arguments(params.get("arguments") or {})
-        except Exception:
-            return None
+        raw_arguments = params.get("arguments") or {}
+        arguments = None if checked is None else self.kit_arguments(name, raw_arguments, checked)
+        if arguments is None:
+            try:
+                arguments = tool.fn_metadata.validate_arguments(raw_arguments)
+            except Exception:
+                return None
         structured = None
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
@@ -510,6 +558,28 @@ class DomainServer:
         manager = self.mcp.session_manager
         return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager),
                                  max_body_size=manager.max_request_body_size)
+
+
+def kit_parsable(spec: ToolSpec) -> bool:
+    """Whether the kit's strict model of a tool's arguments names them as the SDK's argument model does (which renames
+    a parameter named like a method of pydantic's `BaseModel`), so its parse and schema can stand for the SDK's."""
+    return not any(callable(getattr(BaseModel, field, None)) for field in spec.arguments_model.model_fields)
+
+
+def sdk_input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The input schema the SDK derives from a tool's signature (`Tool.from_function`), from the kit's strict model
+    of the same parameters (`kit_parsable`): the same but for the title the SDK gives its model, and the closing
+    `additionalProperties` the kit adds last."""
+    schema = spec.arguments_model.model_json_schema(by_alias=True)
+    schema["title"] = f"{spec.fn.__name__}Arguments"
+    schema.pop("additionalProperties", None)
+    return schema
+
+
+def decodable_fields(spec: ToolSpec) -> tuple[str, ...]:
+    """A tool's arguments the SDK's parse decodes a JSON text in (`FuncMetadata.pre_parse_json`): those not typed
+    `str`."""
+    return tuple(name for name, field in spec.arguments_model.model_fields.items() if field.annotation is not str)
 
 
 def structured_parts(metadata: Any, adapter: Any, raw: Any) -> tuple[str, Any] | None:
