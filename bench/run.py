@@ -441,6 +441,17 @@ def bench_executors(quick: bool = False) -> list[dict]:
     return run_executors(QUICK["simulations"], QUICK["rounds"]) if quick else run_executors()
 
 
+NOTES_HEADING = "## Measurement notes"
+"""docs/benchmarks.md's hand-written section (before/after figures of each change): publishing keeps it."""
+
+
+def kept_notes(published: Path) -> str:
+    """The published page's measurement notes, from their heading to the end ("" when the page has none)."""
+    text = published.read_text(encoding="utf-8") if published.exists() else ""
+    start = text.find(f"\n{NOTES_HEADING}\n")
+    return text[start + 1:] if start >= 0 else ""
+
+
 def to_markdown(results: dict) -> str:
     lines = [f"# shiftbox benchmarks\n\nMachine: {results['machine']}\n"]
     for row in results["rows"]:
@@ -496,7 +507,9 @@ def main() -> int:
 
     failed = failed_rows(rows)
     if args.publish and not failed:
-        (REPO / "docs" / "benchmarks.md").write_text(
+        published = REPO / "docs" / "benchmarks.md"
+        notes = kept_notes(published)
+        published.write_text(
             md + "\nWritten by `make bench` (`python bench/run.py --publish`); every figure is a median or a ratio "
                  "measured side by side in one run on this machine, because these machines are shared and noisy.\n"
                  "\nRound-trip rows (bench_round_trips): both clients check results as the harness does "
@@ -528,7 +541,8 @@ def main() -> int:
                  "\nMemory rows (bench_episode_memory): each mode in a fresh process, 1,000 banking episodes opened "
                  "with one get_account call each, then all dropped; figures per episode, from /proc/self/smaps_rollup: "
                  "`rss_*` is Rss (it counts the shared snapshot pages in every episode that touched them), `private_*` "
-                 "is Private_Clean + Private_Dirty; `*_after_drop` is what is still held once all are dropped.\n")
+                 "is Private_Clean + Private_Dirty; `*_after_drop` is what is still held once all are dropped.\n"
+            + (f"\n{notes}" if notes else ""))
     print(md)
     if failed:  # loudly: the figures of a side that did not play the scripted conversation do not count
         print("bench: FAILED (nothing published):\n  " + "\n  ".join(failed), file=sys.stderr)
