@@ -111,8 +111,8 @@ def run(
                                                      "transcripts per simulation) to this directory")] = None,
     llm_cassettes: Annotated[str, typer.Option(
         help="how --record records LLM calls: boundary (shiftbox's cassettes: the default, faster to replay) or "
-             "http (vcrpy HTTP cassettes, needs shiftbox[vcr]: a replay runs litellm's request building and "
-             "response parsing again)")] = "boundary",
+             "http (vcrpy HTTP cassettes, needs shiftbox[vcr]: a replay runs the LLM client's request building and "
+             "response parsing again: litellm's, or the fast path's own)")] = "boundary",
     retry_infra: Annotated[int, typer.Option(help="run a simulation again (fresh episode, server restarted "
                                                          "if it died) when it ends in an infrastructure error, up "
                                                          "to N times")] = 0,
