@@ -187,6 +187,11 @@ _prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, flo
 _LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made once
 
 
+def _completion_headers(api_key: str) -> dict[str, str]:
+    """The headers a completion request adds to the client's own, on every path that posts one."""
+    return {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+
+
 def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s: float) -> _Parts:
     """The URL, headers and extensions `client.post` would give this call's request, merged once per client, URL,
     key and timeout (a few of each in a run) rather than on every call; with the head the pool is sent directly,
@@ -197,7 +202,7 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
         if len(parts) >= 256:
             parts.clear()
         headers = httpx.Headers(client.headers)
-        headers.update({"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
+        headers.update(_completion_headers(api_key))
         target = client.build_request("POST", url).url
         direct = None
         if isinstance(client._transport, PoolTransport) and client._transport_for_url(target) is client._transport:  # noqa: SLF001
@@ -258,8 +263,7 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
     httpx's: once a server has set one, calls go through `client.post`."""
     client = _client()
     if client.cookies:
-        return await client.post(url, content=content, timeout=timeout_s,
-                                 headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
+        return await client.post(url, content=content, timeout=timeout_s, headers=_completion_headers(api_key))
     parts = _prepared_parts(client, url, api_key, timeout_s)
     target, headers, extensions, direct = parts
     transport = client._transport  # noqa: SLF001
