@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {  # name -> (module, attribute, ex
     "fake-llm": ("fake_llm", "fake_llm", False), "env-server": ("env_server", "env_server", False),
     "snapshots": ("snapshots", "snapshots_app", False), "tasks": ("tasks", "tasks_app", False),
     "conformance": ("conformance", "conformance_app", False),
+    "ray-actors": ("ray_actors", "ray_actors_app", False),
 }
 """Each command's module loads when the command runs (or `--help` lists them): `shiftbox run` imports only its own."""
 

@@ -90,6 +90,11 @@ def run(
                                                     "with room)")] = 1.0,
     worker_memory_mb: Annotated[int | None, typer.Option(help="memory (MiB) each Ray actor reserves on its node "
                                                                "(--executor ray; default: none)")] = None,
+    ray_keep_actors: Annotated[int | None, typer.Option(
+        metavar="SECONDS", help="keep the Ray actors on the --ray-address cluster after the run, for the next runs "
+                                "of this shiftbox there (they start in a fraction of a second), until idle SECONDS; "
+                                "they hold their CPUs while idle; `shiftbox ray-actors stop` ends them [default: "
+                                "each run starts its own actors and ends them]")] = None,
     max_llm_concurrency: Annotated[int | None, typer.Option(help="live LLM calls in flight at most, across "
                                                                        "all workers (a provider's rate limit; "
                                                                        "default: no cap)")] = None,
@@ -148,7 +153,8 @@ def run(
         options = ExecutionOptions(concurrency=concurrency, retry_infra=retry_infra,
                                    executor=executor.value if executor else None, workers=workers,
                                    ray_address=ray_address, max_llm_concurrency=max_llm_concurrency,
-                                   worker_cpus=worker_cpus, worker_memory_mb=worker_memory_mb)
+                                   worker_cpus=worker_cpus, worker_memory_mb=worker_memory_mb,
+                                   ray_keep_actors=ray_keep_actors)
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
             user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,

@@ -20,6 +20,7 @@ _MODULES: dict[str, tuple[str, ...]] = {  # module -> the names this package exp
     "._per_mission": ("RunProtocol", "mission_tasks"),
     "._plan": ("RunPlan", "check_server_mode", "plan_run"),
     "._preflight": ("preflight_run",),
+    "._ray": ("stop_kept_actors",),
     "._record": ("CASSETTES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "fixture_file_name", "read_fixture_info",
         "recorded_snapshot_dirs", "transcript_calls"),
     "._reports": ("write_comparison_report", "write_html_report"),
@@ -39,5 +40,5 @@ __all__ = [
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
     "check_server_mode",
     "simulate_one", "NotScored", "RunSummary", "summarize_run",
-    "RunProtocol", "mission_tasks",
+    "RunProtocol", "mission_tasks", "stop_kept_actors",
 ]

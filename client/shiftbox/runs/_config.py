@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -126,6 +127,8 @@ class ExecutionOptions:
     `max_llm_concurrency` caps the live LLM calls in flight across all workers (a provider's rate limit counts
     every worker's requests). `worker_cpus` and `worker_memory_mb` are what each Ray actor reserves on its node for
     the whole run (Ray places an actor only where that much is free, spreading the actors across the nodes).
+    `ray_keep_actors` (seconds) keeps the Ray actors after the run, for the next runs of the same shiftbox code on
+    the cluster, until idle that long (`_ray.KeptActor`); it needs a cluster that outlives the run.
     Checked when made: a bad value is a `RunPlanError` naming the option."""
 
     concurrency: int = 4
@@ -136,11 +139,12 @@ class ExecutionOptions:
     max_llm_concurrency: int | None = None
     worker_cpus: float = 1.0
     worker_memory_mb: int | None = None
+    ray_keep_actors: int | None = None
 
     def __post_init__(self) -> None:
         check_option_values({"concurrency": self.concurrency, "retry_infra": self.retry_infra,
                              "workers": self.workers, "max_llm_concurrency": self.max_llm_concurrency,
-                             "worker_memory_mb": self.worker_memory_mb})
+                             "worker_memory_mb": self.worker_memory_mb, "ray_keep_actors": self.ray_keep_actors})
         if isinstance(self.worker_cpus, bool) or not isinstance(self.worker_cpus, int | float) or not (
                 0 < self.worker_cpus < float("inf")):
             raise RunPlanError(f"--worker-cpus (worker_cpus) {self.worker_cpus!r}: give a number above 0 (a "
@@ -149,6 +153,8 @@ class ExecutionOptions:
         if executor != "ray" and (self.worker_cpus != 1 or self.worker_memory_mb is not None):
             raise RunPlanError("--worker-cpus and --worker-memory-mb are for --executor ray (what each Ray actor "
                                "reserves on its node)")
+        if self.ray_keep_actors is not None:
+            check_keep_actors(executor, self.ray_address)
         object.__setattr__(self, "executor", executor)
         object.__setattr__(self, "workers", workers)
 
@@ -178,6 +184,7 @@ WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
     "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),
     "workers": (1, ", or leave it out for the default"), "max_llm_concurrency": (1, ", or leave it out for no cap"),
     "worker_memory_mb": (1, ", or leave it out to reserve none"),
+    "ray_keep_actors": (1, " (seconds idle before the kept actors exit), or leave it out to end them with the run"),
     "limit": (1, " (the first N tasks of the file), or leave it out for all"),
 }
 """A run's whole-number options: the least each takes (None: any) and what else to do; the options that may be
@@ -210,6 +217,17 @@ def check_option_values(given: Mapping[str, object]) -> None:
                 isinstance(value, list) and all(isinstance(i, str) for i in value)):
             raise RunPlanError(f"task_ids {value!r}: give a task id or a list of them (`--task-id ID`, repeatable; "
                                "Inspect `-T task_ids=[a,b]`)")
+
+
+def check_keep_actors(executor: str, ray_address: str | None) -> None:
+    """Kept actors need Ray, and a cluster that outlives the run: `--ray-address`, or one this process joined."""
+    if executor != "ray":
+        raise RunPlanError("--ray-keep-actors is for --executor ray (Ray actors kept for the next runs)")
+    ray = sys.modules.get("ray")
+    if ray_address is None and not (ray is not None and ray.is_initialized()):
+        raise RunPlanError("--ray-keep-actors needs --ray-address (a cluster that outlives the run, e.g. one started "
+                           "with `ray start --head`): a cluster the run starts for itself ends with it, and its "
+                           "actors too")
 
 
 def resolve_executor(executor: str | None, workers: int | None, ray_address: str | None) -> tuple[Executor, int]:

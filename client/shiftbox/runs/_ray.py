@@ -20,8 +20,11 @@ import contextlib
 import dataclasses
 import functools
 import math
+import os
 import shutil
 import tempfile
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ import anyio
 from shiftbox_servers.kit import Snapshot, SnapshotError
 
 from .._text import first_line
+from .._versions import distribution_version, installed_code_digest
 from ..cluster import connect_ray, import_ray, local_ray_cluster
 from ..errors import RunWorkerError
 from ..llm import RayLlmGate
@@ -48,6 +52,10 @@ class SimulationActor:
     task of its own, so the world's task groups are entered and left in one task)."""
 
     def __init__(self, job: SimulationJob, surroundings: RunSurroundings):
+        self._begin(job, surroundings)
+
+    def _begin(self, job: SimulationJob, surroundings: RunSurroundings) -> None:
+        """Take on the run: its surroundings, its job, and no world yet."""
         surroundings.fill_in()  # the driver's directory and the variables this node lacks (an API key)
         self._scratch: Path | None = None
         if isinstance(job.hooks, RecordHooks):  # recorded on this node's disk, shipped to the driver
@@ -76,14 +84,15 @@ class SimulationActor:
         finally:
             self._closed.set()
 
-    async def simulate(self, index: int, attempt: int) -> tuple[Trajectory, dict[str, bytes]]:
-        """The simulation's trajectory and, when recording, its recorded files (for the driver to write)."""
+    async def simulate(self, index: int, attempt: int, run: str | None = None) -> tuple[Trajectory, dict[str, bytes]]:
+        """The simulation's trajectory and, when recording, its recorded files (for the driver to write). `run`, in
+        this and the other calls, is the run's lease, which only a kept actor checks (`KeptActor`)."""
         simulate = await self._simulations()
         trajectory = await simulate(*self.job.work[index], attempt)
         hooks = self.job.hooks
         return trajectory, hooks.take(trajectory.simulation_id) if isinstance(hooks, RecordHooks) else {}
 
-    def preflight(self, snapshots: dict[str, str]) -> list[str]:
+    def preflight(self, snapshots: dict[str, str], run: str | None = None) -> list[str]:
         """What keeps this node from running the job (each snapshot directory -> the sha256 the driver has), each
         problem naming the node and the fix; none when it is ready."""
         ray = import_ray()
@@ -109,11 +118,11 @@ class SimulationActor:
                             "space there or set TMPDIR on that node to a writable directory")
         return problems
 
-    async def server(self) -> dict[str, ServerInfo]:
+    async def server(self, run: str | None = None) -> dict[str, ServerInfo]:
         """Domain -> its server's identity (several in a cross-domain run), for the driver's run.json."""
         return (await self._simulations()).world.servers
 
-    async def close(self) -> None:
+    async def close(self, run: str | None = None) -> None:
         """Close the world (its servers end with it), and remove the recording scratch directory."""
         if self._world is not None:
             self._closing.set()
@@ -121,6 +130,114 @@ class SimulationActor:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
+
+
+class LeaseLost(RuntimeError):
+    """A call to a kept actor from a run whose lease has lapsed (or ended): the actor may serve another run now."""
+
+
+class KeptActor(SimulationActor):
+    """A simulation actor that outlives runs (`--ray-keep-actors`): detached, named for the code it runs
+    (`kept_name`), it serves one run at a time under a lease. The run's calls (and its driver's `renew`, every
+    `LEASE_S / 4`) renew the lease; one not renewed for `LEASE_S` lapses (its driver is gone), and the run ends as a
+    released one does: its simulations cancelled, its world closed, the environment variables and working
+    directory it gave the actor restored (no API key stays for the next run). Idle `idle_s`, the actor exits."""
+
+    def __init__(self, idle_s: float):
+        self.code, self.runs, self._idle_s = installed_code_digest(), 0, idle_s  # the code this node runs
+        self._holder: str | None = None  # the run holding the lease
+        self._renewed = self._used = time.monotonic()
+        self._lease_s = LEASE_S
+        self._saved: RunSurroundings | None = None  # this actor's own, while a run's are taken on
+        self._in_flight: set[asyncio.Task] = set()
+        self._turn = asyncio.Lock()  # a lease taken or ended at a time
+        self._watchdog: asyncio.Task | None = None
+
+    async def lease(self, run: str, code: str, job: SimulationJob, surroundings: RunSurroundings, lease_s: float,
+                    idle_s: float) -> str:
+        """"leased" (the actor is `run`'s until it releases it or the lease lapses), or "busy" (another run's)."""
+        if code != self.code:  # the name says the driver's code; the node runs its own installed code
+            raise RunWorkerError(f"a kept Ray actor runs shiftbox code {self.code[:12]}…, this driver {code[:12]}…: "
+                                 "install the same shiftbox on every node and the driver's machine")
+        if self._watchdog is None:
+            self._watchdog = asyncio.get_running_loop().create_task(self._watch())
+        async with self._turn:
+            if self._holder is not None and not self._lapsed():
+                return "busy"
+            if self._holder is not None:
+                await self._end()
+            self._saved = RunSurroundings.of_this_process()
+            self._holder, self._lease_s, self._idle_s, self._renewed = run, lease_s, idle_s, time.monotonic()
+            self._begin(job, surroundings)
+            self.runs += 1
+            return "leased"
+
+    def renew(self, run: str | None) -> None:
+        """Keep `run`'s lease (raises `LeaseLost` when it has lapsed or ended)."""
+        if run is None or run != self._holder or self._lapsed():
+            raise LeaseLost(f"the kept Ray actor's lease for this run lapsed (no call for over {self._lease_s:g} s) "
+                            "or ended; the actor may serve another run now")
+        self._renewed = time.monotonic()
+
+    async def simulate(self, index: int, attempt: int, run: str | None = None) -> tuple[Trajectory, dict[str, bytes]]:
+        self.renew(run)
+        task = asyncio.current_task()
+        assert task is not None
+        self._in_flight.add(task)
+        try:
+            return await super().simulate(index, attempt)
+        except asyncio.CancelledError:
+            if self._holder == run:
+                raise
+            raise LeaseLost("the kept Ray actor's lease for this run lapsed during the simulation") from None
+        finally:
+            self._in_flight.discard(task)
+
+    def preflight(self, snapshots: dict[str, str], run: str | None = None) -> list[str]:
+        self.renew(run)
+        return super().preflight(snapshots)
+
+    async def server(self, run: str | None = None) -> dict[str, ServerInfo]:
+        self.renew(run)
+        return await super().server()
+
+    async def close(self, run: str | None = None) -> None:
+        """End `run`'s lease (nothing when another run holds it): the actor stays for the next run."""
+        async with self._turn:
+            if run is not None and run == self._holder:
+                await self._end()
+
+    def _lapsed(self) -> bool:
+        return time.monotonic() - self._renewed > self._lease_s
+
+    async def _end(self) -> None:
+        """End the holder's run: cancel its simulations, close its world, restore what it changed."""
+        self._holder = None  # its calls are refused from now on
+        for task in list(self._in_flight):
+            task.cancel()
+        await SimulationActor.close(self)
+        if self._saved is not None:
+            self._saved.enter()
+            self._saved = None
+        self.job = None  # type: ignore[assignment]
+        self._used = time.monotonic()
+
+    async def _watch(self) -> None:
+        """End a lapsed lease; exit once idle for `idle_s`."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            if self._holder is not None and self._lapsed():
+                async with self._turn:
+                    if self._holder is not None and self._lapsed():
+                        await self._end()
+            elif self._holder is None and not self._turn.locked() and time.monotonic() - self._used > self._idle_s:
+                os._exit(0)  # nothing is held (the last world closed); Ray frees the name and the CPUs
+
+
+@functools.cache
+def kept_actor_class(ray: Any) -> Any:
+    """`KeptActor` as a Ray actor class: never restarted, never re-sent a call (as `actor_class`)."""
+    return ray.remote(max_restarts=0, max_task_retries=0)(KeptActor)
 
 
 @functools.cache
@@ -134,7 +251,8 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
                      write: Callable[[Trajectory], Awaitable[None]], options: ExecutionOptions) -> None:
     """Run `job.work` on `workers` Ray actors (`options.concurrency` shared between them), each reserving
     `options.worker_cpus` CPUs and `worker_memory_mb`, spread across the nodes; `write` each trajectory here. With
-    `max_llm_concurrency`, the actors share a `RayLlmGate`; a dead actor's slots are freed."""
+    `max_llm_concurrency`, the actors share a `RayLlmGate`; a dead actor's slots are freed. With `ray_keep_actors`,
+    the actors are kept ones (`KeptActor`), leased for this run and left running after it."""
     ray = import_ray()
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(options.concurrency, workers)
@@ -146,26 +264,38 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         job_ref, surroundings = ray.put(job), ray.put(RunSurroundings.of_this_process())
         placed = {"num_cpus": options.worker_cpus, "scheduling_strategy": "SPREAD",
                   **({"memory": memory} if memory is not None else {})}
-        members = [_Member(functools.partial(actor_class(ray).options(max_concurrency=share + 1, **placed).remote,
-                                             job_ref, surroundings),
-                           functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0).remote,
-                                             job_ref, surroundings)) for share in shares]
+        run = uuid.uuid4().hex  # this run's lease on kept actors
+        kept: list[Any] = []
+        renewing: asyncio.Task | None = None
+        if options.ray_keep_actors is None:
+            firsts = [actor_class(ray).options(max_concurrency=share + 1, **placed).remote(job_ref, surroundings)
+                      for share in shares]
+        else:
+            firsts = kept = await _lease_kept(ray, run, job_ref, surroundings, placed, workers,
+                                              options.ray_keep_actors)
+            renewing = asyncio.get_running_loop().create_task(_renew(kept, run))
+        members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1,
+                                                                             num_cpus=0).remote,
+                                                    job_ref, surroundings))
+                   for first, share in zip(firsts, shares, strict=True)]
         try:
             try:
-                await _preflight(ray, job, [member.handle for member in members])
-                servers = await members[0].handle.server.remote()
+                await _preflight(ray, job, [member.handle for member in members], run)
+                servers = await members[0].handle.server.remote(run=run)
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
             except ray.exceptions.RayActorError as exc:  # before any simulation: nothing to fail but the run
                 raise RunWorkerError(f"the Ray actor ended unexpectedly while opening its servers ({_why(exc)}); "
                                      "nothing was lost: run the same command again with --resume") from None
             record_server_info(run_dir, servers, job.make_user)
-            slots = [_slot(ray, job, member) for member, share in zip(members, shares, strict=True)
+            slots = [_slot(ray, job, member, run) for member, share in zip(members, shares, strict=True)
                      for _ in range(share)]
             await dispatch.run(slots)
         finally:
             with anyio.CancelScope(shield=True):
-                await _close(ray, [member.handle for member in members])
+                if renewing is not None:
+                    renewing.cancel()
+                await _close(ray, [member.handle for member in members], run, kept)
                 if isinstance(job.llm_gate, RayLlmGate):  # its slot keeper, which would outlive the run
                     with contextlib.suppress(Exception):
                         ray.kill(job.llm_gate.actor)
@@ -177,20 +307,20 @@ class _Member:
     world) for the simulations sent after; only what the dead one had in flight fails. The fresh actor reserves
     nothing: when a node is lost, its CPUs are gone, and a replacement waiting for room would wait forever."""
 
-    def __init__(self, first_actor: Callable[[], Any], replacement: Callable[[], Any]):
+    def __init__(self, first_actor: Any, replacement: Callable[[], Any]):
         self.replacement = replacement
-        self.handle = first_actor()
+        self.handle = first_actor
 
     def lost(self, handle: Any) -> None:
         if handle is self.handle:  # the first of its in-flight calls to fail replaces it
             self.handle = self.replacement()
 
 
-def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
+def _slot(ray: Any, job: SimulationJob, member: _Member, lease: str) -> Slot:
     async def run(index: int, attempt: int) -> Trajectory:
         handle = member.handle
         try:
-            trajectory, recorded = await handle.simulate.remote(index, attempt)
+            trajectory, recorded = await handle.simulate.remote(index, attempt, run=lease)
             if recorded:  # shipped from the actor's node; the driver writes the fixture
                 assert isinstance(job.hooks, RecordHooks)
                 job.hooks.put(recorded)
@@ -203,11 +333,75 @@ def _slot(ray: Any, job: SimulationJob, member: _Member) -> Slot:
             raise WorkerLost(f"Ray actor ended unexpectedly while running {simulation_id(task.id, trial)}: "
                              f"{_why(exc)}") from None
         except ray.exceptions.RayTaskError as exc:
-            raise _cause(exc) from None
+            if isinstance(cause := _cause(exc), LeaseLost):  # a kept actor this run no longer holds
+                member.lost(handle)
+                task, trial = job.work[index]
+                raise WorkerLost(f"{cause} (while running {simulation_id(task.id, trial)})") from None
+            raise cause from None
     return run
 
 
-async def _preflight(ray: Any, job: SimulationJob, actors: list[Any]) -> None:
+KEPT_NAMESPACE = "shiftbox-kept"
+"""The Ray namespace of the kept actors (`--ray-keep-actors`), where `shiftbox ray-actors stop` finds them."""
+LEASE_S = 30.0
+"""A kept actor's lease lapses when its run has not called it for this long (its driver renews every quarter)."""
+WATCH_S = 0.5
+KEPT_CONCURRENCY = 1000  # a kept actor serves runs with any share of the concurrency; the run's slots bound it
+
+
+def kept_name(version: str, code: str, cpus: float, memory: int | None, number: int) -> str:
+    """A kept actor's name: shiftbox's version, its code's digest and what the actor reserves, so a run finds only
+    actors that run its own code with its own resources; `number` tells them apart."""
+    return f"shiftbox-{version}-{code[:16]}-cpu{cpus:g}-mem{memory or 0}-{number}"
+
+
+def kept_actor_names(ray: Any) -> list[str]:
+    """The names of the kept actors on the cluster, any version's, sorted."""
+    return sorted(entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True)
+                  if entry["namespace"] == KEPT_NAMESPACE)
+
+
+async def _lease_kept(ray: Any, run: str, job_ref: Any, surroundings: Any, placed: dict[str, Any], workers: int,
+                      idle_s: int) -> list[Any]:
+    """`workers` kept actors of this code leased for `run`: the idle ones there are, then fresh ones (refused,
+    naming the stop command, when the cluster has no free CPUs for them); the ones another run holds are passed."""
+    code = installed_code_digest()
+    existing, leased, number = set(kept_actor_names(ray)), [], 0
+    while len(leased) < workers:
+        names = [kept_name(distribution_version("shiftbox"), code, placed["num_cpus"], placed.get("memory"), number + k)
+                 for k in range(workers - len(leased))]
+        number += len(names)
+        fresh = [name for name in names if name not in existing]
+        free = ray.available_resources().get("CPU", 0.0)
+        if fresh and free + 1e-9 < len(fresh) * placed["num_cpus"]:
+            raise RunWorkerError(
+                f"the Ray cluster has {free:g} CPUs free, too few for {len(fresh)} more kept actors of "
+                f"{placed['num_cpus']:g} CPUs (--ray-keep-actors); kept actors of other runs, versions or sizes may "
+                f"hold them ({len(existing)} kept: {', '.join(sorted(existing)) or 'none'}): stop them with "
+                "`shiftbox ray-actors stop --ray-address ADDRESS`, or lower --workers")
+        handles = [kept_actor_class(ray).options(name=name, namespace=KEPT_NAMESPACE, lifetime="detached",
+                                                 get_if_exists=True, max_concurrency=KEPT_CONCURRENCY,
+                                                 **placed).remote(idle_s) for name in names]
+        answers = await asyncio.gather(*(handle.lease.remote(run, code, job_ref, surroundings, LEASE_S, idle_s)
+                                         for handle in handles), return_exceptions=True)
+        for handle, answer in zip(handles, answers, strict=True):
+            if isinstance(answer, ray.exceptions.RayTaskError):
+                raise _cause(answer) from None
+            if answer == "leased":
+                leased.append(handle)
+            # else "busy" (another run's), or it died as it was asked (its idle exit): the next name
+        existing.update(names)
+    return leased
+
+
+async def _renew(actors: list[Any], run: str) -> None:
+    """Renew the run's lease on its kept actors every `LEASE_S / 4` while the run lasts."""
+    while True:
+        await asyncio.sleep(LEASE_S / 4)
+        await asyncio.gather(*(actor.renew.remote(run) for actor in actors), return_exceptions=True)
+
+
+async def _preflight(ray: Any, job: SimulationJob, actors: list[Any], run: str) -> None:
     """Every actor checks its node before any simulation starts; raises `RunWorkerError` naming each node that
     failed (once, however many actors it holds) and the fix."""
     snapshots, here = {}, None
@@ -216,7 +410,7 @@ async def _preflight(ray: Any, job: SimulationJob, actors: list[Any]) -> None:
             snapshots[directory] = Snapshot.load(directory).manifest.sha256
         except SnapshotError as exc:  # the driver may run off the cluster, without snapshots; the nodes must not
             snapshots[directory], here = "", here or exc
-    answers = await asyncio.gather(*(actor.preflight.remote(snapshots) for actor in actors))
+    answers = await asyncio.gather(*(actor.preflight.remote(snapshots, run=run) for actor in actors))
     problems = list(dict.fromkeys(problem for answer in answers for problem in answer))
     if problems and here is not None:  # broken here too: refused as a run in one process refuses it
         raise here
@@ -235,14 +429,28 @@ def _cause(exc: Any) -> BaseException:
     return cause if isinstance(cause, BaseException) else RunWorkerError(f"a Ray actor failed: {exc}")
 
 
-async def _close(ray: Any, actors: list[Any]) -> None:
-    """Close each actor's world (its servers end), then the actors; a dead or stuck one is killed."""
-    refs = [actor.close.remote() for actor in actors]
+async def _close(ray: Any, actors: list[Any], run: str, kept: list[Any]) -> None:
+    """Close each actor's world (its servers end), then the actors; a dead or stuck one is killed. A kept actor
+    ends the run's lease instead, and stays."""
+    refs = [actor.close.remote(run=run) for actor in actors]
     with contextlib.suppress(Exception), anyio.move_on_after(10):
         await asyncio.gather(*refs, return_exceptions=True)
     for actor in actors:
-        with contextlib.suppress(Exception):
-            ray.kill(actor, no_restart=True)
+        if not any(actor is held for held in kept):
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+
+def stop_kept_actors(address: str = "auto") -> list[str]:
+    """Stop every kept actor (`--ray-keep-actors`) on the cluster at `address`, any version's, idle or serving a
+    run (whose simulations in flight on them end as infrastructure errors); their names."""
+    ray = import_ray()
+    with connected(ray, address, 0):
+        names = kept_actor_names(ray)
+        for name in names:
+            with contextlib.suppress(ValueError):  # gone already (its idle exit)
+                ray.kill(ray.get_actor(name, namespace=KEPT_NAMESPACE), no_restart=True)
+    return names
 
 
 @contextlib.contextmanager
