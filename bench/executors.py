@@ -7,8 +7,9 @@ before the first LLM request.
 The sides (bench/llm_throughput.py's `Side`, `run_side`: spawned, timed with `os.wait4`, the fake server's window,
 every trajectory checked against the scripted conversation) are the same simulations at concurrency 8 on:
 `local` (one process), `processes` with 2 workers, `ray` with 2 workers on a cluster the run starts for itself,
-and `ray` with 2 workers on a long-lived cluster (`--ray-address`) (started once by the bench
-before any timing, as `ray start` would be, and shut down at the end). They run interleaved, `--rounds` times;
+`ray` with 2 workers on a long-lived cluster (`--ray-address`) (started once by the bench
+before any timing, as `ray start` would be, and shut down at the end), and the same with `--ray-keep-actors`
+(its actors kept from an untimed first run: each timed run is a next run). They run interleaved, `--rounds` times;
 figures are medians. A side's start-up is the time from its spawn to its first LLM request at the fake server;
 `startup_over_local_s` is what the executor adds to local's, round by round.
 """
@@ -16,7 +17,9 @@ figures are medians. A side's start-up is the time from its spawn to its first L
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -31,12 +34,14 @@ from llm_throughput import (
     ROUNDS,
     Measured,
     Side,
+    conversation_bodies,
     failed_rows,
     fake_server_process,
     measure_sides,
     median,
     paired,
     rounded,
+    run_side,
     side_row,
     target,
 )
@@ -45,8 +50,17 @@ from shiftbox.cluster import local_ray_cluster, ray_installed
 
 CONCURRENCY = 8  # the whole run's, shared between the workers as `shiftbox run --concurrency` is
 WORKERS = 2
-RAY_CPUS = 4  # the long-lived cluster: room for a run's 2 actors, with some to spare
+RAY_CPUS = 4  # the long-lived cluster: room for a run's 2 actors and the 2 kept ones
 RAY_ADDRESS_STARTUP_S = 1.0  # the target: what a run on a long-lived cluster adds to local's start-up
+KEEP_S = 600  # --ray-keep-actors: longer than the section
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptSide(Side):
+    """A side on the long-lived cluster with `--ray-keep-actors`: its runs lease the actors an earlier run kept."""
+
+    def argv(self, base_url: str, tasks: Path, out: Path, record: Path | None = None) -> list[str]:
+        return [*super().argv(base_url, tasks, out, record), "--ray-keep-actors", str(KEEP_S)]
 
 
 def executor_sides(simulations: int, ray_address: str | None) -> dict[str, Side]:
@@ -64,6 +78,10 @@ def executor_sides(simulations: int, ray_address: str | None) -> dict[str, Side]
         sides["ray-address"] = Side(f"--executor ray --workers {WORKERS} --ray-address (a long-lived cluster), {what}",
                                     simulations, CONCURRENCY, workers=WORKERS, executor="ray", ray_address=ray_address,
                                     env=(("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"),))
+        sides["ray-kept"] = KeptSide(f"--executor ray --workers {WORKERS} --ray-address --ray-keep-actors (actors "
+                                     f"kept by an earlier run), {what}", simulations, CONCURRENCY, workers=WORKERS,
+                                     executor="ray", ray_address=ray_address,
+                                     env=(("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"),))
     return sides
 
 
@@ -100,7 +118,9 @@ def bench_executors(simulations: int = 100, rounds: int = ROUNDS) -> list[dict]:
         server = stack.enter_context(fake_server_process())
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         sides = executor_sides(simulations, address)
-        samples = measure_sides(server, sides, rounds, tmp)
+        if "ray-kept" in sides:  # untimed: the run that starts the actors the timed runs then reuse
+            run_side(server, sides["ray-kept"], tmp, "ray-kept-first")
+        samples, _ = asyncio.run(measure_sides(server, sides, rounds, tmp, conversation_bodies(server, tmp)))
     rows = [executor_row(side, samples[name], samples["local"]) for name, side in sides.items()] + rows
     if not ray_installed():
         rows.append({"bench": "executors: ray", "skipped": "shiftbox[ray] is not installed"})

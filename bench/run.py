@@ -425,7 +425,8 @@ EXECUTORS_PROSE = (
     "spawn to exit, checked against the script) with the same simulations at concurrency 8 on `--executor local`, "
     "`processes` with 2 workers, `ray` with 2 workers on a cluster the run starts for itself, and `ray` with 2 "
     "workers on a long-lived cluster given by `--ray-address` (started once by the bench before any timing, as "
-    "`ray start` would be, and shut down at the end), interleaved in rounds, medians. `startup_s` is the time from "
+    "`ray start` would be, and shut down at the end), and the same with `--ray-keep-actors` (its actors kept by an "
+    "untimed first run, so each timed run is a next run), interleaved in rounds, medians. `startup_s` is the time from "
     "the spawn to the first LLM request at the fake server, `startup_over_local_s` what the executor adds to "
     "local's (round by round), `x_local` the whole-process throughput over local's; `run_process_cpu_ms_per_sim` "
     "counts the run's process and the processes it waited for, not the workers' or the cluster's whole CPU.")

@@ -25,6 +25,8 @@ def stop(
     """
     try:
         names = stop_kept_actors(ray_address)
-    except (ImportError, RunWorkerError, ConnectionError) as exc:
+    except (ImportError, RunWorkerError) as exc:
         raise fail(str(exc)) from None
+    except ConnectionError as exc:  # Ray's own words name its `--address`
+        raise fail(f"no Ray cluster reached at {ray_address} ({exc}); give it with --ray-address HOST:PORT") from None
     typer.echo(f"stopped {len(names)} kept Ray actor{'s' * (len(names) != 1)}" + "".join(f"\n  {n}" for n in names))
