@@ -123,13 +123,14 @@ def test_another_version_gets_actors_of_its_own_which_exit_when_idle(tmp_path, r
 
 @pytest.mark.timeout(600)
 def test_a_killed_drivers_lease_lapses_restoring_the_actors_for_the_next_run(tmp_path, ray_cluster):
-    """The driver (a `shiftbox run` process with a 3 s lease) killed (-9) while the kept actors run its simulations:
-    they end its run within the lease (its variable gone from them), and the next run gets them."""
+    """The driver (a `shiftbox run` process with a 3 s lease, its LLM agent's replies 3 s slow) holds the kept
+    actors: a run started meanwhile gets kept actors of its own beside them, and leaves the held ones alone. The
+    driver killed (-9), its lease lapses: its variable and directory leave the actors, and the next run gets them."""
     ours = kept(ray_cluster)
     before = {name: surroundings(ray_cluster, name) for name in ours}
     out, cwd = tmp_path / "killed", tmp_path / "cwd"
     cwd.mkdir()
-    with fake_openai(lambda body: Reply.text("Let me look into that.", delay_s=1.0)) as server:
+    with fake_openai(lambda body: Reply.text("Let me look into that.", delay_s=3.0)) as server:
         env = {**os.environ, "SHIFTBOX_KEPT_SECRET": "sk-killed-run", "OPENAI_API_KEY": "sk-test",
                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # the cluster is on the loopback only
         driver = subprocess.Popen(
@@ -148,6 +149,13 @@ def test_a_killed_drivers_lease_lapses_restoring_the_actors_for_the_next_run(tmp
             wait_until(running, 300, "the driver never leased the kept actors")
             assert {name: surroundings(ray_cluster, name) for name in ours} == dict.fromkeys(
                 ours, ("sk-killed-run", str(cwd)))  # the run's, while it holds them
+            held = kept(ray_cluster)
+            beside = run(tmp_path / "beside", **KEEP)  # one run at a time per actor
+            assert len(written_once(beside)) == 10
+            now = kept(ray_cluster)
+            assert {name: now[name] for name in ours} == held, now  # still the driver's, untouched
+            assert sorted(set(now) - set(ours)) == sorted(name[:-1] + str(int(name[-1]) + 2) for name in ours)
+            assert driver.poll() is None, "the driver finished before it was killed"
             driver.kill()
             driver.communicate()
         finally:
@@ -158,8 +166,8 @@ def test_a_killed_drivers_lease_lapses_restoring_the_actors_for_the_next_run(tmp
     assert {name: surroundings(ray_cluster, name) for name in ours} == before
     assert len(written_once(run(tmp_path / "next", **KEEP))) == 10
     after = kept(ray_cluster)
-    assert {name: pid for name, (pid, _, _) in after.items()} == {name: pid for name, (pid, _, _) in ours.items()}
-    assert all(runs == ours[name][1] + 2 for name, (_, runs, _) in after.items())  # the killed run's and the next
+    assert {name: after[name][0] for name in ours} == {name: pid for name, (pid, _, _) in ours.items()}
+    assert all(after[name][1] == runs + 2 for name, (_, runs, _) in ours.items())  # the killed run's and the next
 
 
 @pytest.mark.timeout(300)
