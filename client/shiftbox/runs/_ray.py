@@ -10,7 +10,10 @@ are spread across the nodes (Ray's SPREAD strategy); a cluster without room for 
 starts. Before any simulation, every actor checks its node (`preflight`: the snapshots there, the same as the
 driver's, and a writable temporary directory) and the run stops naming each node that fails and the fix. A
 fixture (`--record`) is recorded on each actor's own disk and shipped to the driver, which writes it: the nodes
-need not share a file system. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
+need not share a file system. With `--ray-keep-actors`, the actors outlive the run (`KeptActor`: detached, named by
+the code they run, leased to one run at a time, which gives back its world, variables and directory at its end) and
+the next runs on the cluster lease them instead of starting their own. Ray is imported only here, and only when this
+executor runs (`shiftbox[ray]`).
 """
 
 from __future__ import annotations
