@@ -153,3 +153,65 @@ def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, mo
     result = replay_fixture(fixture, tmp_path / "replayed")
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     assert synced["trajectories.jsonl"] == 1
+
+
+def recorded_conversation(tmp_path: Path):
+    """One recorded trajectory of the scripted recording with several agent replies."""
+    from shiftbox.trajectory import read_trajectories
+
+    fixture = record_scripted(tmp_path)
+    return max(read_trajectories(fixture), key=lambda t: sum(m.role == "assistant" for m in t.messages))
+
+
+def test_a_recorded_agent_dumps_each_message_once_not_the_whole_conversation_each_reply(tmp_path, monkeypatch):
+    """An external agent's recorded replies are played back after checking the conversation so far equals the
+    recording: each reply re-serialised every earlier message on both sides (quadratic in the conversation). Each
+    message is now dumped once a side; a message object already found equal is not compared again."""
+    import anyio
+
+    from shiftbox.replay._episodes import RecordedAgent
+    from shiftbox.trajectory import Message
+
+    recorded = recorded_conversation(tmp_path)
+    replies = [m for m in recorded.messages if m.role == "assistant"]
+    assert len(replies) >= 3, "the scripted recording should have several agent replies"
+    live = [m.model_copy() for m in recorded.messages]  # the conversation as the orchestrator holds it
+    dumps: list[int] = []
+    real = Message.model_dump
+
+    def counted(self, *args, **kwargs):
+        dumps.append(self.index)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Message, "model_dump", counted)
+    agent = RecordedAgent(recorded)
+
+    async def play():
+        for reply in replies:
+            got = await agent.respond(list(live[:reply.index]))
+            assert (got.content, got.tool_calls) == (reply.content, list(reply.tool_calls))
+
+    anyio.run(play)
+    # once as recorded, once as played: every message before the last reply, and no more
+    assert sorted(dumps) == sorted(2 * list(range(replies[-1].index)))
+
+
+def test_a_recorded_agent_still_names_where_the_conversation_drifted(tmp_path):
+    import anyio
+
+    from shiftbox.replay import ReplayMismatch
+    from shiftbox.replay._episodes import RecordedAgent
+
+    recorded = recorded_conversation(tmp_path)
+    replies = [m for m in recorded.messages if m.role == "assistant"]
+    live = [m.model_copy() for m in recorded.messages]
+    agent = RecordedAgent(recorded)
+    changed = replies[1].index - 1  # a message the first reply's check did not see
+
+    async def play():
+        await agent.respond(list(live[:replies[0].index]))
+        live[changed] = live[changed].model_copy(update={"content": "something else"})
+        await agent.respond(list(live[:replies[1].index]))
+
+    with pytest.raises(ReplayMismatch, match=rf"before agent reply 2: \[{changed}\]\.content"):
+        anyio.run(play)
