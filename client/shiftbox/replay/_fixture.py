@@ -156,6 +156,16 @@ class SharedTools:
                     self.value = interaction.request.tools
                 return
 
+    def in_request_order(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Transcript tools (written with sorted keys) with each input schema in the key order the recorded requests
+        carry it (an OpenAI function's `parameters`), where it is the same schema: the agent's requests are then
+        written as they were recorded and match by digest, not field by field after reading the cassette again."""
+        carried = {t["function"].get("name"): t["function"].get("parameters") for t in self.value or []
+                   if isinstance(t, dict) and isinstance(t.get("function"), dict)}
+        return [{**tool, "inputSchema": carried[tool.get("name")]}
+                if tool.get("inputSchema") is not None and carried.get(tool.get("name")) == tool["inputSchema"]
+                else tool for tool in tools]
+
     def read(self, path: Path) -> list[tuple[bytes, dict[str, Any]]] | None:
         """Each line's (request digest, response), the tools list cut out of the lines that carry it (its first
         occurrence) before they are scanned and parsed; None when a line does not read back exactly, the list put
@@ -304,7 +314,7 @@ class ReplayHooks(RunHooks):
         any_recorded = next(iter(self.recorded.values()), None)
         info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
             name="transcript", version="", snapshot="", snapshot_sha256="")
-        tools = recorded_tools(self.dir, self.recorded)
+        tools = self._tools.in_request_order(recorded_tools(self.dir, self.recorded))
         yield World(get_domain(config.domain), None, info, tools)  # type: ignore[arg-type]
 
 

@@ -31,7 +31,11 @@ from tests.client.replay import FIXTURES, offline_copy, record_scripted
 LLM_FIXTURE = FIXTURES / "banking-litellm"
 
 
-def test_each_cassette_is_read_once_per_replayed_simulation(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_each_cassette_is_read_once_per_replayed_simulation(tools, tmp_path, monkeypatch):
+    """Also with --tools transcript, whose tools list is written with sorted keys: the agent's requests then carried
+    each input schema in another key order than the recording, so no request matched its digest and every
+    cassette was read again to compare its requests field by field."""
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     reads: Counter[str] = Counter()
     real = cassette_text
@@ -42,7 +46,7 @@ def test_each_cassette_is_read_once_per_replayed_simulation(tmp_path, monkeypatc
 
     for where in ("shiftbox._cassette_file", "shiftbox.replay._fixture"):
         monkeypatch.setattr(f"{where}.cassette_text", counted)
-    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     cassettes = sorted(p.name for p in (fixture / "cassettes").iterdir())
     assert len(cassettes) == 10
