@@ -156,16 +156,6 @@ class SharedTools:
                     self.value = interaction.request.tools
                 return
 
-    def in_request_order(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Transcript tools (written with sorted keys) with each input schema in the key order the recorded requests
-        carry it (an OpenAI function's `parameters`), where it is the same schema: the agent's requests are then
-        written as they were recorded and match by digest, not field by field after reading the cassette again."""
-        carried = {t["function"].get("name"): t["function"].get("parameters") for t in self.value or []
-                   if isinstance(t, dict) and isinstance(t.get("function"), dict)}
-        return [{**tool, "inputSchema": carried[tool.get("name")]}
-                if tool.get("inputSchema") is not None and carried.get(tool.get("name")) == tool["inputSchema"]
-                else tool for tool in tools]
-
     def read(self, path: Path) -> list[tuple[bytes, dict[str, Any]]] | None:
         """Each line's (request digest, response), the tools list cut out of the lines that carry it (its first
         occurrence) before they are scanned and parsed; None when a line does not read back exactly, the list put
@@ -186,15 +176,23 @@ class SharedTools:
                 return None
             if short is line:
                 written = dump_json(interaction.request)
-            elif (written := self._put_back(interaction)) is None or not _begins(line, interaction.index, written):
+            elif (written := self._put_back(interaction.request)) is None or not _begins(line, interaction.index,
+                                                                                       written):
                 return None  # the cut was not the request's own tools: the line does not read back exactly
             answers.append((_text_digest(written), interaction.response))
         return answers
 
-    def _put_back(self, interaction: Interaction) -> str | None:
+    def write(self, request: LLMRequest) -> str:
+        """The request written as a cassette line writes it; when its tools equal the list (as values: a transcript's
+        list has its keys sorted), the list is not dumped again but written as the recording wrote it."""
+        if self.value is None or request.tools is None or request.tools != self.value:
+            return dump_json(request)
+        written = self._put_back(request.model_copy(update={"tools": None}))
+        return dump_json(request) if written is None else written
+
+    def _put_back(self, request: LLMRequest) -> str | None:
         """The request written with the list put back in place of its null tools (its last `,"tools":null,"params":`:
         only `params` follows the field), or None when it has tools of its own."""
-        request = interaction.request
         written = dump_json(request)
         at = written.rfind(self.PLACEHOLDER)
         if request.tools is not None or at < 0:
@@ -228,11 +226,12 @@ class CheckedCassette(Cassette):
             tools.learn(interactions)
             answers = [(_request_digest(i.request), i.response) for i in interactions]
         self._answers: list[tuple[bytes, dict[str, Any]]] = answers
+        self._tools = tools
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
         n = self.position
         if not self.interactions:
-            if n < len(self._answers) and _request_digest(without_credentials(request)) == self._answers[n][0]:
+            if n < len(self._answers) and _text_digest(self._tools.write(without_credentials(request))) == self._answers[n][0]:
                 self.position += 1
                 return self._answers[n][1]
             self.interactions = read_interactions(self.path)
@@ -314,7 +313,7 @@ class ReplayHooks(RunHooks):
         any_recorded = next(iter(self.recorded.values()), None)
         info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
             name="transcript", version="", snapshot="", snapshot_sha256="")
-        tools = self._tools.in_request_order(recorded_tools(self.dir, self.recorded))
+        tools = recorded_tools(self.dir, self.recorded)
         yield World(get_domain(config.domain), None, info, tools)  # type: ignore[arg-type]
 
 

@@ -265,6 +265,28 @@ def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a
     assert sum(scanned) == in_first and sum(parsed) == in_first  # were in_all each
 
 
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replayed_request_is_matched_without_dumping_the_tools_list_again(tools, tmp_path, monkeypatch):
+    """Each request the agent makes is written as its cassette line writes it, for its digest: the tools list (most
+    of an agent request) was dumped again at every call. A request whose tools equal the fixture's list is written
+    with the list's recorded text (also a transcript's list, whose keys are sorted)."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    text = written_tools(fixture)
+    in_first = (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text().count(text)
+    dumped: list[int] = []
+    real = dump_json
+
+    def counted(model):
+        written = real(model)
+        dumped.append(written.count(text))
+        return written
+
+    monkeypatch.setattr("shiftbox.replay._fixture.dump_json", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert sum(dumped) == in_first + 1  # the first cassette's requests, read whole, and the list learnt; were +68
+
+
 @pytest.mark.parametrize("n", [0, 1])  # a user request (no tools of its own) and an agent request (the list)
 def test_a_line_whose_tools_text_also_sits_in_a_message_is_answered_only_for_what_it_holds(n, tmp_path, monkeypatch):
     """The list is cut at its first occurrence and put back at the top of the request: a line where the same text
