@@ -17,12 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from shiftbox._cassette_file import cassette_text
-from shiftbox._jsonl import dump_json
 from shiftbox.errors import CassetteMiss
 from shiftbox.llm import LLMRequest, first_difference
-from shiftbox.llm._cassette import Interaction
 from shiftbox.replay import ReplayHooks, replay_fixture
+from shiftbox.replay._fixture import Interaction, cassette_text, dump_json
 from shiftbox.world import World
 from shiftbox_servers.kit import json_depth
 from tests.client.harness import REPO
