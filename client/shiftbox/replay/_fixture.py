@@ -216,10 +216,10 @@ class CheckedCassette(Cassette):
     shared tools list is parsed once (`SharedTools`)."""
 
     def __init__(self, simulation_id: str, path: Path, tools: SharedTools):
+        if not path.exists():
+            super().__init__(simulation_id, path, "replay")  # the cassette miss that names the file
         self.simulation_id, self.path, self.mode, self.position = simulation_id, path, "replay", 0
         self.interactions: list[Interaction] = []
-        if not path.exists():
-            raise CassetteMiss(f"cassette missing for {simulation_id}: {path} does not exist")
         answers = tools.read(path)
         if answers is None:
             interactions = read_interactions(path)
