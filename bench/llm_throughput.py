@@ -440,6 +440,7 @@ class Side:
     executor: str | None = None
     ray_address: str | None = None
     replay: Path | None = None
+    replay_tools: str = "reexecute"  # `shiftbox replay --tools`: re-executed on the servers, or from the transcripts
     env: tuple[tuple[str, str], ...] = ()  # set in its environment
 
     @property
@@ -456,7 +457,8 @@ class Side:
     def argv(self, base_url: str, tasks: Path, out: Path, record: Path | None = None) -> list[str]:
         command = [str(SHIFTBOX)] if SHIFTBOX.exists() else [sys.executable, "-m", "shiftbox.cli"]
         if self.replay is not None:
-            return [*command, "replay", str(self.replay), "--out", str(out), "--concurrency", str(self.concurrency)]
+            return [*command, "replay", str(self.replay), "--out", str(out), "--concurrency", str(self.concurrency),
+                    "--tools", self.replay_tools]
         role_args = [f"api_base={base_url}", f"api_key_env={KEY_ENV}", f"fast_path={str(self.fast_path).lower()}"]
         trials = max(1, self.simulations // len(CUSTOMERS))
         argv = [*command, "run", "--domain", "banking", "--tasks", str(tasks), "--out", str(out),
@@ -641,7 +643,7 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
 
 SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
 """The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
---workers 1 and 2, replay of the fast path's simulations."""
+--workers 1 and 2, replay of the fast path's simulations (tools re-executed, and from the transcripts)."""
 
 
 async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (8, 1, 64, 256),
@@ -673,6 +675,9 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
             run_side(server, Side("recording", simulations, c8), tmp, "record", record=tmp / "fixture")
             sides["replay"] = Side(f"`shiftbox replay` (tools re-executed) of the fast path's {simulations} "
                                    f"simulations, concurrency {c8}", simulations, c8, replay=tmp / "fixture")
+            sides["replay-transcript"] = Side(f"`shiftbox replay --tools transcript` (no servers) of the fast path's "
+                                              f"{simulations} simulations, concurrency {c8}", simulations, c8,
+                                              replay=tmp / "fixture", replay_tools="transcript")
         samples, raws = await measure_sides(server, sides, rounds, tmp, conversation_bodies(server, tmp))
         raw = {c: median(ms) for c, ms in raws.items()}
         detail["raw_httpx_cpu_ms_per_completion"] = {f"concurrency {c}": ms for c, ms in raws.items()}
@@ -683,8 +688,11 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
                          f"concurrency {c} no slower than {c8}") for c in concurrencies[1:] if c > c8]
         comparisons += [("workers-2", "workers-1", f"--workers 2 / one process, {worker_simulations} simulations",
                          1.7, "--workers 2 >= 1.7x one process"),
-                        ("replay", "fast", f"replay / live, the same {simulations} simulations", 3, "replay >= 3x live")]
-        rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=a != "replay",
+                        ("replay", "fast", f"replay / live, the same {simulations} simulations", 3, "replay >= 3x live"),
+                        ("replay-transcript", "fast", f"replay --tools transcript / live, the same {simulations} "
+                         "simulations (beside the target: tools served from the transcripts, no servers)", 3,
+                         "replay --tools transcript >= 3x live")]
+        rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=sides[a].replay is None,
                            cpu=sides[a].one_process and sides[b].one_process)
                  for a, b, label, at_least, text in comparisons if a in samples and b in samples]
         if "fast" in samples and (startup := median([m.window["first_cpu_s"] for m in samples["fast"]])) is not None:

@@ -52,15 +52,26 @@ def _check_yaml(path: Path, text: str) -> None:
 def check_cassette_file(path: Path, *, yaml: bool | None = None) -> None:
     """Raise CassetteFileError when the cassette at `path` is over a limit (size, nesting depth, YAML tags). It is
     checked as YAML when `yaml` says so (vcrpy reads YAML whatever the file is named), else by its suffix."""
+    text = cassette_text(path)
+    if path.suffix in (".yaml", ".yml") if yaml is None else yaml:
+        _check_yaml(path, text)
+    else:
+        check_json_depth(path, text)
+
+
+def cassette_text(path: Path) -> str:
+    """The cassette's text, once its size and encoding are within the limits (CassetteFileError naming it else)."""
     size = path.stat().st_size
     if size > MAX_CASSETTE_BYTES:
         raise CassetteFileError(f"cassette {path} is {size} bytes, over the limit of {MAX_CASSETTE_BYTES} bytes; "
                                 "it was not written by shiftbox: record it again")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CassetteFileError(f"cassette {path}: not UTF-8 text (byte {exc.start})") from None
-    if path.suffix in (".yaml", ".yml") if yaml is None else yaml:
-        _check_yaml(path, text)
-    elif json_depth(text) > MAX_CASSETTE_DEPTH:
+
+
+def check_json_depth(path: Path, text: str) -> None:
+    """Raise CassetteFileError when the JSON lines `text` (of the cassette at `path`) nest deeper than the limit."""
+    if json_depth(text) > MAX_CASSETTE_DEPTH:
         raise _too_deep(path)

@@ -100,19 +100,29 @@ class RecordedAgent(Agent):
         self._recorded = recorded
         self._replies = [m for m in recorded.messages if m.role == "assistant"]
         self._next = 0
+        self._expected: list[dict[str, Any]] = []  # the recorded messages dumped so far, in order
+        self._checked: list[Message] = []  # the conversation's messages found equal to the recording, in order
 
     async def start(self, context: AgentContext) -> None:
         return None
 
     async def respond(self, messages: list[Message]) -> AgentReply:
+        """The next recorded reply, once the conversation so far equals the recording. A message object already
+        found equal at an earlier reply is not dumped again (the orchestrator only appends): each message is
+        dumped once a side, not once a reply."""
         sim = self._recorded.simulation_id
         if self._next >= len(self._replies):
             raise ReplayMismatch(f"agent drift in {sim}: the agent is asked for reply {self._next + 1} but the "
                                  f"recording has {len(self._replies)}")
         reply = self._replies[self._next]
-        expected = [m.model_dump(mode="json") for m in self._recorded.messages[:reply.index]]
-        diff = first_difference(expected, [m.model_dump(mode="json") for m in messages])
-        if diff:
+        recorded = self._recorded.messages[:reply.index]
+        self._expected += [m.model_dump(mode="json") for m in recorded[len(self._expected):]]
+        same = 0
+        while same < min(len(messages), len(self._checked)) and messages[same] is self._checked[same]:
+            same += 1
+        if self._expected[same:reply.index] != [m.model_dump(mode="json") for m in messages[same:]]:
+            diff = first_difference(self._expected[:reply.index], [m.model_dump(mode="json") for m in messages])
             raise ReplayMismatch(f"conversation drift in {sim} before agent reply {self._next + 1}: {diff}")
+        self._checked = list(messages)
         self._next += 1
         return AgentReply(content=reply.content, tool_calls=list(reply.tool_calls))

@@ -12,11 +12,12 @@ from typing import Any, Literal
 
 from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
-from .._jsonl import dump_json
+from .._cassette_file import cassette_text, check_json_depth
+from .._jsonl import dump_json, load_json
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
 from ..llm import Cassette, HttpCassette, LLMRequest, first_difference, http_cassette_file
-from ..llm._cassette import read_interactions, without_credentials
+from ..llm._cassette import Interaction, read_interactions, without_credentials
 from ..runs import (
     CASSETTES,
     TRANSCRIPTS,
@@ -123,25 +124,114 @@ def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[d
 
 def _request_digest(request: LLMRequest) -> bytes:
     """sha256 of the request written as a cassette writes it: equal digests, equal requests."""
-    return hashlib.sha256(dump_json(request).encode()).digest()
+    return _text_digest(dump_json(request))
+
+
+def _text_digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+class SharedTools:
+    """The tools list a fixture's agent requests carry, as its cassette lines hold it (`,"tools":[...],"params":`).
+    Every agent request of a run carries the same list (13 KB of each of the bench's 14 KB agent lines), so it is
+    checked and parsed once a fixture: learnt from the first cassette read whole, then cut out of the other lines
+    before their depth scan and parse and put back in each parsed request."""
+
+    PLACEHOLDER = ',"tools":null,"params":'
+
+    def __init__(self) -> None:
+        self.marker: str | None = None  # ',"tools":' + the list's text + ',"params":'
+        self.value: list[dict[str, Any]] | None = None
+
+    def learn(self, interactions: list[Interaction]) -> None:
+        """Take the first tools list the interactions' requests carry, written as their lines write it."""
+        if self.marker is not None:
+            return
+        for interaction in interactions:
+            if interaction.request.tools:  # written alone in a request: its first ',"tools":' is the field
+                written = dump_json(interaction.request.model_copy(update={"messages": [], "params": {}}))
+                start, tail = written.find(',"tools":'), ',"params":{}}'
+                if start >= 0 and written.endswith(tail):
+                    self.marker = written[start:-len(tail)] + ',"params":'
+                    self.value = interaction.request.tools
+                return
+
+    def read(self, path: Path) -> list[tuple[bytes, dict[str, Any]]] | None:
+        """Each line's (request digest, response), the tools list cut out of the lines that carry it (its first
+        occurrence) before they are scanned and parsed; None when a line does not read back exactly, the list put
+        back where its request writes it (the caller then reads the file whole)."""
+        if self.marker is None:
+            return None
+        lines = cassette_text(path).splitlines()
+        reduced = [line if (at := line.find(self.marker)) < 0
+                   else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):] for line in lines]
+        check_json_depth(path, "\n".join(reduced))  # the list put back is as deep as where it sat in a checked line
+        answers = []
+        for line, short in zip(lines, reduced, strict=True):
+            if not short.strip():
+                continue
+            try:
+                interaction = load_json(Interaction, short)
+            except ValueError:  # not an interaction: read whole, to name the line
+                return None
+            if short is line:
+                written = dump_json(interaction.request)
+            elif (written := self._put_back(interaction.request)) is None or not _begins(line, interaction.index,
+                                                                                       written):
+                return None  # the cut was not the request's own tools: the line does not read back exactly
+            answers.append((_text_digest(written), interaction.response))
+        return answers
+
+    def write(self, request: LLMRequest) -> str:
+        """The request written as a cassette line writes it; when its tools equal the list (as values: a transcript's
+        list has its keys sorted), the list is not dumped again but written as the recording wrote it."""
+        if self.value is None or request.tools is None or request.tools != self.value:
+            return dump_json(request)
+        written = self._put_back(request.model_copy(update={"tools": None}))
+        return dump_json(request) if written is None else written
+
+    def _put_back(self, request: LLMRequest) -> str | None:
+        """The request written with the list put back in place of its null tools (its last `,"tools":null,"params":`:
+        only `params` follows the field), or None when it has tools of its own."""
+        written = dump_json(request)
+        at = written.rfind(self.PLACEHOLDER)
+        if request.tools is not None or at < 0:
+            return None
+        return written[:at] + self.marker + written[at + len(self.PLACEHOLDER):]
+
+
+def _begins(line: str, index: int, request: str) -> bool:
+    """Whether the cassette line begins as the interaction `index` with the request written `request` is written:
+    then its request is exactly that text (a JSON value ends where it ends)."""
+    head = f'{{"index":{index},"request":'
+    return (line.startswith(head) and line.startswith(request, len(head))
+            and line.startswith(',"response":', len(head) + len(request)))
 
 
 class CheckedCassette(Cassette):
     """A boundary cassette read and checked when the replay starts. It keeps each recorded request's digest and
     response, not the request (every conversation of a fixture would stay in memory): a request that matches its
     digest is answered with no second reading of the file; one that does not reads it again, to name the field
-    that differs (or to find it equal, written differently) exactly as `Cassette.replay` does."""
+    that differs (or to find it equal, written differently) exactly as `Cassette.replay` does. The fixture's
+    shared tools list is parsed once (`SharedTools`)."""
 
-    def __init__(self, simulation_id: str, path: Path):
-        super().__init__(simulation_id, path, "replay")
-        self._answers: list[tuple[bytes, dict[str, Any]]] = [(_request_digest(i.request), i.response)
-                                                             for i in self.interactions]
-        self.interactions = []
+    def __init__(self, simulation_id: str, path: Path, tools: SharedTools):
+        if not path.exists():
+            super().__init__(simulation_id, path, "replay")  # the cassette miss that names the file
+        self.simulation_id, self.path, self.mode, self.position = simulation_id, path, "replay", 0
+        self.interactions: list[Interaction] = []
+        answers = tools.read(path)
+        if answers is None:
+            interactions = read_interactions(path)
+            tools.learn(interactions)
+            answers = [(_request_digest(i.request), i.response) for i in interactions]
+        self._answers: list[tuple[bytes, dict[str, Any]]] = answers
+        self._tools = tools
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
         n = self.position
         if not self.interactions:
-            if n < len(self._answers) and _request_digest(without_credentials(request)) == self._answers[n][0]:
+            if n < len(self._answers) and _text_digest(self._tools.write(without_credentials(request))) == self._answers[n][0]:
                 self.position += 1
                 return self._answers[n][1]
             self.interactions = read_interactions(self.path)
@@ -160,6 +250,7 @@ class ReplayHooks(RunHooks):
         self.dir, self.tools = fixture_dir, tools
         self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
         self.problems = check_transcripts(fixture_dir, self.recorded)
+        self._tools = SharedTools()
         self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt
         for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
             with contextlib.suppress(CassetteMiss):  # a missing one is a miss when its simulation asks for it
@@ -178,7 +269,7 @@ class ReplayHooks(RunHooks):
         path = self.dir / CASSETTES / fixture_file_name(simulation_id)
         if not path.exists() and http_cassette_file(path).exists():
             return HttpCassette(simulation_id, http_cassette_file(path), "replay")
-        return CheckedCassette(simulation_id, path)
+        return CheckedCassette(simulation_id, path, self._tools)
 
     def _recorded(self, task: Task, trial: int) -> Trajectory:
         from ..orchestrator import simulation_id

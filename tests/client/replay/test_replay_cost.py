@@ -18,30 +18,37 @@ from pathlib import Path
 import pytest
 
 from shiftbox.errors import CassetteMiss
-from shiftbox.llm import Cassette, LLMRequest, first_difference
+from shiftbox.llm import LLMRequest, first_difference
 from shiftbox.replay import ReplayHooks, replay_fixture
+from shiftbox.replay._fixture import Interaction, cassette_text, dump_json
 from shiftbox.world import World
+from shiftbox_servers.kit import json_depth
 from tests.client.harness import REPO
 from tests.client.replay import FIXTURES, offline_copy, record_scripted
 
 LLM_FIXTURE = FIXTURES / "banking-litellm"
 
 
-def test_each_cassette_is_read_once_per_replayed_simulation(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_each_cassette_is_read_once_per_replayed_simulation(tools, tmp_path, monkeypatch):
+    """Also with --tools transcript, whose tools list is written with sorted keys: the agent's requests then carried
+    each input schema in another key order than the recording, so no request matched its digest and every
+    cassette was read again to compare its requests field by field."""
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     reads: Counter[str] = Counter()
-    real = Cassette.__init__
+    real = cassette_text
 
-    def counted(self, simulation_id, path, mode):
-        reads[f"{path.name} ({mode})"] += 1
-        real(self, simulation_id, path, mode)
+    def counted(path):  # every read of a cassette goes through the check of its text
+        reads[path.name] += 1
+        return real(path)
 
-    monkeypatch.setattr(Cassette, "__init__", counted)
-    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    for where in ("shiftbox._cassette_file", "shiftbox.replay._fixture"):
+        monkeypatch.setattr(f"{where}.cassette_text", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     cassettes = sorted(p.name for p in (fixture / "cassettes").iterdir())
     assert len(cassettes) == 10
-    assert reads == {f"{name} (replay)": 1 for name in cassettes}
+    assert reads == dict.fromkeys(cassettes, 1)
 
 
 def test_an_identical_replay_walks_no_recorded_value_field_by_field(tmp_path, monkeypatch):
@@ -153,3 +160,154 @@ def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, mo
     result = replay_fixture(fixture, tmp_path / "replayed")
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     assert synced["trajectories.jsonl"] == 1
+
+
+def recorded_conversation(tmp_path: Path):
+    """One recorded trajectory of the scripted recording with several agent replies."""
+    from shiftbox.trajectory import read_trajectories
+
+    fixture = record_scripted(tmp_path)
+    return max(read_trajectories(fixture), key=lambda t: sum(m.role == "assistant" for m in t.messages))
+
+
+def test_a_recorded_agent_dumps_each_message_once_not_the_whole_conversation_each_reply(tmp_path, monkeypatch):
+    """An external agent's recorded replies are played back after checking the conversation so far equals the
+    recording: each reply re-serialised every earlier message on both sides (quadratic in the conversation). Each
+    message is now dumped once a side; a message object already found equal is not compared again."""
+    import anyio
+
+    from shiftbox.replay._episodes import RecordedAgent
+    from shiftbox.trajectory import Message
+
+    recorded = recorded_conversation(tmp_path)
+    replies = [m for m in recorded.messages if m.role == "assistant"]
+    assert len(replies) >= 3, "the scripted recording should have several agent replies"
+    live = [m.model_copy() for m in recorded.messages]  # the conversation as the orchestrator holds it
+    dumps: list[int] = []
+    real = Message.model_dump
+
+    def counted(self, *args, **kwargs):
+        dumps.append(self.index)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Message, "model_dump", counted)
+    agent = RecordedAgent(recorded)
+
+    async def play():
+        for reply in replies:
+            got = await agent.respond(list(live[:reply.index]))
+            assert (got.content, got.tool_calls) == (reply.content, list(reply.tool_calls))
+
+    anyio.run(play)
+    # once as recorded, once as played: every message before the last reply, and no more
+    assert sorted(dumps) == sorted(2 * list(range(replies[-1].index)))
+
+
+def test_a_recorded_agent_still_names_where_the_conversation_drifted(tmp_path):
+    import anyio
+
+    from shiftbox.replay import ReplayMismatch
+    from shiftbox.replay._episodes import RecordedAgent
+
+    recorded = recorded_conversation(tmp_path)
+    replies = [m for m in recorded.messages if m.role == "assistant"]
+    live = [m.model_copy() for m in recorded.messages]
+    agent = RecordedAgent(recorded)
+    changed = replies[1].index - 1  # a message the first reply's check did not see
+
+    async def play():
+        await agent.respond(list(live[:replies[0].index]))
+        live[changed] = live[changed].model_copy(update={"content": "something else"})
+        await agent.respond(list(live[:replies[1].index]))
+
+    with pytest.raises(ReplayMismatch, match=rf"before agent reply 2: \[{changed}\]\.content"):
+        anyio.run(play)
+
+
+def written_tools(fixture: Path) -> str:
+    """The tools list as the fixture's cassette lines write it (every agent request carries the same)."""
+    for line in (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text().splitlines():
+        tools = json.loads(line)["request"]["tools"]
+        if tools:
+            text = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
+            assert f'"tools":{text},"params":' in line  # written so in the line, as the test assumes
+            return text
+    raise AssertionError("no agent request in the cassette")
+
+
+def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a_fixture(tmp_path, monkeypatch):
+    """Each agent request of a cassette carries the run's whole tools list (13 KB of each 14 KB agent line in the
+    bench): the depth scan and the parse of every line went through it again, most of a replay's start. It is
+    read whole in the first cassette only; the other cassettes' lines are scanned and parsed without it."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    tools = written_tools(fixture)
+    files = {p.name: p.read_text() for p in (fixture / "cassettes").iterdir()}
+    in_first = files["hw_banking_001_0.jsonl"].count(tools)  # the first simulation's cassette is read whole
+    in_all = sum(text.count(tools) for text in files.values())
+    assert in_first >= 5 and in_all >= 8 * in_first
+    scanned, parsed = [], []
+    real_depth, real_parse = json_depth, Interaction.model_validate_json
+
+    def depth(text):
+        scanned.append(text.count(tools))
+        return real_depth(text)
+
+    def parse(data, *args, **kwargs):
+        parsed.append(data.count(tools))
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert sum(scanned) == in_first and sum(parsed) == in_first  # were in_all each
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replayed_request_is_matched_without_dumping_the_tools_list_again(tools, tmp_path, monkeypatch):
+    """Each request the agent makes is written as its cassette line writes it, for its digest: the tools list (most
+    of an agent request) was dumped again at every call. A request whose tools equal the fixture's list is written
+    with the list's recorded text (also a transcript's list, whose keys are sorted)."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    text = written_tools(fixture)
+    in_first = (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text().count(text)
+    dumped: list[int] = []
+    real = dump_json
+
+    def counted(model):
+        written = real(model)
+        dumped.append(written.count(text))
+        return written
+
+    monkeypatch.setattr("shiftbox.replay._fixture.dump_json", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert sum(dumped) == in_first + 1  # the first cassette's requests, read whole, and the list learnt; were +68
+
+
+@pytest.mark.parametrize("n", [0, 1])  # a user request (no tools of its own) and an agent request (the list)
+def test_a_line_whose_tools_text_also_sits_in_a_message_is_answered_only_for_what_it_holds(n, tmp_path, monkeypatch):
+    """The list is cut at its first occurrence and put back at the top of the request: a line where the same text
+    comes first inside a message reads back differently, so the file is read whole (as before): the request the
+    line holds is answered, the request without that message's extra fields is named."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    tools = json.loads(written_tools(fixture))
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    original = interactions[n]
+    assert (original.request.tools == tools) == (n == 1)
+    messages = [*original.request.messages[:-1], {**original.request.messages[-1], "tools": tools, "params": {}}]
+    odd = original.model_copy(update={"request": original.request.model_copy(update={"messages": messages})})
+    lines[n] = dump_json(odd)
+    assert lines[n].count(written_tools(fixture)) == 1 + n
+    path.write_text("\n".join(lines) + "\n")
+    cassette = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    for before in interactions[:n]:
+        assert cassette.replay(before.request) == before.response
+    last = len(messages) - 1
+    with pytest.raises(CassetteMiss, match=rf"hw_banking_002#0/call {n}: request differs in messages\[{last}\]\.params"):
+        cassette.replay(original.request)
+    again = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    for before in [*interactions[:n], odd, *interactions[n + 1:]]:
+        assert again.replay(before.request) == before.response
