@@ -7,6 +7,12 @@ other threads joined and exit handlers run as at a normal exit (worker pools, Ra
 stdout and stderr flushed, then `os._exit` with the command's exit code. Only the program does this: a command
 invoked in-process (typer's test runner) returns as before.
 
+The program freezes the garbage collector's view of what is alive as it starts, and a marked command again as it
+starts (`gc.freeze`: the modules loaded so far, kept until the program ends, which a fast exit never frees
+anyway): the collector's full collections then scan only what came later, not every module again. In a
+100-simulation `shiftbox run` that took the full collections from about 150 ms of CPU (two during start-up, one
+after the run, each scanning every module) to about 40.
+
 `Program` also loads its commands on first use (`commands`: name -> the module and attribute defining it): a
 command's module, and the library it imports, load only when that command runs or `--help` lists the commands, so
 `shiftbox run` never pays for the metrics, reports and servers of the other commands.
@@ -32,6 +38,8 @@ from typer.core import TyperGroup
 F = TypeVar("F", bound=Callable[..., Any])
 _marked: list[str] = []
 """The marked command that ran in this process (at most one)."""
+_program: list[bool] = []
+"""Set while `Program` runs (the `shiftbox` program, not typer's test runner): a marked command then exits fast."""
 
 
 def exits_fast(command: F) -> F:
@@ -40,6 +48,10 @@ def exits_fast(command: F) -> F:
     @functools.wraps(command)
     def marked(*args: Any, **kwargs: Any) -> Any:
         _marked.append(command.__name__)
+        if _program:
+            import gc  # built in: no start-up cost
+
+            gc.freeze()  # alive until the fast exit: out of the collector's full collections
         return command(*args, **kwargs)
 
     return marked  # type: ignore[return-value]
@@ -86,6 +98,10 @@ class Program(typer.Typer):
         return typer.main.get_group(one).commands[name]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import gc  # built in: no start-up cost
+
+        _program.append(True)
+        gc.freeze()  # what the program's start loaded lives until it ends: out of the collector's full collections
         try:
             return super().__call__(*args, **kwargs)
         except SystemExit as exc:

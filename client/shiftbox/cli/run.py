@@ -192,9 +192,12 @@ def resume_command() -> str:
 
 
 def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
-    """`run_evaluation` with a progress bar (and the resume count) on `console`."""
+    """`run_evaluation` with a progress bar (and the resume count) on `console`. The bar redraws itself (a thread,
+    10 times a second) only where a redraw shows: on a terminal or in Jupyter; to a file or a pipe only its final
+    state is printed (rich's behaviour), so it is drawn then alone, not 10 times a second for nothing."""
+    shown_live = console.is_jupyter or (console.is_terminal and not console.is_dumb_terminal)  # as rich's Live draws
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console, transient=False)
+                        TimeElapsedColumn(), console=console, transient=False, auto_refresh=shown_live)
     bar = progress.add_task("simulations", total=None)
 
     def started(to_run: int, finished: int) -> None:

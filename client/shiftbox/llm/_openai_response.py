@@ -14,7 +14,6 @@ converts that response, so nothing is ever converted differently. The tests comp
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ._openai_body import plain_call
@@ -35,13 +34,26 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _utf8(data: dict[str, Any]) -> bool:
-    """Whether its text is valid Unicode (no lone surrogate, which a JSON escape can carry)."""
+def _utf8(texts: list[str]) -> bool:
+    """Whether the texts are valid Unicode (no lone surrogate, which a JSON escape can carry)."""
     try:
-        json.dumps(data, ensure_ascii=False).encode()
+        "".join(texts).encode()
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _texts(response: dict[str, Any]) -> list[str]:
+    """Every text of a response of the known shape that is not one of the fixed names and values the shape checks
+    allow (keys, roles, types, finish reasons: ASCII): its id, model, fingerprint and messages' content, refusal
+    and tool calls. Checked for lone surrogates alone, rather than serializing the whole response again."""
+    texts = [response["id"], response["model"], response["system_fingerprint"] or ""]
+    for choice in response["choices"]:
+        message = choice["message"]
+        texts += (message["content"] or "", message.get("refusal") or "")
+        for call in message["tool_calls"] or ():
+            texts += (call["id"], call["function"]["name"], call["function"]["arguments"])
+    return texts
 
 
 def _tool_call(call: Any) -> dict[str, Any] | None:
@@ -99,13 +111,15 @@ def own_response(data: dict[str, Any]) -> dict[str, Any] | None:
             and isinstance(data.get("system_fingerprint"), str | None)):
         return None
     choices = data["choices"]
-    if not isinstance(choices, list) or not choices or not _utf8(data):
+    if not isinstance(choices, list) or not choices:
         return None
     converted = [_choice(choice, n) for n, choice in enumerate(choices)]
     if any(choice is None for choice in converted):
         return None
     out = {"id": data["id"], "created": data["created"], "model": data["model"], "object": "chat.completion",
            "system_fingerprint": data.get("system_fingerprint"), "choices": converted}
+    if not _utf8(_texts(out)):
+        return None
     if "usage" in data:
         usage = data["usage"]
         if not (isinstance(usage, dict) and usage.keys() == USAGE_KEYS and all(map(_count, usage.values()))):

@@ -154,6 +154,16 @@ UNKNOWN_SHAPES = {
     "no choices": shaped(choices=[]),
     "lone surrogate": shaped(message={"content": "\ud83d"}),   # litellm's dump falls back to another shape
     "lone surrogate in a call": shaped(message={"tool_calls": [{**CALLS[0], "id": "\udc00"}]}),
+    "lone surrogate in arguments": shaped(message={"tool_calls": [{**CALLS[0], "function": {
+        "name": "f", "arguments": "{\"a\": \"\ud800\"}"}}]}),
+    "lone surrogate in a tool name": shaped(message={"tool_calls": [{**CALLS[0], "function": {
+        "name": "f\udfff", "arguments": "{}"}}]}),
+    "lone surrogate in a refusal": shaped(message={"content": None, "refusal": "\ud83d"}),
+    "lone surrogate in the second choice": {**shaped(), "choices": [*BASE["choices"], {
+        "index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "\ud83d!"}}]},
+    "lone surrogate in the id": shaped(id="chatcmpl-\ud83d"),
+    "lone surrogate in the model": shaped(model="fake-\udc00"),
+    "lone surrogate in the fingerprint": shaped(system_fingerprint="fp_\ud800"),
 }
 
 
@@ -170,6 +180,18 @@ def test_own_responses_are_the_json_of_litellms_conversion(provider, shape):
 @pytest.mark.parametrize("shape", list(UNKNOWN_SHAPES))
 def test_responses_of_other_shapes_are_left_to_litellm(shape):
     assert own_response(copy.deepcopy(UNKNOWN_SHAPES[shape])) is None
+
+
+def test_own_responses_serialize_nothing(monkeypatch):
+    """Whether a response's text is valid Unicode is asked of its texts alone: the response (one per completion) is
+    not serialized again to find out."""
+    dumped: list[object] = []
+    real = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda value, *args, **kwargs: (dumped.append(value), real(value, *args,
+                                                                                                  **kwargs))[1])
+    converted = [own_response(copy.deepcopy(data)) for data in (*KNOWN_SHAPES.values(), *UNKNOWN_SHAPES.values())]
+    assert dumped == []
+    assert sum(response is not None for response in converted) == len(KNOWN_SHAPES)
 
 
 UNKNOWN_MODELS = ["openai/fake-model", "hosted_vllm/fake-model", "openai/my-proxy-alias",
