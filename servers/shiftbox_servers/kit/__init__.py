@@ -1,4 +1,10 @@
-"""What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
+"""What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory.
+
+The names that need the MCP SDK (its transports: stdio, HTTP) load with it on first use (`_SDK_EXPORTS`), so the
+kit's core (and the in-process session, `DirectSession`) never imports the SDK."""
+
+import importlib
+from typing import Any
 
 from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
 from ._contract import (
@@ -30,6 +36,7 @@ from ._episode import (
     CLOSE_META_KEY,
     DEFAULT_EPISODE,
     EPISODE_META_KEY,
+    EPISODE_SCOPE_KEY,
     Episode,
     EpisodeStore,
 )
@@ -53,7 +60,6 @@ from ._graph import (
     graph_density,
     is_graph_refusal,
 )
-from ._http_calls import SessionCalls
 from ._input_files import (
     MAX_INPUT_DEPTH,
     InputFileError,
@@ -84,7 +90,6 @@ from ._reference import reference_calculate, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
-    EPISODE_SCOPE_KEY,
     GRAPH_REFUSAL_MARK,
     POLICY_URI,
     SERVER_VERSION,
@@ -92,8 +97,6 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
-    EpisodePathRouter,
-    connection_episode_id,
     meta_episode_id,
 )
 from ._snapshot import (
@@ -108,7 +111,6 @@ from ._snapshot import (
 )
 from ._spawn import die_with_parent, free_port, http_server_process
 from ._stamp import stamp_tool_contracts
-from ._stdio import serve_stdio
 from ._tools import (
     ToolSet,
     ToolSpec,
@@ -145,3 +147,18 @@ __all__ = [
     "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
     "transfer_conditions",
 ]
+
+_SDK_EXPORTS = {"SessionCalls": "._http_calls", "EpisodePathRouter": "._binding", "connection_episode_id": "._binding",
+                "serve_stdio": "._stdio"}
+"""The exports that need the MCP SDK (name -> its module): imported on first use (PEP 562)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SDK_EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_SDK_EXPORTS[name], __name__), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SDK_EXPORTS))
