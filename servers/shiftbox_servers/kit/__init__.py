@@ -22,6 +22,7 @@ from ._cross import (
     namespaced,
     split_namespaced,
 )
+from ._direct import DirectSession
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
@@ -97,7 +98,6 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
-    meta_episode_id,
 )
 from ._snapshot import (
     Snapshot,
@@ -132,7 +132,7 @@ __all__ = [
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",
     "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
-    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "Domain", "DomainServer",
+    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "DirectSession", "Domain", "DomainServer",
     "Episode", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "schema_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
@@ -149,7 +149,7 @@ __all__ = [
 ]
 
 _SDK_EXPORTS = {"SessionCalls": "._http_calls", "EpisodePathRouter": "._binding", "connection_episode_id": "._binding",
-                "serve_stdio": "._stdio"}
+                "meta_episode_id": "._binding", "serve_stdio": "._stdio"}
 """The exports that need the MCP SDK (name -> its module): imported on first use (PEP 562)."""
 
 

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ._episode import EPISODE_SCOPE_KEY
 from ._http_calls import SessionCalls, first_values, read_body, replay
 from ._jsonrpc import invalid_id_error, remember
-from ._requests import RequestRefused, choose_episode
+from ._requests import RequestRefused, choose_episode, params_episode_id
 from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 
 if TYPE_CHECKING:
@@ -37,6 +37,15 @@ ORIGIN_HEADERS = (b"host", b"origin")
 def sdk_error(refused: RequestRefused) -> MCPError:
     """The SDK's JSON-RPC error for a request the kit refused (what its client raises for the answer)."""
     return MCPError(code=refused.code, message=refused.message, data=refused.data)
+
+
+def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`; a malformed one: the SDK's
+    Invalid params error)."""
+    try:
+        return params_episode_id(ctx.params)
+    except RequestRefused as exc:
+        raise sdk_error(exc) from None
 
 
 def mcp_server(server: DomainServer) -> MCPServer:

@@ -22,6 +22,7 @@ from mcp_types import (
     Implementation,
     TextContent,
 )
+from mcp_types import Tool as McpTool
 from mcp_types import methods as protocol_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
@@ -36,6 +37,7 @@ from ._episode import (
 )
 from ._errors import DomainError, ErrorKind, error_result
 from ._jsonrpc import remember
+from ._outputs import ToolOutput, tool_output
 from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
@@ -66,11 +68,6 @@ JSON_DOCUMENT_STARTS = frozenset("[{n")
 arrays, objects, null; a decoded string, number or boolean, an `int` to Python, is left as sent)."""
 PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
-
-
-def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`)."""
-    return params_episode_id(ctx.params)
 
 
 @dataclass(frozen=True)
@@ -178,6 +175,35 @@ class DomainServer:
         """What `tools/list` says of a tool: its docstring, with the dependency graph's conditions in that mode."""
         return spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
 
+    def input_schema(self, spec: ToolSpec) -> dict[str, Any] | None:
+        """The input schema `tools/list` publishes for a tool (closed: no other keys); None: one only the SDK derives
+        (`kit_parsable`)."""
+        if spec.input_schema is not None:
+            schema = dict(spec.input_schema)
+        elif kit_parsable(spec):
+            schema = sdk_input_schema(spec)
+        else:
+            return None
+        # The published schema is closed, like the validator behind it.
+        schema["additionalProperties"] = False
+        return schema
+
+    @functools.cached_property
+    def outputs(self) -> dict[str, ToolOutput]:
+        """Tool name -> what it publishes of its results (`tool_output`), derived without the SDK."""
+        return {spec.name: tool_output(spec.fn.__name__, spec.signature.return_annotation) for spec in self.tools}
+
+    def listed_tools(self) -> list[McpTool]:
+        """`tools/list`'s tools, as the SDK lists them (`MCPServer.list_tools`), made by the kit."""
+        listed = []
+        for spec in self.tools:
+            schema = self.input_schema(spec)
+            if schema is None:
+                schema = self.sdk_tools[spec.name].parameters
+            listed.append(McpTool(name=spec.name, description=self.tool_description(spec), input_schema=schema,
+                                  output_schema=self.outputs[spec.name].output_schema, annotations=spec.annotations))
+        return listed
+
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
         """While the server runs (each transport enters this once), idle episodes are evicted on a timer."""
@@ -217,12 +243,11 @@ class DomainServer:
         tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
                                   structured_output=False)
         call.__signature__ = signature  # type: ignore[attr-defined]
-        if spec.input_schema is not None:
-            tool.parameters = dict(spec.input_schema)
-        elif parsable:
-            tool.parameters = sdk_input_schema(spec)
-        # The published schema is closed, like the validator behind it.
-        tool.parameters["additionalProperties"] = False
+        schema = self.input_schema(spec)
+        if schema is None:
+            schema = tool.parameters
+            schema["additionalProperties"] = False  # closed, like the validator behind it
+        tool.parameters = schema
         return keep_error_results(tool, arguments_of=call if parsable else None,
                                   results=results_metadata(spec.fn.__name__, signature.return_annotation))
 
@@ -274,7 +299,7 @@ class DomainServer:
         if ctx.method == "prompts/get":
             self._check_prompt_name(ctx.params or {})
         if ctx.method not in ("tools/call", "resources/read"):
-            meta_episode_id(ctx)  # a malformed episode key is refused on every request
+            params_episode_id(ctx.params)  # a malformed episode key is refused on every request
             return await call_next(ctx)
         try:
             episode_id = request_episode_id(ctx)
@@ -392,11 +417,32 @@ class DomainServer:
                 arguments = tool.fn_metadata.validate_arguments(raw_arguments)
             except Exception:
                 return None
+        metadata = tool.fn_metadata
+        return self._run_answered(name, episode_id, arguments, version, metadata,
+                                  self._output_adapter(name, metadata), metadata.convert_result)
+
+    def direct_call(self, params: dict[str, Any], version: str, episode_id: str,
+                    checked: BaseModel) -> dict[str, Any] | None:
+        """`answer_validated_call` without the SDK (the in-process session, `DirectSession`): the same steps, with
+        the kit's own derivation of the tool's results (`outputs`) for the SDK's. None where only the SDK's lenient
+        parse of the arguments can tell what the call means (`kit_arguments`)."""
+        name = params["name"]
+        arguments = self.kit_arguments(name, params.get("arguments") or {}, checked)
+        if arguments is None:
+            return None
+        output = self.outputs[name]
+        return self._run_answered(name, episode_id, arguments, version, output, output.adapter,
+                                  functools.partial(checked_result, output))
+
+    def _run_answered(self, name: str, episode_id: str, arguments: dict[str, Any], version: str, metadata: Any,
+                      adapter: Any, convert: Callable[[Any], CallToolResult]) -> dict[str, Any]:
+        """Run a parsed call and shape its result for the wire: a plain structured result by `structured_parts`,
+        any other by `convert` (the SDK's `convert_result`, or `checked_result`)."""
         structured = None
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
-            structured = structured_parts(tool.fn_metadata, self._output_adapter(name, tool.fn_metadata), raw)
-            result = None if structured is not None else tool.fn_metadata.convert_result(raw)
+            structured = structured_parts(metadata, adapter, raw)
+            result = None if structured is not None else convert(raw)
         except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
             logger.exception("Tool %r raised an unexpected exception", name)
             structured, result = None, CallToolResult(
@@ -454,17 +500,17 @@ class DomainServer:
         wire["structuredContent"] = structured
         return wire
 
-    def wire_result(self, version: str, result: CallToolResult) -> dict[str, Any]:
-        """A tools/call result as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`):
-        its per-version fields, and on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not
-        copied per call: the result is written out, never changed)."""
+    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call") -> dict[str, Any]:
+        """A result (a tools/call's, or `method`'s) as the SDK's runner shapes a handler's for the wire
+        (`ServerRunner._serialize`): its per-version fields, and on 2026-07-28 `resultType` and the serverInfo
+        stamp (made once here, not copied per call: the result is written out, never changed)."""
         try:
             wire = protocol_methods.serialize_server_result(
-                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                method, version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
         except ValidationError:
             from ._binding import sdk_error
 
-            logger.exception("handler for %r returned an invalid result", "tools/call")
+            logger.exception("handler for %r returned an invalid result", method)
             raise sdk_error(RequestRefused(INTERNAL_ERROR, "Handler returned an invalid result")) from None
         if version in MODERN_PROTOCOL_VERSIONS:
             if wire.get("resultType") is None:
@@ -539,18 +585,30 @@ def decodable_fields(spec: ToolSpec) -> tuple[str, ...]:
 
 def structured_parts(metadata: Any, adapter: Any, raw: Any) -> tuple[str, Any] | None:
     """The text and structured content the SDK's `FuncMetadata.convert_result` makes of a tool's plain structured
-    result (a dict, or an instance of the tool's output model exactly), with its steps: the JSON text, the output
-    model's validation (by `adapter`, the SDK's) and JSON-mode dump. None: any other result, or no `adapter`,
-    which the SDK converts."""
+    result (a dict, a string, or an instance of the tool's output model exactly), with its steps: the text (a string
+    as it is, else JSON), the output model's validation (by `adapter`, the SDK's or the kit's `ToolOutput`'s) and
+    JSON-mode dump. None: any other result, or no `adapter`, which the SDK (or `checked_result`) converts."""
     output_model = metadata.output_model
     if (output_model is None or metadata.output_schema is None or adapter is None
-            or not (type(raw) is dict or type(raw) is output_model)):
+            or not (type(raw) is dict or type(raw) is str or type(raw) is output_model)):
         return None
-    text = pydantic_core.to_json(raw, fallback=str, indent=2).decode()
+    text = raw if type(raw) is str else pydantic_core.to_json(raw, fallback=str, indent=2).decode()
     validated = adapter.validate_python({"result": raw} if metadata.wrap_output else raw, by_alias=True, by_name=True)
     if isinstance(validated, BaseModel):
         return text, validated.model_dump(mode="json", by_alias=True)
     return text, adapter.dump_python(validated, mode="json", by_alias=True)
+
+
+def checked_result(output: ToolOutput, raw: Any) -> CallToolResult:
+    """A tool's `CallToolResult` as the SDK's `convert_result` hands it on: a success's structured content checked
+    against the output model (a failure raises: the crash answer). Every other result of a domain tool is a plain
+    structured one (`structured_parts`); anything else is refused here (TypeError), never converted another way."""
+    if not isinstance(raw, CallToolResult):
+        raise TypeError(f"a domain tool returned {type(raw).__name__}, which the kit does not convert; return a "
+                        "pydantic model of the tool's output, a dict, a string or a CallToolResult")
+    if output.adapter is not None and not raw.is_error:
+        output.adapter.validate_python(raw.structured_content)
+    return raw
 
 
 def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:
