@@ -15,7 +15,7 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._stopwatch import stopwatch
 from .agents import Agent, AgentContext
@@ -35,13 +35,15 @@ from .trajectory import (
 from .users import UserContext, UserSimulator
 from .world import (
     CrossWorld,
-    RunGateway,
     ToolSession,
     World,
     apply_initial_state,
     episode_id_for,
     tool_message_content,
 )
+
+if TYPE_CHECKING:  # the gateway (an MCP server, with the SDK) is loaded only by the runs whose agents use it
+    from .world import RunGateway
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ..orchestrator import SimulationLimits, run_simulation, simulation_id
 from ..tasks import Task
 from ..trajectory import ServerInfo, Trajectory
 from ..users import UserSimulator
-from ..world import CrossWorld, ToolSession, World, episode_id_for, open_run_gateway, open_world
+from ..world import CrossWorld, ToolSession, World, episode_id_for, open_world
 from ._config import RunConfig
 from ._dispatch import lost_trajectory
 from ._files import RUN_FILE, read_run_metadata, write_run_metadata
@@ -116,7 +116,11 @@ async def open_simulations(job: SimulationJob, run_dir: Path | None,
         if run_dir is not None:
             record_server(run_dir, world, job.make_user)
         world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure
-        gateway = await stack.enter_async_context(open_run_gateway(world)) if needs_gateway else None
+        gateway = None
+        if needs_gateway:  # the gateway speaks MCP: the SDK is loaded for it only
+            from ..world import open_run_gateway
+
+            gateway = await stack.enter_async_context(open_run_gateway(world))
 
         async def attempt(task: Task, trial: int, number: int) -> Trajectory:
             parts = (job.run_tag, task.id, str(trial)) + ((f"retry{number}",) if number else ())

@@ -31,10 +31,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
-from mcp import Client
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, ValidationError
 
@@ -52,6 +51,9 @@ from shiftbox_servers.kit import (
 
 from ._model import INDEPENDENT_GOALS, ExpectedError, Task, TaskFile, ToolCallSpec
 from ._reference import REFERENCE_SOURCE, is_reference_file
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 FILE_LEVEL = "*"
 
@@ -339,6 +341,8 @@ async def gold_path(client: Client, task: Task, domain: str, tools: ToolSet, epi
 
 async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> list[Finding]:
     """Run each task's gold path on a fresh episode; report the calls whose outcome is not the expected one."""
+    from mcp import Client  # the SDK, loaded by the commands that validate tasks only
+
     server = DomainServer(domain, snapshot, toolset=toolset)
     snapshot_id = snapshot.manifest.snapshot_id
     found: list[Finding] = []
@@ -428,6 +432,8 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iter
 
 
 async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> None:
+    from mcp import Client
+
     server = DomainServer(domain, snapshot, toolset=toolset)
     async with Client(server.mcp) as client:
         for n, task in enumerate(tasks):

@@ -1,8 +1,10 @@
 """Connecting to domain servers (in-process, stdio, HTTP, container), recording every tool call, and the gateway.
 
-Its errors live in `shiftbox.errors` and are re-exported here.
+Its errors live in `shiftbox.errors` and are re-exported here. The gateway (an MCP server) loads with its names on
+first use (`shiftbox._lazy`): the in-process world never imports the MCP SDK.
 """
 
+from .._lazy import lazy_exports
 from ..errors import DockerError, InfrastructureError, ToolContractError
 from ._cross import CrossEpisode, CrossWorld, namespaced_tool, snapshot_dirs
 from ._docker import (
@@ -13,15 +15,6 @@ from ._docker import (
     find_image,
     image_ref,
     inspect_image,
-)
-from ._gateway import (
-    CallRoute,
-    Gateway,
-    GatewayLink,
-    McpClientInfo,
-    RunGateway,
-    open_run_gateway,
-    serve_http,
 )
 from ._open import open_world
 from ._output_schemas import CompiledOutputSchemas, compile_output_schemas
@@ -37,6 +30,9 @@ from ._world import (
     episode_id_for,
     tool_message_content,
 )
+
+_GATEWAY = ("CallRoute", "Gateway", "GatewayLink", "McpClientInfo", "RunGateway", "open_run_gateway", "serve_http")
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(_GATEWAY, "._gateway"))
 
 __all__ = [
     "CallRoute", "CrossEpisode", "CrossWorld", "namespaced_tool", "snapshot_dirs", "RUN_FLAGS", "SERVER_MODES", "CallOutcome",

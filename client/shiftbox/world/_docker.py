@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from mcp import StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from shiftbox_servers.kit import SERVER_VERSION, SnapshotManifest
 
@@ -124,6 +122,9 @@ class Container:
 @contextlib.asynccontextmanager
 async def docker_server(domain: str, manifest: SnapshotManifest, *extra: str) -> AsyncIterator[Container]:
     """Start the domain's image over stdio for the length of a run; removed however the run ends."""
+    from mcp import StdioServerParameters  # the SDK is loaded by the modes that speak MCP only
+    from mcp.client.stdio import stdio_client
+
     docker, image = await anyio.to_thread.run_sync(find_image, domain)
     name = f"shiftbox-{domain}-{secrets.token_hex(4)}"
     params = StdioServerParameters(

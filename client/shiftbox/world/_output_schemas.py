@@ -6,20 +6,41 @@ compiles each schema the session has listed once with jsonschema-rs (same draft,
 `$ref`s resolved within the schema only) and accepts a result that passes it in microseconds; every other
 case — a rejected result, a tool not yet listed, a schema that does not compile — goes to the SDK's own
 check, which raises its usual `RuntimeError`. So a server result that breaks its schema is still refused.
+The in-process session (no MCP client: `SchemaCheckedSession`) is checked by the same compiled validators and
+refuses a result as the SDK's client does, with a `RuntimeError`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from mcp import Client
-from mcp.client.session import ClientSession
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client.session import ClientSession
+
+    from shiftbox_servers.kit import DirectSession
 
 
 def _no_remote_refs(uri: str) -> Any:
     raise ValueError(f"output schemas resolve $ref within themselves only, not {uri}")
+
+
+class CompiledValidators:
+    """Tool name -> its output schema's compiled validator, compiled again when the schema (its object) changes."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, tuple[dict[str, Any], Any]] = {}  # tool -> (the schema compiled, validator)
+
+    def validator(self, name: str, schema: dict[str, Any]) -> Any:
+        """The compiled validator of `schema`; raises (ValueError, jsonschema_rs errors) for one that does not compile."""
+        compiled = self._compiled.get(name)
+        if compiled is None or compiled[0] is not schema:
+            validator = jsonschema_rs.validator_for(schema, validate_formats=False, retriever=_no_remote_refs)
+            compiled = self._compiled[name] = (schema, validator)
+        return compiled[1]
 
 
 class CompiledOutputSchemas:
@@ -28,7 +49,7 @@ class CompiledOutputSchemas:
     def __init__(self, session: ClientSession):
         self._session = session
         self._sdk_check = session.validate_tool_result
-        self._compiled: dict[str, tuple[dict[str, Any], Any]] = {}  # tool -> (the schema compiled, validator)
+        self._validators = CompiledValidators()
         self.accepted = 0
         """Results accepted by a compiled validator (the rest went to the SDK's check)."""
 
@@ -46,15 +67,12 @@ class CompiledOutputSchemas:
         schema = schemas.get(name) if isinstance(schemas, dict) else None
         if schema is None or result.structured_content is None:
             return False
-        compiled = self._compiled.get(name)
-        if compiled is None or compiled[0] is not schema:
-            try:
-                validator = jsonschema_rs.validator_for(schema, validate_formats=False, retriever=_no_remote_refs)
-            except Exception:  # an invalid or unresolvable schema: the SDK's check says so
-                return False
-            compiled = self._compiled[name] = (schema, validator)
         try:
-            return compiled[1].is_valid(result.structured_content)
+            validator = self._validators.validator(name, schema)
+        except Exception:  # an invalid or unresolvable schema: the SDK's check says so
+            return False
+        try:
+            return validator.is_valid(result.structured_content)
         except (TypeError, ValueError):  # not JSON (a Python object from an in-process server): the SDK decides
             return False
 
@@ -64,3 +82,43 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
     check = CompiledOutputSchemas(client.session)
     client.session.validate_tool_result = check.validate_tool_result  # type: ignore[method-assign]
     return check
+
+
+class SchemaCheckedSession:
+    """An in-process `DirectSession` as the harness holds a client: the same calls, each successful tool result
+    checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
+    a result without structured content, or with content its schema refuses, raises `RuntimeError`)."""
+
+    def __init__(self, session: DirectSession):
+        self.session = session
+        self.server_info = session.server_info
+        self._schemas = {tool.name: tool.output_schema for tool in session.server.listed_tools()}
+        self._validators = CompiledValidators()
+
+    async def list_tools(self) -> ListToolsResult:
+        return await self.session.list_tools()
+
+    async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
+        return await self.session.read_resource(uri, meta=meta)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> CallToolResult:
+        result = await self.session.call_tool(name, arguments, meta=meta)
+        if not result.is_error:
+            self.check(name, result)
+        return result
+
+    def check(self, name: str, result: CallToolResult) -> None:
+        """Return if `result` conforms to tool `name`'s output schema (or it has none); raise `RuntimeError` else."""
+        schema = self._schemas.get(name)
+        if schema is None:
+            return
+        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+            raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
+        try:
+            validator = self._validators.validator(name, schema)
+        except Exception as exc:
+            raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
+        error = next(validator.iter_errors(result.structured_content), None)
+        if error is not None:
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {error.message}")

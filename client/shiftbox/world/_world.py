@@ -17,12 +17,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
@@ -32,6 +30,7 @@ from shiftbox_servers.kit import (
     EPISODE_META_KEY,
     GRAPH_REFUSAL_MARK,
     STATE_DIGEST_URI,
+    DirectSession,
     Domain,
     DomainServer,
     Snapshot,
@@ -49,7 +48,13 @@ from shiftbox_servers.kit import (
 from .._stopwatch import timed
 from ..errors import InfrastructureError, ToolContractError, unwrapped_errors
 from ..trajectory import ServerInfo, ToolCallRecord
-from ._output_schemas import compile_output_schemas
+from ._output_schemas import SchemaCheckedSession, compile_output_schemas
+
+if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, http, docker) and is loaded by them only
+    from mcp import Client as SdkClient
+
+    Client = SdkClient | SchemaCheckedSession
+    """What the world holds: the SDK's client, or in process the kit's session (the same calls, `_connect`)."""
 
 ServerMode = Literal["inproc", "stdio", "http", "docker"]
 SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
@@ -252,11 +257,17 @@ class ServerOptions:
             ([GRAPH_REFUSAL_MARK] if self.graph_refusal else [])
 
 
+def _inproc_server(domain: Domain, snapshot: Snapshot, options: ServerOptions) -> DomainServer:
+    """The run's server in this process (`--servers inproc`)."""
+    return DomainServer(domain, snapshot, max_episodes=100_000, toolset=options.toolset,
+                        dependency_graph=options.dependency_graph, graph_refusal=options.graph_refusal)
+
+
 def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options: ServerOptions) -> Any:
-    if mode == "inproc":
-        return DomainServer(domain, snapshot, max_episodes=100_000, toolset=options.toolset,
-                            dependency_graph=options.dependency_graph, graph_refusal=options.graph_refusal).mcp
     if mode == "stdio":  # the transport, not its parameters: `Client(StdioServerParameters)` needs mcp >= 2.2
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
         return stdio_client(StdioServerParameters(
             command=sys.executable,
             args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
@@ -269,8 +280,15 @@ def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options
 async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
                    options: ServerOptions) -> AsyncIterator[tuple[Client, str | None]]:
     """Start the server (when it is a process or container of its own) and a client connected to it;
-    with the container's image id, after checking the container against the run's pins."""
+    with the container's image id, after checking the container against the run's pins. In process, the kit's
+    server is called directly (`DirectSession`: no MCP transport, no MCP SDK), its results checked as a client does."""
     async with contextlib.AsyncExitStack() as stack:
+        if mode == "inproc":
+            session = await stack.enter_async_context(DirectSession(_inproc_server(domain, snapshot, options)))
+            yield SchemaCheckedSession(session), None
+            return
+        from mcp import Client as SdkClient
+
         container = None
         if mode == "http":
             base = await stack.enter_async_context(
@@ -284,7 +302,7 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
             target = container.transport
         else:
             target = _server_target(domain, snapshot, mode, options)
-        client = await stack.enter_async_context(Client(target))
+        client = await stack.enter_async_context(SdkClient(target))
         compile_output_schemas(client)
         if container is not None:
             container.check(client.server_info, snapshot.manifest)

@@ -1,4 +1,10 @@
-"""What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory."""
+"""What every shiftbox domain server shares: tools, episodes, snapshots, errors, the server factory.
+
+The names that need the MCP SDK (its transports: stdio, HTTP) load with it on first use (`_SDK_EXPORTS`), so the
+kit's core (and the in-process session, `DirectSession`) never imports the SDK."""
+
+import importlib
+from typing import Any
 
 from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
 from ._contract import (
@@ -16,6 +22,7 @@ from ._cross import (
     namespaced,
     split_namespaced,
 )
+from ._direct import DirectSession
 from ._domain import (
     DEFAULT_TOOLSET,
     Domain,
@@ -30,6 +37,7 @@ from ._episode import (
     CLOSE_META_KEY,
     DEFAULT_EPISODE,
     EPISODE_META_KEY,
+    EPISODE_SCOPE_KEY,
     Episode,
     EpisodeStore,
 )
@@ -53,7 +61,6 @@ from ._graph import (
     graph_density,
     is_graph_refusal,
 )
-from ._http_calls import SessionCalls
 from ._input_files import (
     MAX_INPUT_DEPTH,
     InputFileError,
@@ -84,7 +91,6 @@ from ._reference import reference_calculate, reference_result
 from ._schema import DomainSchema
 from ._server import (
     DEPENDENCY_GRAPH_MARK,
-    EPISODE_SCOPE_KEY,
     GRAPH_REFUSAL_MARK,
     POLICY_URI,
     SERVER_VERSION,
@@ -92,9 +98,6 @@ from ._server import (
     STATE_DIFF_URI,
     STATE_DIGEST_URI,
     DomainServer,
-    EpisodePathRouter,
-    connection_episode_id,
-    meta_episode_id,
 )
 from ._snapshot import (
     Snapshot,
@@ -108,7 +111,6 @@ from ._snapshot import (
 )
 from ._spawn import die_with_parent, free_port, http_server_process
 from ._stamp import stamp_tool_contracts
-from ._stdio import serve_stdio
 from ._tools import (
     ToolSet,
     ToolSpec,
@@ -130,7 +132,7 @@ __all__ = [
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",
     "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
-    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "Domain", "DomainServer",
+    "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "DirectSession", "Domain", "DomainServer",
     "Episode", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
     "ToolSpec", "schema_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
@@ -145,3 +147,18 @@ __all__ = [
     "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
     "transfer_conditions",
 ]
+
+_SDK_EXPORTS = {"SessionCalls": "._http_calls", "EpisodePathRouter": "._binding", "connection_episode_id": "._binding",
+                "meta_episode_id": "._binding", "serve_stdio": "._stdio"}
+"""The exports that need the MCP SDK (name -> its module): imported on first use (PEP 562)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SDK_EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_SDK_EXPORTS[name], __name__), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SDK_EXPORTS))

@@ -61,7 +61,6 @@ def describe_changes(expected: ToolContract, actual: ToolContract) -> str:
 
 
 async def published_contract(server: Any) -> ToolContract:
-    """The contract of a `DomainServer` as it publishes its tools (in process)."""
-    listed = await server.mcp.list_tools()
-    return tool_contract(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed)
+    """The contract of a `DomainServer` as it publishes its tools (in process, as its `tools/list` lists them)."""
+    return tool_contract(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.listed_tools())
 

@@ -12,7 +12,6 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 
@@ -28,8 +27,9 @@ class ErrorKind(StrEnum):
     INTERNAL = "internal"
 
 
-class DomainError(ToolError):
-    """A failure the agent should see: the message is shown, the kind is machine-readable."""
+class DomainError(Exception):
+    """A failure the agent should see: the message is shown, the kind is machine-readable (`DomainServer.run_tool`
+    makes it a kinded error result; no SDK exception type is needed, so the kit loads without the MCP SDK)."""
 
     kind: ErrorKind = ErrorKind.PRECONDITION_FAILED
 

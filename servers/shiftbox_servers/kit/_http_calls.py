@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ._episode import EPISODE_SCOPE_KEY
-from ._jsonrpc import is_request_id
+from ._jsonrpc import is_request_id, remember
 
 if TYPE_CHECKING:
     from ._server import DomainServer
@@ -233,13 +233,6 @@ def response_json(request_id: Any, result: dict[str, Any]) -> str:
 def response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     """A JSON-RPC response as the SDK's `JSONRPCResponse` dumps (its fields in order; `result` already JSON-mode)."""
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:
-    """Add header values that passed a check made of them alone; at most 64 sets (callers choose the values)."""
-    if len(passed) >= 64:
-        passed.clear()
-    passed.add(key)
 
 
 def first_values(scope: Scope, names: tuple[bytes, ...]) -> tuple[bytes | None, ...]:

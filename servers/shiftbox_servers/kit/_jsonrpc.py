@@ -43,3 +43,10 @@ def invalid_id_error(message: Any) -> dict[str, Any] | None:
     if is_request_id(message["id"]):
         return None
     return error(usable_id(message), INVALID_REQUEST, INVALID_ID_MESSAGE)
+
+
+def remember(passed: set[tuple[Any, ...]], key: tuple[Any, ...]) -> None:
+    """Add values (headers, params) that passed a check made of them alone; at most 64 sets (callers choose the values)."""
+    if len(passed) >= 64:
+        passed.clear()
+    passed.add(key)

@@ -7,55 +7,45 @@ import functools
 import json
 import logging
 import math
-import os
-import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from importlib.metadata import version as package_version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic_core
-from mcp.server.context import CallNext, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     SERVER_INFO_META_KEY,
     CallToolResult,
+    Implementation,
     TextContent,
 )
-from mcp_types import methods as protocol_methods
+from mcp_types import Tool as McpTool
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._domain import Domain
 from ._episode import (
     CLOSE_META_KEY,
-    DEFAULT_EPISODE,
-    EPISODE_META_KEY,
-    EPISODE_SCOPE_KEY,
     Episode,
     EpisodeStore,
     current_episode_id,
     is_full,
 )
 from ._errors import DomainError, ErrorKind, error_result
-from ._http_calls import SessionCalls, first_values, read_body, remember, replay
-from ._jsonrpc import invalid_id_error
-from ._sdk import (
-    DEFAULT_MAX_REQUEST_BODY_SIZE,
-    RequestBodyLimitMiddleware,
-    keep_error_results,
-    results_metadata,
-)
+from ._jsonrpc import remember
+from ._outputs import ToolOutput, tool_output
+from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
+
+if TYPE_CHECKING:  # the MCP SDK is loaded by the transports that speak MCP (`_binding`), never by the kit's core
+    from mcp.server.context import CallNext, ServerRequestContext
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+    from starlette.types import ASGIApp
 
 logger = logging.getLogger("shiftbox.server")
 
@@ -64,9 +54,6 @@ STATE_DIGEST_URI = "shiftbox://episode/digest"
 STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
 SNAPSHOT_URI = "shiftbox://snapshot"
-EPISODE_PATH = re.compile(r"^/episodes/([^/]+)/mcp/?$")
-ORIGIN_HEADERS = (b"host", b"origin")
-"""What the SDK's DNS-rebinding check of a request reads (`TransportSecurityMiddleware.validate_request`)."""
 DEPENDENCY_GRAPH_MARK = "dependency-graph"
 """Appended to the server's description (its identity in `initialize`) when its tool descriptions carry the
 dependency graph's preconditions and postconditions."""
@@ -82,62 +69,18 @@ PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
 
 
-class EpisodeAccessError(Exception):
-    """A request names an episode its connection may not select."""
+@dataclass(frozen=True)
+class ServerResource:
+    """One resource the server serves: its URI, MIME type and reader (the SDK binding registers each as it is)."""
 
-
-def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`)."""
-    return params_episode_id(ctx.params)
-
-
-def params_episode_id(params: dict[str, Any] | None) -> str | None:
-    """`_meta["shiftbox/episode"]` of request params, if it names one; a value that is no string is refused
-    (Invalid params), never ignored: the call would otherwise run in another episode than the one meant."""
-    meta = (params or {}).get("_meta") or {}
-    if not isinstance(meta, dict) or EPISODE_META_KEY not in meta:
-        return None
-    value = meta[EPISODE_META_KEY]
-    if not isinstance(value, str):
-        raise MCPError(INVALID_PARAMS, f"_meta[{EPISODE_META_KEY!r}] must be a string naming an episode, not "
-                                       f"{json.dumps(value)[:100]}")
-    return value
-
-
-def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """The episode the connection itself names: the HTTP path `/episodes/<id>/mcp`, else the legacy
-    `Mcp-Session-Id` header; None on the plain endpoint, stdio and in-process connections."""
-    request = ctx.request
-    if isinstance(request, Request):
-        return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
-    return None
-
-
-def request_episode_id(ctx: ServerRequestContext[Any, Any]) -> str:
-    """Which episode a request belongs to.
-
-    A connection that names an episode (an episode URL; the legacy session header) is bound to it:
-    `_meta["shiftbox/episode"]` naming another episode is refused (`EpisodeAccessError`). Only a
-    connection that names none (the plain `/mcp` endpoint, stdio, in-process: what shiftbox's own
-    harness holds) selects episodes with `_meta`; without it, the process's default episode.
-    """
-    return choose_episode(connection_episode_id(ctx), ctx.params)
-
-
-def choose_episode(bound: str | None, params: dict[str, Any] | None) -> str:
-    """`request_episode_id` from the episode the connection names (`bound`) and the request's params."""
-    named = params_episode_id(params)
-    if bound is not None:
-        if named is not None and named != bound:
-            raise EpisodeAccessError(
-                f"this connection serves episode {bound!r} only; _meta[{EPISODE_META_KEY!r}] cannot select "
-                f"episode {named!r} (only the plain /mcp endpoint selects episodes by _meta)")
-        return bound
-    return named if named is not None else DEFAULT_EPISODE
+    uri: str
+    mime_type: str
+    read: Callable[[], str | Awaitable[str]]
 
 
 class DomainServer:
-    """An `MCPServer` for one domain and snapshot, with the episode store behind its tools."""
+    """One domain and snapshot, with the episode store behind its tools: called in process as it is
+    (`DirectSession`), or served over MCP by the SDK's `MCPServer` (`mcp`, built the first time a transport asks)."""
 
     def __init__(
         self,
@@ -164,7 +107,6 @@ class DomainServer:
         if self.graph is not None:
             self.graph.check_tools([spec.name for spec in self.tools])
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
-        self.sdk_tools = {spec.name: self._mcp_tool(spec) for spec in self.tools}
         self._decodable: dict[str, tuple[str, ...] | None] = {
             spec.name: decodable_fields(spec) if kit_parsable(spec) else None for spec in self.tools}
         """Tool name -> its arguments the SDK's parse would decode a JSON text in (`kit_arguments`); None: the kit
@@ -190,19 +132,12 @@ class DomainServer:
             description += f" {GRAPH_REFUSAL_MARK}"
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
-        self.mcp = MCPServer(
-            name=f"shiftbox-{domain.name}",
-            version=SERVER_VERSION,
-            description=description,
-            instructions=instructions,
-            log_level="WARNING",
-            middleware=[self._episode_middleware],
-            lifespan=self._lifespan,
-            tools=list(self.sdk_tools.values()),
-        )
-        self.mcp.middleware[:] = without_tracing(self.mcp.middleware)
-        self._server_info = self.mcp._lowlevel_server.server_info_stamp
-        """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]`."""
+        self.info = Implementation(name=f"shiftbox-{domain.name}", version=SERVER_VERSION, description=description)
+        """The server's identity (`initialize`'s serverInfo)."""
+        self.instructions = instructions
+        self._server_info = self.info.model_dump(by_alias=True, mode="json", exclude_none=True)
+        """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]` (its
+        `Server.server_info_stamp`: the identity's wire dump)."""
         self._params_passed: set[tuple[Any, ...]] = set()
         """(version, `_meta` as JSON) of tools/call params that passed the SDK's params check (`_params_pass`)."""
         self._adapters: dict[str, tuple[Any, Any, Any]] = {}
@@ -213,7 +148,60 @@ class DomainServer:
         self._checked: BaseModel | None = None
         """The middleware's strict parse of the arguments of the call `_answer_call` is answering (set just before
         that synchronous call, so never another call's)."""
-        self._register_resources()
+        self.resources = {r.uri: r for r in (
+            ServerResource(STATE_DIGEST_URI, "application/json", self.state_digest),
+            ServerResource(STATE_DIFF_URI, "application/json", self.state_diff),
+            ServerResource(SNAPSHOT_URI, "application/json", self.snapshot_manifest),
+            ServerResource(POLICY_URI, "text/markdown", self.policy_text))}
+        """URI -> the resource (`resources/read`), in the order they are listed."""
+        self.prompt_names = frozenset({"policy"})
+        """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
+
+    @functools.cached_property
+    def mcp(self) -> MCPServer:
+        """The SDK's `MCPServer` of this server (its tools, resources, prompt and episode middleware), for the
+        transports that speak MCP (stdio, HTTP, the SDK's in-memory client); built on first use."""
+        from ._binding import mcp_server
+
+        return mcp_server(self)
+
+    @functools.cached_property
+    def sdk_tools(self) -> dict[str, Tool]:
+        """Tool name -> the SDK's registration of it (`_mcp_tool`), in declaration order; built on first use."""
+        return {spec.name: self._mcp_tool(spec) for spec in self.tools}
+
+    def tool_description(self, spec: ToolSpec) -> str:
+        """What `tools/list` says of a tool: its docstring, with the dependency graph's conditions in that mode."""
+        return spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
+
+    def input_schema(self, spec: ToolSpec) -> dict[str, Any] | None:
+        """The input schema `tools/list` publishes for a tool (closed: no other keys); None: one only the SDK derives
+        (`kit_parsable`)."""
+        if spec.input_schema is not None:
+            schema = dict(spec.input_schema)
+        elif kit_parsable(spec):
+            schema = sdk_input_schema(spec)
+        else:
+            return None
+        # The published schema is closed, like the validator behind it.
+        schema["additionalProperties"] = False
+        return schema
+
+    @functools.cached_property
+    def outputs(self) -> dict[str, ToolOutput]:
+        """Tool name -> what it publishes of its results (`tool_output`), derived without the SDK."""
+        return {spec.name: tool_output(spec.fn.__name__, spec.signature.return_annotation) for spec in self.tools}
+
+    def listed_tools(self) -> list[McpTool]:
+        """`tools/list`'s tools, as the SDK lists them (`MCPServer.list_tools`), made by the kit."""
+        listed = []
+        for spec in self.tools:
+            schema = self.input_schema(spec)
+            if schema is None:
+                schema = self.sdk_tools[spec.name].parameters
+            listed.append(McpTool(name=spec.name, description=self.tool_description(spec), input_schema=schema,
+                                  output_schema=self.outputs[spec.name].output_schema, annotations=spec.annotations))
+        return listed
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
@@ -235,13 +223,16 @@ class DomainServer:
 
     def _mcp_tool(self, spec: ToolSpec) -> Tool:
         """The SDK's registration of one domain tool (handed to `MCPServer(tools=...)`, in declaration order)."""
+        from mcp.server.mcpserver.tools import Tool
+
+        from ._sdk import keep_error_results, results_metadata
 
         async def call(**kwargs: Any) -> Any:
             return self.run_tool(spec, current_episode_id.get(), kwargs)
 
         functools.update_wrapper(call, spec.fn)
         del call.__wrapped__  # type: ignore[attr-defined]
-        description = spec.description if self.graph is None else self.graph.describe(spec.name, spec.description)
+        description = self.tool_description(spec)
         parsable = kit_parsable(spec)
         # Made without parameters, the SDK builds no argument model now: the kit's strict model gives the published
         # schema, and the SDK's own model is built on its first use; made without structured output, the SDK
@@ -251,12 +242,11 @@ class DomainServer:
         tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
                                   structured_output=False)
         call.__signature__ = signature  # type: ignore[attr-defined]
-        if spec.input_schema is not None:
-            tool.parameters = dict(spec.input_schema)
-        elif parsable:
-            tool.parameters = sdk_input_schema(spec)
-        # The published schema is closed, like the validator behind it.
-        tool.parameters["additionalProperties"] = False
+        schema = self.input_schema(spec)
+        if schema is None:
+            schema = tool.parameters
+            schema["additionalProperties"] = False  # closed, like the validator behind it
+        tool.parameters = schema
         return keep_error_results(tool, arguments_of=call if parsable else None,
                                   results=results_metadata(spec.fn.__name__, signature.return_annotation))
 
@@ -291,19 +281,31 @@ class DomainServer:
         return result
 
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        """The SDK's view of each request: episodes chosen, calls checked and answered by the kit (`_episode_step`);
+        a refusal is the SDK's JSON-RPC error."""
+        from ._binding import sdk_error
+
+        try:
+            return await self._episode_step(ctx, call_next)
+        except RequestRefused as exc:
+            raise sdk_error(exc) from None
+
+    async def _episode_step(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        from ._binding import request_episode_id
+
         if ctx.request_id is None:  # a notification (no handler runs a tool for one): never a call
             return await call_next(ctx)
         if ctx.method == "prompts/get":
             self._check_prompt_name(ctx.params or {})
         if ctx.method not in ("tools/call", "resources/read"):
-            meta_episode_id(ctx)  # a malformed episode key is refused on every request
+            params_episode_id(ctx.params)  # a malformed episode key is refused on every request
             return await call_next(ctx)
         try:
             episode_id = request_episode_id(ctx)
         except EpisodeAccessError as exc:
             if ctx.method == "tools/call":
                 return self.wire_result(ctx.protocol_version, error_result(ErrorKind.INVALID_ARGUMENTS, str(exc)))
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
+            raise RequestRefused(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
@@ -320,17 +322,23 @@ class DomainServer:
             result = await call_next(ctx)
         finally:
             current_episode_id.reset(token)
-        meta = (ctx.params or {}).get("_meta") or {}
-        if ctx.method == "resources/read" and isinstance(meta, dict) and meta.get(CLOSE_META_KEY) is True:
-            self.episodes.drop(episode_id, "ended by its final digest read")  # the harness's last read
+        if ctx.method == "resources/read":
+            self.after_read(episode_id, ctx.params)
         return result
+
+    def after_read(self, episode_id: str, params: dict[str, Any] | None) -> None:
+        """After a resource read: an episode read with the close flag (`_meta["shiftbox/close"]`, the harness's
+        last read, of its final digest) is ended."""
+        meta = (params or {}).get("_meta") or {}
+        if isinstance(meta, dict) and meta.get(CLOSE_META_KEY) is True:
+            self.episodes.drop(episode_id, "ended by its final digest read")
 
     def _check_prompt_name(self, params: dict[str, Any]) -> None:
         """An unknown prompt is Invalid params (-32602), as MCP prescribes (the SDK answers code 0 or -32603)."""
         name = params.get("name")
         if not isinstance(name, str) or name not in self.prompt_names:
-            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; this server has: "
-                                           f"{', '.join(sorted(self.prompt_names))}")
+            raise RequestRefused(INVALID_PARAMS, f"unknown prompt {name!r}; this server has: "
+                                                 f"{', '.join(sorted(self.prompt_names))}")
 
     def check_arguments(self, params: dict[str, Any]) -> Any:
         """Strict validation of raw arguments, before the SDK's lenient parsing can coerce them: the error result
@@ -384,7 +392,7 @@ class DomainServer:
         """`choose_episode` for the HTTP fast path; None where it refuses (the SDK then answers the refusal)."""
         try:
             return choose_episode(bound, params)
-        except (EpisodeAccessError, MCPError):
+        except (EpisodeAccessError, RequestRefused):
             return None
 
     def answer_validated_call(self, params: dict[str, Any], version: str, episode_id: str,
@@ -408,11 +416,32 @@ class DomainServer:
                 arguments = tool.fn_metadata.validate_arguments(raw_arguments)
             except Exception:
                 return None
+        metadata = tool.fn_metadata
+        return self._run_answered(name, episode_id, arguments, version, metadata,
+                                  self._output_adapter(name, metadata), metadata.convert_result)
+
+    def direct_call(self, params: dict[str, Any], version: str, episode_id: str,
+                    checked: BaseModel) -> dict[str, Any] | None:
+        """`answer_validated_call` without the SDK (the in-process session, `DirectSession`): the same steps, with
+        the kit's own derivation of the tool's results (`outputs`) for the SDK's. None where only the SDK's lenient
+        parse of the arguments can tell what the call means (`kit_arguments`)."""
+        name = params["name"]
+        arguments = self.kit_arguments(name, params.get("arguments") or {}, checked)
+        if arguments is None:
+            return None
+        output = self.outputs[name]
+        return self._run_answered(name, episode_id, arguments, version, output, output.adapter,
+                                  functools.partial(checked_result, output))
+
+    def _run_answered(self, name: str, episode_id: str, arguments: dict[str, Any], version: str, metadata: Any,
+                      adapter: Any, convert: Callable[[Any], CallToolResult]) -> dict[str, Any]:
+        """Run a parsed call and shape its result for the wire: a plain structured result by `structured_parts`,
+        any other by `convert` (the SDK's `convert_result`, or `checked_result`)."""
         structured = None
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
-            structured = structured_parts(tool.fn_metadata, self._output_adapter(name, tool.fn_metadata), raw)
-            result = None if structured is not None else tool.fn_metadata.convert_result(raw)
+            structured = structured_parts(metadata, adapter, raw)
+            result = None if structured is not None else convert(raw)
         except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
             logger.exception("Tool %r raised an unexpected exception", name)
             structured, result = None, CallToolResult(
@@ -446,7 +475,7 @@ class DomainServer:
             if key is not None and key in self._params_passed:
                 return True
         try:
-            protocol_methods.validate_client_request("tools/call", version, params)
+            methods().validate_client_request("tools/call", version, params)
         except (KeyError, ValueError, ValidationError):
             return False
         if key is not None:
@@ -470,16 +499,18 @@ class DomainServer:
         wire["structuredContent"] = structured
         return wire
 
-    def wire_result(self, version: str, result: CallToolResult) -> dict[str, Any]:
-        """A tools/call result as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`):
-        its per-version fields, and on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not
-        copied per call: the result is written out, never changed)."""
+    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call") -> dict[str, Any]:
+        """A result (a tools/call's, or `method`'s) as the SDK's runner shapes a handler's for the wire
+        (`ServerRunner._serialize`): its per-version fields, and on 2026-07-28 `resultType` and the serverInfo
+        stamp (made once here, not copied per call: the result is written out, never changed)."""
         try:
-            wire = protocol_methods.serialize_server_result(
-                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            wire = methods().serialize_server_result(
+                method, version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
         except ValidationError:
-            logger.exception("handler for %r returned an invalid result", "tools/call")
-            raise MCPError(code=INTERNAL_ERROR, message="Handler returned an invalid result") from None
+            from ._binding import sdk_error
+
+            logger.exception("handler for %r returned an invalid result", method)
+            raise sdk_error(RequestRefused(INTERNAL_ERROR, "Handler returned an invalid result")) from None
         if version in MODERN_PROTOCOL_VERSIONS:
             if wire.get("resultType") is None:
                 wire["resultType"] = "complete"
@@ -497,67 +528,44 @@ class DomainServer:
         try:
             return self.episodes.get(current_episode_id.get())
         except DomainError as exc:
-            raise MCPError(code=INTERNAL_ERROR, message=str(exc), data={"uri": uri}) from None
+            raise RequestRefused(INTERNAL_ERROR, str(exc), {"uri": uri}) from None
 
-    def _register_resources(self) -> None:
-        mcp = self.mcp
+    # async: episode state is only ever touched on the event loop (the SDK runs plain functions in
+    # worker threads, where a read could race a DELETE or the eviction timer closing the database)
+    async def state_digest(self) -> str:
+        """The episode's state digest (for the harness, not the agent)."""
+        ep = self.episode(STATE_DIGEST_URI)
+        tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
+        return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
+                           "now": now})
 
-        # async: episode state is only ever touched on the event loop (the SDK runs plain functions in
-        # worker threads, where a read could race a DELETE or the eviction timer closing the database)
-        @mcp.resource(STATE_DIGEST_URI, mime_type="application/json")
-        async def state_digest() -> str:
-            """The episode's state digest (for the harness, not the agent)."""
-            ep = self.episode(STATE_DIGEST_URI)
-            tool_calls, now = ep.tool_calls, ep.now_iso()  # as of the state the digest is of
-            return json.dumps({"episode": ep.id, "digest": await ep.read_digest(), "tool_calls": tool_calls,
-                               "now": now})
+    async def state_diff(self) -> str:
+        """Rows the episode added, removed or changed relative to the snapshot."""
+        return json.dumps(await self.episode(STATE_DIFF_URI).read_diff(), sort_keys=True)
 
-        @mcp.resource(STATE_DIFF_URI, mime_type="application/json")
-        async def state_diff() -> str:
-            """Rows the episode added, removed or changed relative to the snapshot."""
-            return json.dumps(await self.episode(STATE_DIFF_URI).read_diff(), sort_keys=True)
+    def snapshot_manifest(self) -> str:
+        """The snapshot manifest (version, sha256, clock start, row counts)."""
+        return self.snapshot.manifest.model_dump_json()
 
-        @mcp.resource(SNAPSHOT_URI, mime_type="application/json")
-        def snapshot_manifest() -> str:
-            """The snapshot manifest (version, sha256, clock start, row counts)."""
-            return self.snapshot.manifest.model_dump_json()
-
-        @mcp.resource(POLICY_URI, mime_type="text/markdown")
-        def policy_text() -> str:
-            """The agent policy for this domain."""
-            return self.domain.policy
-
-        @mcp.prompt(name="policy", description=f"The {self.domain.name} agent policy")
-        def policy_prompt() -> str:
-            return self.domain.policy
-
-        self.prompt_names = frozenset(prompt.name for prompt in mcp._prompt_manager.list_prompts())
-        """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
+    def policy_text(self) -> str:
+        """The agent policy for this domain."""
+        return self.domain.policy
 
     # -- HTTP ----------------------------------------------------------------------------------
 
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
         """Streamable HTTP at `/mcp` and `/episodes/<id>/mcp`; `DELETE /episodes/<id>` drops one."""
-        store = self.episodes
+        from ._binding import http_app
 
-        @self.mcp.custom_route("/episodes/{episode_id}", methods=["DELETE"])
-        async def drop_episode(request: Request) -> Response:
-            episode_id = request.path_params["episode_id"]
-            dropped = store.drop(episode_id, f"dropped by DELETE /episodes/{episode_id}")
-            return JSONResponse({"dropped": dropped}, status_code=200 if dropped else 404)
+        return http_app(self, host)
 
-        @self.mcp.custom_route("/healthz", methods=["GET"])
-        async def healthz(request: Request) -> Response:
-            m = self.snapshot.manifest
-            return JSONResponse(
-                {"server": self.mcp.name, "version": SERVER_VERSION, "snapshot": m.snapshot_id,
-                 "sha256": m.sha256, "episodes": len(store), "rss_bytes": resident_bytes()}
-            )
 
-        inner = self.mcp.streamable_http_app(json_response=True, host=host)
-        manager = self.mcp.session_manager
-        return EpisodePathRouter(inner, host, mcp_endpoint=manager.handle_request, calls=SessionCalls(self, manager),
-                                 max_body_size=manager.max_request_body_size)
+def methods() -> Any:
+    """The protocol's per-version request and result models (`mcp_types.methods`), imported when a result is first
+    shaped for the wire: building them is about a quarter of a second that a run's start-up need not wait for."""
+    from mcp_types import methods
+
+    return methods
 
 
 def kit_parsable(spec: ToolSpec) -> bool:
@@ -584,18 +592,30 @@ def decodable_fields(spec: ToolSpec) -> tuple[str, ...]:
 
 def structured_parts(metadata: Any, adapter: Any, raw: Any) -> tuple[str, Any] | None:
     """The text and structured content the SDK's `FuncMetadata.convert_result` makes of a tool's plain structured
-    result (a dict, or an instance of the tool's output model exactly), with its steps: the JSON text, the output
-    model's validation (by `adapter`, the SDK's) and JSON-mode dump. None: any other result, or no `adapter`,
-    which the SDK converts."""
+    result (a dict, a string, or an instance of the tool's output model exactly), with its steps: the text (a string
+    as it is, else JSON), the output model's validation (by `adapter`, the SDK's or the kit's `ToolOutput`'s) and
+    JSON-mode dump. None: any other result, or no `adapter`, which the SDK (or `checked_result`) converts."""
     output_model = metadata.output_model
     if (output_model is None or metadata.output_schema is None or adapter is None
-            or not (type(raw) is dict or type(raw) is output_model)):
+            or not (type(raw) is dict or type(raw) is str or type(raw) is output_model)):
         return None
-    text = pydantic_core.to_json(raw, fallback=str, indent=2).decode()
+    text = raw if type(raw) is str else pydantic_core.to_json(raw, fallback=str, indent=2).decode()
     validated = adapter.validate_python({"result": raw} if metadata.wrap_output else raw, by_alias=True, by_name=True)
     if isinstance(validated, BaseModel):
         return text, validated.model_dump(mode="json", by_alias=True)
     return text, adapter.dump_python(validated, mode="json", by_alias=True)
+
+
+def checked_result(output: ToolOutput, raw: Any) -> CallToolResult:
+    """A tool's `CallToolResult` as the SDK's `convert_result` hands it on: a success's structured content checked
+    against the output model (a failure raises: the crash answer). Every other result of a domain tool is a plain
+    structured one (`structured_parts`); anything else is refused here (TypeError), never converted another way."""
+    if not isinstance(raw, CallToolResult):
+        raise TypeError(f"a domain tool returned {type(raw).__name__}, which the kit does not convert; return a "
+                        "pydantic model of the tool's output, a dict, a string or a CallToolResult")
+    if output.adapter is not None and not raw.is_error:
+        output.adapter.validate_python(raw.structured_content)
+    return raw
 
 
 def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:
@@ -622,94 +642,3 @@ def json_stable(value: Any) -> bool:
         elif kind is list:
             pending.extend(item)
     return True
-
-
-def without_tracing(middleware: list[Any]) -> list[Any]:
-    """The SDK's middleware chain without its OpenTelemetry span per message (the SDK: "drop it from this
-    list to opt out"): shiftbox installs no exporter, and the span cost about 3% of an HTTP tools/call."""
-    return [m for m in middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
-
-
-def resident_bytes() -> int | None:
-    """This process's resident memory (Linux), for /healthz and the load benchmark."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def transport_security(host: str) -> TransportSecuritySettings | None:
-    """The Host/Origin checks the SDK gives the MCP endpoint of a server bound to `host` (None: none)."""
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
-
-
-class EpisodePathRouter:
-    """ASGI wrapper: serves `/episodes/<id>/mcp` by the `/mcp` endpoint, remembering the episode id.
-
-    Every HTTP request, custom routes (`DELETE /episodes/<id>`, `/healthz`) included, first passes the
-    Host/Origin checks the SDK applies to the MCP endpoint, so a web page reached through DNS
-    rebinding can neither call tools nor drop episodes. Every POST to the MCP endpoint is read once (bounded
-    as the SDK bounds it, `max_body_size`) and a request whose id is no string or integer is answered
-    Invalid Request (400, -32600) here: the SDK's handshake-era transport took it for a notification.
-
-    `mcp_endpoint`, when given, serves the MCP endpoint's requests directly (the SDK's session manager),
-    past the Starlette app's middleware and routing, which its transport does not need (about 3% of a
-    tools/call's instructions); everything else (custom routes, the lifespan) still goes to `app`.
-    `calls`, when given, answers the plain tools/call POSTs of established sessions first (`SessionCalls`).
-    """
-
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", *, mcp_endpoint: ASGIApp | None = None,
-                 calls: SessionCalls | None = None, max_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE):
-        self.app = app
-        self.mcp_endpoint = mcp_endpoint
-        self.calls = calls
-        settings = transport_security(host)
-        self._security = TransportSecurityMiddleware(settings) if settings is not None else None
-        self._passed: set[tuple[Any, ...]] = set()
-        """Host and Origin values that passed `_security`."""
-        self._post = RequestBodyLimitMiddleware(self._serve_post, max_body_size)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            if self._security is not None and (key := first_values(scope, ORIGIN_HEADERS)) not in self._passed:
-                refused = await self._security.validate_request(Request(scope, receive))
-                if refused is not None:
-                    await refused(scope, receive, send)
-                    return
-                remember(self._passed, key)  # the check reads these two headers only
-            match = EPISODE_PATH.match(scope["path"])
-            if match:
-                scope = dict(scope, path="/mcp", raw_path=b"/mcp")
-                scope[EPISODE_SCOPE_KEY] = match.group(1)
-            if scope["path"] == "/mcp" and scope["method"] == "POST":
-                await self._post(scope, receive, send)
-                return
-            if self.mcp_endpoint is not None and scope["path"] == "/mcp":
-                await self.mcp_endpoint(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    async def _serve_post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A POST to the MCP endpoint, its body already bounded: refused, answered by `calls`, or passed on."""
-        body = await read_body(receive)
-        if body is None:
-            return
-        try:
-            message = pydantic_core.from_json(body)
-        except ValueError:
-            message = None  # the SDK answers its parse error
-        refusal = invalid_id_error(message)
-        if refusal is not None:
-            await JSONResponse(refusal, status_code=400)(scope, receive, send)
-            return
-        receive = replay(body, receive)
-        if self.calls is not None and await self.calls(scope, message, receive, send):
-            return
-        await (self.mcp_endpoint or self.app)(scope, receive, send)

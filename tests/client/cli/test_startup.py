@@ -45,13 +45,16 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai")
-"""What a fast-path run must not have loaded at its first request (each was once loaded at start-up)."""
+                "shiftbox.cli.snapshots", "litellm", "openai", "mcp", "mcp_types.methods")
+"""What a fast-path run must not have loaded at its first request (each was once loaded at start-up; `mcp`, the MCP
+SDK, whose `__init__` imports its client and server with starlette, uvicorn, cryptography and opentelemetry: the
+in-process world calls the kit directly, and only the protocol's models, `mcp_types`, are loaded; of those, the
+per-version models a result is shaped with, `mcp_types.methods`, load with the first tool result)."""
 
-LIBRARIES = ("mcp", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs")
-"""What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`mcp`'s
-imports its client, which imports its server with starlette, uvicorn, cryptography and opentelemetry; `httpx`'s
-imports rich, pygments and click): no narrower import of theirs loads less, so this is the floor."""
+LIBRARIES = ("mcp_types", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs", "sniffio")
+"""What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`httpx`'s
+imports rich, pygments and click; `sniffio`, which httpcore imports on its first async use): no narrower import of
+theirs loads less, so this is the floor."""
 
 
 def first_request_report(tmp_path: Path) -> dict:
@@ -84,7 +87,7 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     seen = first_request_report(tmp_path)
     modules = set(seen["modules"])
     assert {"shiftbox.cli.run", "shiftbox.runs._evaluate", "shiftbox.world"} <= modules  # the probe saw a real run
-    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai")
+    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai", "mcp", "mcp_types")
                     and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
     assert loaded == []
     assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own

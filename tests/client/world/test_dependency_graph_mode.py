@@ -159,8 +159,8 @@ async def test_a_graph_mode_server_whose_conditions_drifted_is_refused_naming_th
     drifted = dataclasses.replace(graph, conditions={**graph.conditions,
                                                      "list_all_product_types": conditions("a drifted postcondition")})
     served = dataclasses.replace(retail, dependency_graph=drifted)  # what an out-of-date server image would publish
-    monkeypatch.setattr(_world, "_server_target", lambda domain, snapshot, mode, options: DomainServer(
-        served, snapshot, toolset=options.toolset, dependency_graph=options.dependency_graph).mcp)
+    monkeypatch.setattr(_world, "_inproc_server", lambda domain, snapshot, options: DomainServer(
+        served, snapshot, toolset=options.toolset, dependency_graph=options.dependency_graph))
     with pytest.raises(ToolContractError, match=r"list_all_product_types \(changed\)") as refused:
         async with open_world("retail", dependency_graph=True):
             pass

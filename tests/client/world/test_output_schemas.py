@@ -11,10 +11,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent
+from mcp_types import Tool as McpTool
 from pydantic import BaseModel
 
 from shiftbox.errors import InfrastructureError
 from shiftbox.world import CompiledOutputSchemas, compile_output_schemas, open_world
+from shiftbox.world._output_schemas import SchemaCheckedSession
 
 pytestmark = pytest.mark.anyio
 MCP_VERSION = tuple(int(part) for part in version("mcp").split(".")[:2])
@@ -78,8 +80,57 @@ async def test_a_schema_that_does_not_compile_falls_back_to_the_sdks_check():
         assert check.accepted == 0
 
 
-async def test_the_harness_checks_results_with_compiled_schemas_and_records_a_refusal():
+class LyingSession:
+    """An in-process session (what `SchemaCheckedSession` wraps) publishing `Item` as `lookup`'s output schema and
+    answering whatever `answers` holds next."""
+
+    def __init__(self, answers: list[dict | None]):
+        self.answers = answers
+        self.server_info = None
+        self.server = self
+        self.calls = 0
+
+    def listed_tools(self) -> list[McpTool]:
+        return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())]
+
+    async def call_tool(self, name, arguments=None, *, meta=None) -> CallToolResult:
+        structured = self.answers.pop(0)
+        content = [TextContent(type="text", text=json.dumps(structured))]
+        return CallToolResult(content=content) if structured is None else CallToolResult(
+            content=content, structured_content=structured)
+
+
+@pytest.mark.parametrize(("sent", "error"), [
+    ({"item_id": "i1", "count": "three"}, "Invalid structured content returned by tool lookup"),
+    ({"item_id": "i1"}, "Invalid structured content returned by tool lookup"),
+    (None, "has an output schema but did not return structured content"),
+])
+async def test_in_process_a_result_breaking_the_output_schema_is_refused_as_the_sdk_refuses_it(sent, error):
+    session = SchemaCheckedSession(LyingSession([{"item_id": "i0", "count": 2}, sent]))
+    ok = await session.call_tool("lookup", {})
+    assert ok.structured_content == {"item_id": "i0", "count": 2}
+    with pytest.raises(RuntimeError, match=error):
+        await session.call_tool("lookup", {})
+    async with Client(lying_server([sent])) as client:  # the SDK's client refuses it with the same words
+        await client.list_tools()
+        with pytest.raises(RuntimeError, match=error):
+            await client.call_tool("lookup", {})
+
+
+async def test_the_in_process_harness_checks_results_against_their_schemas_and_records_a_refusal():
     async with open_world("banking") as world:
+        assert isinstance(world.client, SchemaCheckedSession)
+        record = await world.episode("schemas").call("get_account", {"account_id": "acc_00001"}, call_id="c0",
+                                                     message_index=0, agent_turn=0)
+        assert not record.is_error
+        world.client._schemas["get_account"] = {"type": "object", "required": ["no_such_field"]}
+        with pytest.raises(InfrastructureError, match="Invalid structured content returned by tool get_account"):
+            await world.episode("schemas").call("get_account", {"account_id": "acc_00001"}, call_id="c1",
+                                                message_index=1, agent_turn=1)
+
+
+async def test_the_harness_checks_results_with_compiled_schemas_and_records_a_refusal():
+    async with open_world("banking", servers="stdio") as world:  # a client of the SDK's (the modes that speak MCP)
         check = world.client.session.validate_tool_result.__self__
         assert isinstance(check, CompiledOutputSchemas)
         record = await world.episode("schemas").call("get_account", {"account_id": "acc_00001"}, call_id="c0",

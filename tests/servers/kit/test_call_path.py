@@ -11,7 +11,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from shiftbox_servers.kit import DomainServer, get_domain
-from shiftbox_servers.kit._server import structured_parts, without_tracing
+from shiftbox_servers.kit._binding import without_tracing
+from shiftbox_servers.kit._server import structured_parts
 from tests.servers.banking.conftest import write_fixture_snapshot
 from tests.servers.helpers import call
 

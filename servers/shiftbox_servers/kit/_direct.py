@@ -1,0 +1,123 @@
+"""A `DomainServer` called in process, without MCP: what shiftbox's harness asks of a server (its identity, its tools,
+calls in an episode, the final digest read), answered by the kit's own steps, with what the SDK's client gets from
+the same server over MCP (tests/servers/kit/test_direct_session.py compares them). No MCP SDK is loaded, but for a
+call only the SDK's lenient argument parse can answer (a JSON text in an argument not typed `str`), taken by it."""
+
+from __future__ import annotations
+
+import contextlib
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    Implementation,
+    ListToolsResult,
+    ReadResourceResult,
+    TextContent,
+    TextResourceContents,
+)
+from mcp_types.version import LATEST_PROTOCOL_VERSION
+
+from ._episode import current_episode_id
+from ._requests import RequestRefused, choose_episode
+
+if TYPE_CHECKING:
+    from ._server import DomainServer
+
+
+class DirectSession:
+    """The subset of the SDK's `Client` the harness uses (`server_info`, `list_tools`, `call_tool`, `read_resource`),
+    on a `DomainServer` in this process; entered (`async with`), it runs the server's idle-episode eviction as an MCP
+    transport does. Answers are shaped for `version`, the protocol the SDK's client and server agree on; a refusal
+    raises the SDK's `MCPError`, as its client does (the SDK is loaded then, for the error's type)."""
+
+    def __init__(self, server: DomainServer, version: str = LATEST_PROTOCOL_VERSION):
+        self.server = server
+        self.version = version
+        self.server_info: Implementation = server.info
+        self._lifespan: contextlib.AbstractAsyncContextManager[Any] | None = None
+
+    async def __aenter__(self) -> DirectSession:
+        self._lifespan = self.server._lifespan(None)
+        await self._lifespan.__aenter__()
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        lifespan, self._lifespan = self._lifespan, None
+        return await lifespan.__aexit__(kind, exc, tb) if lifespan is not None else None
+
+    async def list_tools(self) -> ListToolsResult:
+        return ListToolsResult(tools=self.server.listed_tools())
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> CallToolResult:
+        """tools/call: the kit's strict check, the call run in its episode, its result as the client parses it."""
+        server = self.server
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if meta is not None:
+            params["_meta"] = meta
+        episode_id = self._episode(params)
+        token = current_episode_id.set(episode_id)
+        try:
+            checked = server.check_arguments(params)
+            if isinstance(checked, CallToolResult):
+                wire = server.wire_result(self.version, checked)
+            else:
+                wire = server.direct_call(params, self.version, episode_id, checked)
+                if wire is None:
+                    wire = await self._sdk_call(params, episode_id, checked)
+        finally:
+            current_episode_id.reset(token)
+        return CallToolResult.model_validate(wire)
+
+    async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
+        """resources/read in the request's episode; read with the close flag, the episode ends (`after_read`)."""
+        server = self.server
+        resource = server.resources.get(uri)
+        if resource is None:
+            raise self._error(RequestRefused(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri}))
+        params = {"uri": uri, "_meta": meta}
+        episode_id = self._episode(params)
+        token = current_episode_id.set(episode_id)
+        try:
+            text = resource.read()
+            if not isinstance(text, str):
+                text = await text
+        except RequestRefused as exc:
+            raise self._error(exc) from None
+        finally:
+            current_episode_id.reset(token)
+        server.after_read(episode_id, params)
+        read = ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)])
+        wire = server.wire_result(self.version, read, method="resources/read")
+        return ReadResourceResult.model_validate(wire)
+
+    def _episode(self, params: dict[str, Any]) -> str:
+        try:
+            return choose_episode(None, params)
+        except RequestRefused as exc:
+            raise self._error(exc) from None
+
+    async def _sdk_call(self, params: dict[str, Any], episode_id: str, checked: Any) -> dict[str, Any]:
+        """A call only the SDK's lenient parse can answer: its handler's steps, as it answers them in process."""
+        wire = self.server.answer_validated_call(params, self.version, episode_id, checked)
+        if wire is not None:
+            return wire
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            result = await self.server.mcp.call_tool(params["name"], params.get("arguments") or {})
+        except MCPError:
+            raise
+        except Exception as exc:  # what the SDK's tools/call handler answers for a tool's failure
+            result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        return self.server.wire_result(self.version, result)
+
+    @staticmethod
+    def _error(refused: RequestRefused) -> Exception:
+        from ._binding import sdk_error
+
+        return sdk_error(refused)

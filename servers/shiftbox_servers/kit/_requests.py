@@ -1,0 +1,49 @@
+"""What a request names, checked the same on every path (the SDK's middleware, the HTTP calls fast path, the
+in-process session): the episode it belongs to, and the JSON-RPC refusals of the kit's core."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_types import INVALID_PARAMS
+
+from ._episode import DEFAULT_EPISODE, EPISODE_META_KEY
+
+
+class EpisodeAccessError(Exception):
+    """A request names an episode its connection may not select."""
+
+
+class RequestRefused(Exception):
+    """A request the protocol answers with a JSON-RPC error (`code`, message, `data`), not a result: raised by the
+    kit's core, which loads without the MCP SDK; the SDK binding raises it as the SDK's `MCPError` (`sdk_error`)."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def params_episode_id(params: dict[str, Any] | None) -> str | None:
+    """`_meta["shiftbox/episode"]` of request params, if it names one; a value that is no string is refused
+    (Invalid params), never ignored: the call would otherwise run in another episode than the one meant."""
+    meta = (params or {}).get("_meta") or {}
+    if not isinstance(meta, dict) or EPISODE_META_KEY not in meta:
+        return None
+    value = meta[EPISODE_META_KEY]
+    if not isinstance(value, str):
+        raise RequestRefused(INVALID_PARAMS, f"_meta[{EPISODE_META_KEY!r}] must be a string naming an episode, "
+                                             f"not {json.dumps(value)[:100]}")
+    return value
+
+
+def choose_episode(bound: str | None, params: dict[str, Any] | None) -> str:
+    """`request_episode_id` from the episode the connection names (`bound`) and the request's params."""
+    named = params_episode_id(params)
+    if bound is not None:
+        if named is not None and named != bound:
+            raise EpisodeAccessError(
+                f"this connection serves episode {bound!r} only; _meta[{EPISODE_META_KEY!r}] cannot select "
+                f"episode {named!r} (only the plain /mcp endpoint selects episodes by _meta)")
+        return bound
+    return named if named is not None else DEFAULT_EPISODE
