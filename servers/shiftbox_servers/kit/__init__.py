@@ -18,6 +18,7 @@ from ._cross import (
 )
 from ._domain import (
     DEFAULT_TOOLSET,
+    DeferredToolSets,
     Domain,
     deferred,
     domain_names,
@@ -126,6 +127,7 @@ from ._transfer import (
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
+    "DeferredToolSets",
     "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -92,6 +92,42 @@ class Domain:
             raise KeyError(f"domain {self.name!r} has no tool set {name!r}; tool sets: "
                            f"{', '.join(self.toolset_names())}")
         return self.toolsets[name]
+
+
+class DeferredToolSets(Mapping[str, ToolSet]):
+    """A domain's tool sets beside the default, each named now and imported (`module.attribute`) when first asked
+    for: a run of the default tools never loads the reference's (tens of ms of start-up)."""
+
+    def __init__(self, where: Mapping[str, tuple[str, str]]):
+        self._where = dict(where)
+        self._loaded: dict[str, ToolSet] = {}
+
+    def __getitem__(self, name: str) -> ToolSet:
+        if name not in self._loaded:
+            module, attribute = self._where[name]
+            self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return DeferredToolSets, (self._where,)
+
+    def exports(self, package: str) -> Callable[[str], ToolSet]:
+        """The domain package's module `__getattr__`: the names its modules give these tool sets
+        (`reference_tools`) load them as asking the domain does."""
+        by_name = {attribute: name for name, (_, attribute) in self._where.items()}
+
+        def exported(attribute: str) -> ToolSet:
+            if attribute not in by_name:
+                raise AttributeError(f"module {package!r} has no attribute {attribute!r}")
+            return self[by_name[attribute]]
+
+        return exported
 
 
 def deferred(module: str, function: str) -> Callable[..., Any]:

@@ -45,8 +45,9 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai")
-"""What a fast-path run must not have loaded at its first request (each was once loaded at start-up)."""
+                "shiftbox.cli.snapshots", "litellm", "openai", "shiftbox_servers.banking._reference")
+"""What a fast-path run must not have loaded at its first request (each was once loaded at start-up; the domain's
+AgentChangeBench tool set loads only for `--toolset agentchangebench`)."""
 
 LIBRARIES = ("mcp", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs")
 """What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`mcp`'s
@@ -84,7 +85,7 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     seen = first_request_report(tmp_path)
     modules = set(seen["modules"])
     assert {"shiftbox.cli.run", "shiftbox.runs._evaluate", "shiftbox.world"} <= modules  # the probe saw a real run
-    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai")
+    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "shiftbox_servers", "litellm", "openai")
                     and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
     assert loaded == []
     assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own
