@@ -1,6 +1,7 @@
 """`shiftbox run`'s start-up: up to its first LLM request, a fast-path run loads only what that request needs (its
 own command, not the other commands' libraries; no metrics, reports or comparisons, which load once the run has
-ended), loads the SSL certificates once and never parses litellm's price map for a model it does not hold. Checked in
+ended; no httpx for a plain-http endpoint, no tool set but the one it serves), loads no SSL certificates for a
+plain-http endpoint and never parses litellm's price map for a model it does not hold. Checked in
 the program itself (a subprocess stopped at its first completion request), so a saving cannot silently go."""
 
 from __future__ import annotations
@@ -45,14 +46,15 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai", "shiftbox_servers.banking._reference")
+                "shiftbox.cli.snapshots", "litellm", "openai", "shiftbox_servers.banking._reference", "httpx", "httpcore")
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up; the domain's
-AgentChangeBench tool set loads only for `--toolset agentchangebench`)."""
+AgentChangeBench tool set loads only for `--toolset agentchangebench`; httpx only once a request needs its client:
+https, a proxy, a cookie, an error reply)."""
 
-LIBRARIES = ("mcp", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs")
+LIBRARIES = ("mcp", "typer", "rich.progress", "httptools", "jsonschema_rs")
 """What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`mcp`'s
-imports its client, which imports its server with starlette, uvicorn, cryptography and opentelemetry; `httpx`'s
-imports rich, pygments and click): no narrower import of theirs loads less, so this is the floor."""
+imports its client, which imports its server with starlette, uvicorn, cryptography and opentelemetry): no narrower
+import of theirs loads less, so this is the floor."""
 
 
 def first_request_report(tmp_path: Path) -> dict:
@@ -85,9 +87,9 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     seen = first_request_report(tmp_path)
     modules = set(seen["modules"])
     assert {"shiftbox.cli.run", "shiftbox.runs._evaluate", "shiftbox.world"} <= modules  # the probe saw a real run
-    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "shiftbox_servers", "litellm", "openai")
+    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "shiftbox_servers", "litellm", "openai", "httpx", "httpcore")
                     and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
     assert loaded == []
     assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own
-    assert seen["certificate_loads"] == 1  # one SSL context, shared by the preflight and the fast path
+    assert seen["certificate_loads"] == 0  # a plain-http endpoint: no SSL context (the preflight's GET included)
     assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
