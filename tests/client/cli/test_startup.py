@@ -46,10 +46,11 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai", "shiftbox_servers.banking._reference", "httpx", "httpcore")
+                "shiftbox.cli.snapshots", "litellm", "openai", "shiftbox_servers.banking._reference", "httpx", "httpcore",
+                "shiftbox.tasks._reference_format")
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up; the domain's
-AgentChangeBench tool set loads only for `--toolset agentchangebench`; httpx only once a request needs its client:
-https, a proxy, a cookie, an error reply)."""
+AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
+reference task file; httpx only once a request needs its client: https, a proxy, a cookie, an error reply)."""
 
 LIBRARIES = ("mcp", "typer", "rich.progress", "httptools", "jsonschema_rs")
 """What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`mcp`'s
