@@ -15,6 +15,7 @@ from shiftbox.llm import LLMConnection, LLMEndpoint, check_endpoints
 from shiftbox.llm import _openai_http as fast_http
 from shiftbox.llm._credentials import provider_message
 from shiftbox.llm._http_bare import bare_head
+from shiftbox.llm._http_client import shared_ssl_context
 from shiftbox.llm._openai_http import ProviderHTTPError, post_completion
 from shiftbox.testing import Reply, fake_openai
 from tests.client.llm.test_http_pool import CountingServer, fresh_fast_path_client
@@ -78,6 +79,7 @@ async def test_a_run_posts_without_httpx_client_until_an_answer_needs_one_which_
             response = caught.value.response
             assert response.headers["retry-after"] == "7" and str(response.request.url) == url
             assert fast_http._clients[loop]._transport._pool is fast_http._pools[loop]   # one pool for both
+            assert fast_http._pools[loop].ssl_context is shared_ssl_context()   # for https: the process's one
             assert (await post(url))["choices"][0]["message"]["content"] == "three"
         assert [h["authorization"] for h in server.headers] == ["Bearer sk-test"] * 3
 
