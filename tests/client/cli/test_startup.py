@@ -1,7 +1,8 @@
 """`shiftbox run`'s start-up: up to its first LLM request, a fast-path run loads only what that request needs (its
 own command, not the other commands' libraries; no metrics, reports or comparisons, which load once the run has
 ended; no httpx for a plain-http endpoint, no tool set but the one it serves), loads no SSL certificates for a
-plain-http endpoint and never parses litellm's price map for a model it does not hold. Checked in
+plain-http endpoint, scans the installed entry points once and never parses litellm's price map for a model it does
+not hold. Checked in
 the program itself (a subprocess stopped at its first completion request), so a saving cannot silently go."""
 
 from __future__ import annotations
@@ -18,8 +19,13 @@ from shiftbox.testing.fake_openai import FakeOpenAI
 from tests.client.llm.test_llm_without_litellm import REPO, TASK_FILE, run_args
 
 PROBE = """
-import json, os, socket, ssl, sys
-certificate_loads = []
+import importlib.metadata, json, os, socket, ssl, sys
+certificate_loads, scans = [], []
+scan = importlib.metadata.entry_points
+def counted_scan(**selection):
+    scans.append(sys._getframe(1).f_globals["__name__"])
+    return scan(**selection)
+importlib.metadata.entry_points = counted_scan
 load_verify_locations = ssl.SSLContext.load_verify_locations
 def counted(self, *args, **kwargs):
     certificate_loads.append(1)
@@ -31,6 +37,7 @@ def first_request(self, data, *args):
         from shiftbox.llm._prices import local_price_map
         with open(os.environ["SHIFTBOX_TEST_REPORT"], "w") as report:
             json.dump({"modules": sorted(sys.modules), "certificate_loads": len(certificate_loads),
+                       "entry_point_scans": scans,
                        "price_map_parsed": local_price_map.cache_info().currsize > 0}, report)
         os._exit(0)
     return send(self, data, *args)
@@ -94,3 +101,5 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own
     assert seen["certificate_loads"] == 0  # a plain-http endpoint: no SSL context (the preflight's GET included)
     assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
+    # the domain, the agent's and the user's kinds found in one scan (pydantic's own for its plug-ins aside)
+    assert [m for m in seen["entry_point_scans"] if m.startswith("shiftbox")] == ["shiftbox_servers.kit._domain"]
