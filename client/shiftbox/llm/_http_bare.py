@@ -15,7 +15,9 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.util
+import os
 import re
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -64,7 +66,10 @@ def _client_headers() -> tuple[tuple[bytes, bytes], ...]:
 
 
 def no_proxies() -> bool:
-    """Whether httpx's client would mount no proxy from the environment (it reads `urllib.request.getproxies`)."""
+    """Whether httpx's client would mount no proxy from the environment (it reads `urllib.request.getproxies`, which
+    outside macOS and Windows reads only the `*_proxy` variables: with none set, urllib.request is not imported)."""
+    if sys.platform not in ("darwin", "win32") and not any(name.lower().endswith("_proxy") for name in os.environ):
+        return True
     import urllib.request
 
     proxies = urllib.request.getproxies()

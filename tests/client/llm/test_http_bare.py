@@ -130,3 +130,23 @@ def test_the_preflight_words_a_refused_connection_as_httpx_does(monkeypatch):
         asyncio.run(listed_by_httpx())
     assert problems == [f"cannot reach model openai/fake-model at {base}: {provider_message(repr(caught.value))}; "
                         "fix: start the model server there, or give its address with --agent-arg api_base=URL"]
+
+
+def test_no_proxy_variable_means_no_proxy_without_importing_urllib_request(monkeypatch):
+    """Where urllib reads proxies from the environment alone (not macOS or Windows), no `*_proxy` variable means none
+    (urllib.request, about 5 ms of start-up, stays unimported); a variable set is read as httpx reads it."""
+    import os
+    import sys
+
+    from shiftbox.llm._http_bare import no_proxies
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    if sys.platform not in ("darwin", "win32"):
+        with monkeypatch.context() as blocked:
+            blocked.setitem(sys.modules, "urllib.request", None)  # importing it now would raise
+            assert no_proxies() is True
+    monkeypatch.setenv("no_proxy", "localhost")
+    assert no_proxies() is True  # a variable, but no proxy in it
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert no_proxies() is False
