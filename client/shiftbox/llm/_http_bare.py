@@ -6,7 +6,7 @@ request's head is the one httpx's client builds (its default headers, then the c
 becomes httpx's exception (`httpx_errors`) only when it happens. So a run against such a server reaches its first
 completion without loading httpx, httpcore and what they import (about a tenth of a second of CPU at start-up);
 anything else (https, a proxy, a URL httpx would rewrite) goes through the httpx client as before.
-tests/client/llm/test_http_pool.py checks the bytes against httpx's own.
+tests/client/llm/test_http_bare.py and test_http_pool.py check the bytes against httpx's own.
 """
 
 from __future__ import annotations

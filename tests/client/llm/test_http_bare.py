@@ -24,7 +24,7 @@ pytestmark = pytest.mark.anyio
 
 PLAIN = ["http://127.0.0.1:8000/v1/chat/completions", "http://localhost/v1/chat/completions",
          "http://localhost:80/chat/completions", "http://my-host.internal:9000/openai/v1.2/chat/completions/",
-         "http://10.0.0.2:65535", "http://vllm:8000/"]
+         "http://10.0.0.2:65535", "http://vllm:8000/", "http://a-1.b2.local:1/~user/x_y-z"]
 REWRITTEN = ["https://api.openai.com/v1/chat/completions", "http://LOCALHOST:8000/v1", "http://h/a b",
              "http://h/v1/../x", "http://h/./x", "http://h/v1?x=1", "http://h/v1#x", "http://user@h/v1",
              "http://h:99999/v1", "http://h/%41", "http://[::1]:8000/v1", "http://h..i/v1", "http://-h/v1"]
