@@ -8,8 +8,9 @@ point group `shiftbox.agents` or `shiftbox.users` with the spec's `kind` as name
 from __future__ import annotations
 
 import functools
-from importlib.metadata import entry_points
 from typing import Any
+
+from shiftbox_servers.kit import installed_entry_points
 
 from .agents import Agent
 from .errors import ShiftboxError
@@ -44,7 +45,7 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
 @functools.cache
 def _factory(group: str, kind: str) -> Any:
     """The factory registered for `kind` (looked up once per process: entry point scans are slow)."""
-    found = entry_points(group=group, name=kind)
+    found = installed_entry_points(group, kind)
     return next(iter(found)).load() if found else None
 
 
@@ -52,7 +53,7 @@ def _make(group: str, what: str, spec: str, options: dict[str, str], base: type)
     kind, arg = parse_spec(spec)
     factory = _factory(group, kind)
     if factory is None:
-        known = ", ".join(sorted({ep.name for ep in entry_points(group=group)}))
+        known = ", ".join(sorted({ep.name for ep in installed_entry_points(group)}))
         raise SpecError(f"no {what} kind {kind!r} installed (SPEC {spec!r}); installed kinds: {known}")
     try:
         made = factory(arg, options)
@@ -79,5 +80,5 @@ def check_spec(group: str, spec: str) -> None:
     """Fail early (before a run starts) if SPEC names nothing installed."""
     kind, _ = parse_spec(spec)
     if _factory(group, kind) is None:
-        known = ", ".join(sorted({ep.name for ep in entry_points(group=group)}))
+        known = ", ".join(sorted({ep.name for ep in installed_entry_points(group)}))
         raise SpecError(f"no kind {kind!r} installed for {spec!r}; installed kinds: {known}")

@@ -137,3 +137,30 @@ async def test_http_concurrent_episodes_are_isolated(every_domain, domain_snapsh
         assert health["rss_bytes"] > 10_000_000   # the resident memory of a Python server process
         req = urllib.request.Request(base + "/episodes/one", method="DELETE")
         assert json.loads(urllib.request.urlopen(req).read()) == {"dropped": True}
+
+
+
+
+@pytest.mark.parametrize("domain", task_domains())
+def test_a_domain_loads_its_other_tool_sets_only_when_asked_for(domain):
+    """Loading a domain (every run does) leaves the modules defining its other tool sets unimported; asking for one
+    imports its module and gives that module's own tool set, the same one each time."""
+    import subprocess
+
+    program = f"""
+import json, sys
+from shiftbox_servers.kit import get_domain
+found = get_domain({domain!r})
+loaded = set(sys.modules)
+definers = {{}}
+for name in found.toolset_names()[1:]:
+    toolset = found.toolset(name)
+    assert found.toolset(name) is toolset and toolset is not found.tools and len(toolset) > 0
+    definers[name] = sorted(m for m in set(sys.modules) - loaded
+                            if any(value is toolset for value in list(vars(sys.modules[m]).values())))
+print(json.dumps(definers))
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name, modules in json.loads(done.stdout).items():
+        assert modules, f"{domain}'s tool set {name!r} is defined by a module the domain loads with it"

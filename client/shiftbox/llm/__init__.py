@@ -11,11 +11,11 @@ response carries its price (`COST_FIELD`), so `Usage.of_response` counts a repla
 `RayLlmGate` by Ray actors on a cluster (ray is imported only when one is made).
 
 Live calls to OpenAI-compatible endpoints (`openai/`, `hosted_vllm/` with an api_base) take a fast path
-(`_openai_http`: litellm's request body and response conversion, one shared httpx client, no openai SDK); for
+(`_openai_http`: litellm's request body and response conversion, its own connection pool, no openai SDK, httpx's client only where needed); for
 the common cases it makes both itself, so a run whose every role is served so never imports litellm.
 
 Modules: `_model` (request, connection; `Usage` is `shiftbox._usage`), `_import` (litellm's one import), `_litellm` (the one
-call and its price), `_openai_http` (the fast path), `_http_pool` (its connection pool), `_openai_body` (its request bodies: litellm's building or its own, kept
+call and its price), `_openai_http` (the fast path), `_http_pool` (its connection pool), `_http_connection` (the pool's HTTP/1.1 connections), `_http_bare` (its requests to a plain http endpoint, made without httpx), `_http_client` (its httpx client, for the rest), `_openai_body` (its request bodies: litellm's building or its own, kept
 per route, model, params and tools), `_openai_response` (its responses converted as litellm does), `_prices` (litellm's
 price map read without importing litellm),
 `_cassette` (record/replay), `_http_cassette` (record/replay at the HTTP level, vcrpy), `_gate` (the concurrency gates), `_boundary` (`complete`), `_retries` (retries,

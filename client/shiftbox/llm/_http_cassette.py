@@ -58,6 +58,12 @@ def _install_routing() -> None:
             httpx.AsyncHTTPTransport.handle_async_request = _routed  # type: ignore[method-assign]
 
 
+def routing_installed() -> bool:
+    """Whether httpx's async transport is wrapped (an HTTP cassette was made in this process): then every fast-path
+    request goes through httpx's transport, where the wrapper sees it."""
+    return bool(_original)
+
+
 def http_cassette_file(path: Path) -> Path:
     """A simulation's HTTP cassette next to where its boundary cassette would be (`<sim>.yaml`, vcrpy's YAML)."""
     return path.with_suffix(".yaml")

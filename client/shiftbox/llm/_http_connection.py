@@ -7,24 +7,96 @@ head and body in one write and feeds each piece received to llhttp's response pa
 response (Content-Length, chunks and trailers, interim 1xx, no body for 204/304, HTTP/1.0 and `Connection: close`)
 and says whether the connection may be kept; the request's task wakes once, when the response is whole. It speaks
 httpcore's connection interface (`handle_async_request`, `is_available`, `has_expired`, `is_idle`, `aclose`) under
-`_http_pool.StackPool`, and raises httpcore's exceptions (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
-`WriteTimeout`, `ReadError`, `RemoteProtocolError`), so httpx maps them as before. Timeouts are timers on the wait
-itself, not cancellations.
+`_http_pool.StackPool`. Its failures carry httpcore's names (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
+`WriteTimeout`, `ReadError`, `RemoteProtocolError`) and become httpcore's own exceptions (`httpcore_errors`), so httpx
+maps them as before, only when one happens: a run that meets none never imports httpcore. Timeouts are timers on the
+wait itself, not cancellations.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import httpcore
 import httptools
+
+if TYPE_CHECKING:
+    import httpcore
 
 MAX_HEAD_BYTES = 256 * 1024
 """A response head (status line and headers) longer than this is a protocol error, as h11's limit."""
+
+
+class HTTPFailure(Exception):
+    """A failure of the fast path's HTTP, named as httpcore's exception it stands for (`httpcore_error`)."""
+
+
+class ConnectError(HTTPFailure):
+    pass
+
+
+class TimeoutFailure(HTTPFailure):
+    """A wait past its timeout (httpcore's `TimeoutException`)."""
+
+
+class ConnectTimeout(TimeoutFailure):
+    pass
+
+
+class ReadTimeout(TimeoutFailure):
+    pass
+
+
+class WriteTimeout(TimeoutFailure):
+    pass
+
+
+class ReadError(HTTPFailure):
+    pass
+
+
+class RemoteProtocolError(HTTPFailure):
+    pass
+
+
+class PoolTimeout(TimeoutFailure):
+    pass
+
+
+class UnsupportedProtocol(HTTPFailure):
+    pass
+
+
+def httpcore_error(failure: HTTPFailure) -> Exception:
+    """httpcore's exception of the failure's name, with its message (httpcore imported now)."""
+    import httpcore
+
+    return getattr(httpcore, type(failure).__name__)(*failure.args)
+
+
+@contextlib.contextmanager
+def httpcore_errors() -> Iterator[None]:
+    """The block's `HTTPFailure`s raised as httpcore's exceptions (with their own causes): what httpcore's
+    interface promises and httpx's exception mapping expects."""
+    try:
+        yield
+    except HTTPFailure as failure:
+        raise httpcore_error(failure) from failure.__cause__
+
+
+class Origin(NamedTuple):
+    """Where a connection goes, as httpcore's `Origin` holds it (`httpcore.Origin` is taken too)."""
+
+    scheme: bytes
+    host: bytes
+    port: int | None
+
+
+DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
 
 class _Protocol(asyncio.Protocol):
@@ -69,12 +141,12 @@ class _Protocol(asyncio.Protocol):
             if self.done:  # bytes after the response that do not start another one (or after its `close`)
                 self.stray = True
             else:
-                cause = exc.__context__ if isinstance(exc.__context__, httpcore.RemoteProtocolError) else None
-                self._fail(cause or httpcore.RemoteProtocolError(f"a malformed response: {exc}"))
+                cause = exc.__context__ if isinstance(exc.__context__, RemoteProtocolError) else None
+                self._fail(cause or RemoteProtocolError(f"a malformed response: {exc}"))
         if not self.headers_done and not self.done and self.failure is None:
             self.head_bytes += len(data)
             if self.head_bytes > MAX_HEAD_BYTES:
-                self._fail(httpcore.RemoteProtocolError("the response head is too long"))
+                self._fail(RemoteProtocolError("the response head is too long"))
         if self.done:
             self.parser = None
             self._wake()
@@ -117,7 +189,7 @@ class _Protocol(asyncio.Protocol):
         assert parser is not None
         version = parser.get_http_version()
         if version not in ("1.1", "1.0"):
-            raise httpcore.RemoteProtocolError(f"not an HTTP/1.x response: HTTP/{version}")
+            raise RemoteProtocolError(f"not an HTTP/1.x response: HTTP/{version}")
         self.status, self.version = parser.get_status_code(), b"HTTP/" + version.encode()
         if 100 <= self.status < 200 and self.status != 101:  # interim: its end is skipped, the next head read
             self.reason, self.headers, self.framed, self.head_bytes = b"", [], False, 0
@@ -146,9 +218,9 @@ class _Protocol(asyncio.Protocol):
         if self.headers_done and not self.framed:  # a body without length or chunks runs to the end: whole now
             self.done, self.keep_alive, self.parser = True, False, None
         elif exc is not None:
-            self._fail(httpcore.ReadError(str(exc) or type(exc).__name__))
+            self._fail(ReadError(str(exc) or type(exc).__name__))
         else:
-            self._fail(httpcore.RemoteProtocolError(
+            self._fail(RemoteProtocolError(
                 f"Server disconnected without sending a {'complete ' if self.pieces else ''}response."))
         self._wake()
 
@@ -231,7 +303,7 @@ def request_head(method: bytes, target: bytes, headers: Sequence[tuple[bytes, by
 class HTTP11Connection:
     """One HTTP/1.1 connection to an origin, made on its first request; reusable while the server keeps it alive."""
 
-    def __init__(self, origin: httpcore.Origin, ssl_context: ssl.SSLContext | None = None,
+    def __init__(self, origin: Origin | httpcore.Origin, ssl_context: ssl.SSLContext | None = None,
                  keepalive_expiry: float | None = None):
         self.origin, self.ssl_context, self.keepalive_expiry = origin, ssl_context, keepalive_expiry
         self.protocol: _Protocol | None = None
@@ -250,17 +322,20 @@ class HTTP11Connection:
             _, protocol = await asyncio.wait_for(loop.create_connection(
                 _Protocol, host, self.origin.port, ssl=context, server_hostname=host if context else None), timeout)
         except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"connecting to {host}:{self.origin.port} timed out") from exc
+            raise ConnectTimeout(f"connecting to {host}:{self.origin.port} timed out") from exc
         except (OSError, ssl.SSLError) as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+            raise ConnectError(str(exc) or type(exc).__name__) from exc
         return protocol
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        import httpcore
+
         body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
         head, chunked = request_head(request.method, request.url.target, request.headers)
         if chunked:
             body = (b"%x\r\n%s\r\n" % (len(body), body) if body else b"") + b"0\r\n\r\n"
-        reply = await self.exchange(request.method, head + body, request.extensions.get("timeout", {}))
+        with httpcore_errors():
+            reply = await self.exchange(request.method, head + body, request.extensions.get("timeout", {}))
         return httpcore.Response(status=reply.status, headers=reply.headers, content=_Body(reply.body),
                                  extensions={"http_version": reply.version, "reason_phrase": reply.reason})
 
@@ -272,14 +347,14 @@ class HTTP11Connection:
             self.protocol = await self._connect(timeouts.get("connect"))
         protocol = self.protocol
         if protocol.ended or protocol.transport is None:
-            raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+            raise RemoteProtocolError("Server disconnected without sending a response.")
         protocol.expect(method)
         protocol.transport.write(data)
         if protocol.paused is not None:
-            await _wait(protocol.paused, timeouts.get("write"), httpcore.WriteTimeout, "writing the request")
+            await _wait(protocol.paused, timeouts.get("write"), WriteTimeout, "writing the request")
         if not protocol.done and protocol.failure is None:
             protocol.waiter = asyncio.get_running_loop().create_future()
-            await _wait(protocol.waiter, timeouts.get("read"), httpcore.ReadTimeout, "reading the response", protocol)
+            await _wait(protocol.waiter, timeouts.get("read"), ReadTimeout, "reading the response", protocol)
         if protocol.failure is not None:
             raise protocol.failure
         self.busy = False

@@ -1,4 +1,4 @@
-"""The fast path's connection pool: httpx's transport with a pool that never scans its connections.
+"""The fast path's connection pool: idle connections on a stack per origin, so a request never scans them.
 
 httpcore's pool walks every connection (and, for each idle one, every connection again) on each request and each
 response closed, so its CPU per request grows with the number of connections: at 64 simulations in flight httpx
@@ -7,29 +7,43 @@ top, still warm) and a count of connections open, so a request costs the same at
 connections are `_http_connection.HTTP11Connection`s (a request and a whole response over an asyncio protocol), not
 httpcore's.
 
-Above the pool is httpx's own `AsyncHTTPTransport` (request and response objects, its exception mapping, and the
-wrapper HTTP cassettes install on it); with no proxy and no cassette in play the fast path posts straight into the
-pool (`StackPool.exchange`) under the same exception mapping. Either way failures are the same httpx exceptions:
-`PoolTimeout` when every connection stays busy past the pool timeout, `ConnectError`, `ReadTimeout`, or
-`RemoteProtocolError` for a server that closed a connection mid-request.
+The fast path posts straight into it (`StackPool.exchange`), with no proxy and no cassette in play; above it,
+`_http_client.PoolTransport` gives it httpx's transport (request and response objects, its exception mapping, and the
+wrapper HTTP cassettes install on it). Either way failures end as the same httpx exceptions: `PoolTimeout` when
+every connection stays busy past the pool timeout, `ConnectError`, `ReadTimeout`, or `RemoteProtocolError` for a
+server that closed a connection mid-request. The pool itself imports neither httpx nor httpcore (only
+`handle_async_request`, httpcore's interface, does).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import httpcore
-import httpx
 
-from ._http_connection import HTTP11Connection, Reply
+from ._http_connection import (
+    HTTP11Connection,
+    Origin,
+    PoolTimeout,
+    Reply,
+    UnsupportedProtocol,
+    httpcore_errors,
+)
+
+if TYPE_CHECKING:
+    import httpcore
 
 T = TypeVar("T")
 
+POOL_ENV = "SHIFTBOX_HTTP_POOL"
+"""Which pool the fast path posts into: `stack` (`StackPool`, the default) or `httpx` (httpx's own, under its client,
+with the limits the fast path had before; to compare, or to fall back)."""
+POOLS = ("stack", "httpx")
+MAX_CONNECTIONS = 1000
+"""The fast path's pool's bound on connections, and on idle ones kept (`StackPool`'s two limits)."""
 KEEPALIVE_EXPIRY_S = 5.0
 """How long an idle connection is kept (httpx's default): a server usually closes its own later than that."""
 
@@ -50,30 +64,34 @@ class StackPool:
         self.closed = False
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        import httpcore
+
         origin = request.url.origin
         key = (origin.scheme, origin.host, origin.port)
-        connection, response = await self._checked_out(origin, key, request.extensions.get("timeout", {}),
-                                                        lambda connection: connection.handle_async_request(request))
+        with httpcore_errors():
+            connection, response = await self._checked_out(origin, key, request.extensions.get("timeout", {}),
+                                                            lambda connection: connection.handle_async_request(request))
         return httpcore.Response(status=response.status, headers=response.headers,
                                  content=_Returned(response.stream, self, connection, key), extensions=response.extensions)
 
-    async def exchange(self, origin: httpcore.Origin, method: bytes, data: bytes,
+    async def exchange(self, origin: Origin | httpcore.Origin, method: bytes, data: bytes,
                        timeouts: dict[str, float | None]) -> Reply:
         """A whole request (head and body, as `request_head` makes it) sent and its whole response read, the
-        connection given back at once: `handle_async_request` without httpcore's request and response objects."""
+        connection given back at once: `handle_async_request` without httpcore's request and response objects (its
+        failures are `HTTPFailure`s)."""
         key = (origin.scheme, origin.host, origin.port)
         connection, reply = await self._checked_out(origin, key, timeouts,
                                                     lambda connection: connection.exchange(method, data, timeouts))
         await self.release(connection, key)
         return reply
 
-    async def _checked_out(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int],
+    async def _checked_out(self, origin: Origin | httpcore.Origin, key: tuple[bytes, bytes, int],
                            timeouts: dict[str, float | None],
                            send: Callable[[HTTP11Connection], Awaitable[T]]) -> tuple[HTTP11Connection, T]:
         """`send` over a connection to `origin` taken from the pool (a slot held, to be given back with `release`);
         on failure the connection is closed and the slot given back here."""
         if origin.scheme not in (b"http", b"https"):
-            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{origin.scheme!r}'.")
+            raise UnsupportedProtocol(f"Request URL has an unsupported protocol '{origin.scheme!r}'.")
         await self._acquire_slot(timeouts.get("pool"))
         try:
             connection = await self._connection(origin, key)
@@ -93,9 +111,9 @@ class StackPool:
         try:
             await asyncio.wait_for(self.slots.acquire(), timeout)
         except TimeoutError:
-            raise httpcore.PoolTimeout(f"all {self.max_connections} connections stayed busy for {timeout} s") from None
+            raise PoolTimeout(f"all {self.max_connections} connections stayed busy for {timeout} s") from None
 
-    async def _connection(self, origin: httpcore.Origin, key: tuple[bytes, bytes, int]) -> HTTP11Connection:
+    async def _connection(self, origin: Origin | httpcore.Origin, key: tuple[bytes, bytes, int]) -> HTTP11Connection:
         """The most recently used idle connection to `origin` still usable, else a new one (connected on use)."""
         stack = self.idle.get(key)
         while stack:
@@ -159,36 +177,7 @@ class _Returned:
                 await self.pool.release(self.connection, self.key)
 
 
-@functools.cache
-def shared_ssl_context() -> ssl.SSLContext:
-    """httpx's own SSL context (certificates, SSL_CERT_FILE), made once a process: loading the certificates costs
-    tens of ms of CPU, which every client made with its own (the preflight's, the fast path's) paid again."""
-    return httpx.create_ssl_context()
-
-
-class PoolTransport(httpx.AsyncHTTPTransport):
-    """httpx's HTTP transport with `StackPool` underneath (a subclass, so what wraps httpx's transport still
-    applies: HTTP cassettes route its requests)."""
-
-    def __init__(self, max_connections: int, max_keepalive: int):
-        ssl_context = shared_ssl_context()
-        super().__init__(verify=ssl_context)
-        self._pool = StackPool(max_connections, max_keepalive, ssl_context)  # httpx sends every request to `_pool`
-
-
-POOL_ENV = "SHIFTBOX_HTTP_POOL"
-"""Which pool the fast path's client is made with: `stack` (`PoolTransport`, the default) or `httpx` (httpx's own,
-with the limits the fast path had before; to compare, or to fall back)."""
-
-
-def fast_path_client(pool: str) -> httpx.AsyncClient:
-    """The fast path's client for a `SHIFTBOX_HTTP_POOL` value: `stack` (the default) or `httpx`. Made as httpx makes
-    one (so proxies from the environment are mounted as before), then given `PoolTransport` as its own transport
-    (passing it to the constructor would turn the environment's proxies off)."""
-    if pool not in ("stack", "httpx"):
+def check_pool_name(pool: str) -> None:
+    """A `SHIFTBOX_HTTP_POOL` value that is none of `POOLS` is an error naming them."""
+    if pool not in POOLS:
         raise ValueError(f"{POOL_ENV}={pool!r} is not a pool: set it to 'stack' (the default) or 'httpx', or unset it")
-    client = httpx.AsyncClient(verify=shared_ssl_context(),
-                               limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
-    if pool == "stack":
-        client._transport = PoolTransport(max_connections=1000, max_keepalive=1000)  # noqa: SLF001
-    return client

@@ -11,7 +11,8 @@ openai SDK); any other case goes through litellm's own code, imported then. What
 the openai SDK (its request-parameter transform was the largest cost per call) and litellm's logging and
 callbacks. Failures become `ProviderHTTPError` with the status and message litellm's error would carry
 (timeouts 408, connection errors "Connection error."), so `cause_of` gives them the same kinds, retries
-and messages as on the litellm path.
+and messages as on the litellm path. A plain `http://` endpoint with no proxy is posted to without httpx's client
+(`_http_bare`), so httpx is imported only once something needs it (an error reply, a cookie, a proxy, a cassette).
 """
 
 from __future__ import annotations
@@ -20,23 +21,24 @@ import asyncio
 import functools
 import json
 import os
+import sys
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple
-
-import httpcore
-import httpx
-from httpx._transports import default as httpx_transports
-from httpx._transports.default import map_httpcore_exceptions
+from typing import TYPE_CHECKING, Any
 
 from .._jsonl import dump_json
+from ._http_bare import Head, bare_head, httpx_errors, httpx_response, no_proxies, timeouts
+from ._http_cassette import routing_installed
 from ._http_connection import Reply, request_head
-from ._http_pool import POOL_ENV, PoolTransport, fast_path_client
+from ._http_pool import MAX_CONNECTIONS, POOL_ENV, StackPool, check_pool_name
 from ._import import import_litellm
 from ._model import LLMConnection, LLMRequest
 from ._openai_body import cached_body, dumps, own_body, remember
 from ._openai_response import own_response
+
+if TYPE_CHECKING:
+    import httpx
 
 ROUTE_KEY_ENV = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
 """Routes the fast path serves, with the environment variable litellm reads the key from."""
@@ -48,6 +50,7 @@ FAST_PARAMS = frozenset({"temperature", "seed", "max_tokens", "max_completion_to
 extra_body, …) sends the call down the litellm path."""
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, StackPool | None] = weakref.WeakKeyDictionary()
 
 
 LITELLM_ERRORS = {400: "BadRequestError: ", 401: "AuthenticationError: AuthenticationError: ",
@@ -93,14 +96,31 @@ def builds_without_litellm(request: LLMRequest, connection: LLMConnection) -> bo
 
 def _client() -> httpx.AsyncClient:
     """One client per event loop (a pool is bound to the loop that uses it), over `PoolTransport`: its cost per
-    request does not grow with the connections open, one a simulation in flight. `SHIFTBOX_HTTP_POOL=httpx`
-    (read when a loop's client is made) takes httpx's own pool instead, as before it."""
+    request does not grow with the connections open, one a simulation in flight; over the loop's `_bare_pool` when
+    it has one. `SHIFTBOX_HTTP_POOL=httpx` (read when a loop's client or pool is made) takes httpx's own pool
+    instead, as before it."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = fast_path_client(os.environ.get(POOL_ENV, "stack"))
+        from ._http_client import fast_path_client
+
+        client = fast_path_client(os.environ.get(POOL_ENV, "stack"), _pools.get(loop))
         _clients[loop] = client
     return client
+
+
+def _bare_pool() -> StackPool | None:
+    """The loop's pool to post into without httpx's client (made with the loop's first request), or None when every
+    request takes the client: once it is made (an answer needed httpx's response, a cookie), with a proxy in the
+    environment, or with `SHIFTBOX_HTTP_POOL=httpx`."""
+    loop = asyncio.get_running_loop()
+    if loop in _clients:
+        return None
+    if loop not in _pools:
+        pool = os.environ.get(POOL_ENV, "stack")
+        check_pool_name(pool)
+        _pools[loop] = StackPool(MAX_CONNECTIONS, MAX_CONNECTIONS) if pool == "stack" and no_proxies() else None
+    return _pools[loop]
 
 
 @functools.lru_cache(maxsize=256)
@@ -173,16 +193,7 @@ def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
                                                           optional_params={}, litellm_params={})
 
 
-class _Direct(NamedTuple):
-    """What posting straight into the pool needs: the origin, and the request head as `_post`'s request would be
-    sent, split around its Content-Length value."""
-
-    origin: httpcore.Origin
-    before: bytes
-    after: bytes
-
-
-_Parts = tuple[httpx.URL, httpx.Headers, dict[str, Any], _Direct | None]
+_Parts = tuple["httpx.URL", "httpx.Headers", dict[str, Any], Head | None]
 _prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, float], _Parts]] = weakref.WeakKeyDictionary()
 _LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made once
 
@@ -196,6 +207,11 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
     """The URL, headers and extensions `client.post` would give this call's request, merged once per client, URL,
     key and timeout (a few of each in a run) rather than on every call; with the head the pool is sent directly,
     when the client's own `PoolTransport` serves the URL (no proxy mounted for it)."""
+    import httpcore
+    import httpx
+
+    from ._http_client import PoolTransport
+
     parts = _prepared.setdefault(client, {})
     key = (url, api_key, timeout_s)
     if key not in parts:
@@ -212,28 +228,29 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
             before, after = head.split(_LENGTH)
             origin = httpcore.URL(scheme=target.raw_scheme, host=target.raw_host, port=target.port,
                                   target=target.raw_path).origin  # as httpx's transport addresses the pool
-            direct = _Direct(origin, before, after)
-        parts[key] = (target, headers, {"timeout": httpx.Timeout(timeout_s).as_dict()}, direct)
+            direct = Head(origin, before, after)  # httpcore.Origin: the same three fields
+        parts[key] = (target, headers, {"timeout": timeouts(timeout_s)}, direct)
     return parts[key]
-
-
-_HTTPX_TRANSPORT_FILE = httpx_transports.__file__
 
 
 def _unwrapped(transport: httpx.AsyncBaseTransport) -> bool:
     """Whether the transport's `handle_async_request` is httpx's own: an HTTP cassette (`_http_cassette`, vcrpy)
     wraps it to see every request, so then each request goes through it."""
+    from httpx._transports import default as httpx_transports
+
     code = getattr(type(transport).handle_async_request, "__code__", None)
-    return code is not None and code.co_filename == _HTTPX_TRANSPORT_FILE and code.co_name == "handle_async_request"
+    return (code is not None and code.co_filename == httpx_transports.__file__
+            and code.co_name == "handle_async_request")
 
 
 class _Received:
     """A response read whole straight from the pool, made into httpx's `Response` (with the request `_post` would
-    have sent) only where one is needed: an error, a body to decode, a cookie, litellm's conversion."""
+    have sent, whose parts `parts` gives) only where one is needed: an error, a body to decode, a cookie, litellm's
+    conversion."""
 
     __slots__ = ("_response", "content", "parts", "reply")
 
-    def __init__(self, reply: Reply, parts: _Parts, content: bytes):
+    def __init__(self, reply: Reply, parts: Callable[[], _Parts], content: bytes):
         self.reply, self.parts, self.content = reply, parts, content
         self._response: httpx.Response | None = None
 
@@ -244,13 +261,11 @@ class _Received:
 
     def response(self) -> httpx.Response:
         if self._response is None:
-            target, headers, extensions, _ = self.parts
+            import httpx
+
+            target, headers, extensions, _ = self.parts()
             request = httpx.Request("POST", target, headers=headers, content=self.content, extensions=extensions)
-            response = httpx.Response(status_code=self.reply.status, headers=self.reply.headers,
-                                      stream=httpx.ByteStream(self.reply.body), request=request, extensions={
-                                          "http_version": self.reply.version, "reason_phrase": self.reply.reason})
-            response.read()  # decoded as httpx decodes it (Content-Encoding)
-            self._response = response
+            self._response = httpx_response(self.reply, request)
         return self._response
 
 
@@ -258,9 +273,19 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
     """`client.post` of the body, read whole, minus what the fast path never uses of httpx's client layer (its
     auth flow, redirect loop, event hooks, per-call URL and header merging), with the same bytes on the wire. With
     no proxy and no HTTP cassette in play, the request goes straight into the pool (`StackPool.exchange`: no httpx
-    request or response objects, httpcore's errors mapped as httpx's transport maps them); else to the client's
-    transport for the URL (a proxy from the environment, a cassette's wrapper, httpx's own pool). Cookies stay
-    httpx's: once a server has set one, calls go through `client.post`."""
+    request or response objects, the pool's failures raised as httpx's transport raises them): for a plain http URL
+    before the loop has an httpx client, with the head `_http_bare` writes as httpx's client would (httpx not even
+    imported); else with the one the client prepared. Otherwise to the client's transport for the URL (a proxy from
+    the environment, a cassette's wrapper, httpx's own pool). Cookies stay httpx's: once a server has set one, calls
+    go through `client.post`."""
+    pool = _bare_pool()
+    head = bare_head(b"POST", url, api_key, True) if pool is not None and not routing_installed() else None
+    if pool is not None and head is not None:
+        data = b"%s%d%s%s" % (head.before, len(content), head.after, content)
+        with httpx_errors():
+            reply = await pool.exchange(head.origin, b"POST", data, timeouts(timeout_s))
+        received = _Received(reply, lambda: _prepared_parts(_client(), url, api_key, timeout_s), content)
+        return received if not received.needs_response() else _kept_cookies(_client(), received.response())
     client = _client()
     if client.cookies:
         return await client.post(url, content=content, timeout=timeout_s, headers=_completion_headers(api_key))
@@ -269,13 +294,15 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
     transport = client._transport  # noqa: SLF001
     if direct is not None and _unwrapped(transport):
         data = b"%s%d%s%s" % (direct.before, len(content), direct.after, content)
-        with map_httpcore_exceptions():
+        with httpx_errors():
             reply = await transport._pool.exchange(direct.origin, b"POST", data, extensions["timeout"])  # type: ignore[attr-defined]  # noqa: SLF001
-        received = _Received(reply, parts, content)
+        received = _Received(reply, lambda: parts, content)
         if not received.needs_response():
             return received
         response = received.response()
     else:
+        import httpx
+
         request = httpx.Request("POST", target, headers=headers, content=content, extensions=extensions)
         response = await client._transport_for_url(target).handle_async_request(request)  # noqa: SLF001
         response.request = request
@@ -284,6 +311,11 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
         except BaseException:
             await response.aclose()
             raise
+    return _kept_cookies(client, response)
+
+
+def _kept_cookies(client: httpx.AsyncClient, response: httpx.Response) -> httpx.Response:
+    """The response, its cookies kept by the client (as `client.post` keeps them)."""
     if "set-cookie" in response.headers:
         client.cookies.extract_cookies(response)
     return response
@@ -296,13 +328,16 @@ async def post_completion(url: str, content: bytes, connection: LLMConnection,
     start = time.monotonic()
     try:
         got = await _post(url, content, connection.timeout_s, api_key)
-    except httpx.TimeoutException as exc:  # worded as litellm words the openai SDK's timeout
-        taken = round(time.monotonic() - start, 2)
-        raise ProviderHTTPError(408, "APITimeoutError - Request timed out. Error_str: Request timed out. - "
-                                     f"timeout value={connection.timeout_s}, time taken={taken} seconds",
-                                name="Timeout: ") from exc
-    except httpx.TransportError as exc:
-        raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc
+    except Exception as exc:
+        failure = _transport_failure(exc)
+        if failure == "timeout":  # worded as litellm words the openai SDK's timeout
+            taken = round(time.monotonic() - start, 2)
+            raise ProviderHTTPError(408, "APITimeoutError - Request timed out. Error_str: Request timed out. - "
+                                         f"timeout value={connection.timeout_s}, time taken={taken} seconds",
+                                    name="Timeout: ") from exc
+        if failure == "connection":
+            raise ProviderHTTPError(500, "OpenAIException - Connection error.") from exc
+        raise
     if isinstance(got, _Received):  # a success read straight from the pool: its JSON as `response.json()` reads it
         try:
             data = json.loads(got.reply.body)
@@ -335,6 +370,17 @@ async def call_openai_http(request: LLMRequest, connection: LLMConnection, route
     url = _completions_url(provider, model, (connection.api_base or "").rstrip("/"), api_key)
     response, data = await post_completion(url, content, connection, api_key)
     return own_response(data) or converted_by_litellm(provider, model, response(), data)
+
+
+def _transport_failure(exc: Exception) -> str | None:
+    """"timeout" for httpx's timeouts, "connection" for its other transport errors, else None (httpx not imported:
+    not one of its errors)."""
+    httpx = sys.modules.get("httpx")
+    if httpx is None:
+        return None
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    return "connection" if isinstance(exc, httpx.TransportError) else None
 
 
 def converted_by_litellm(provider: str, model: str, response: httpx.Response, data: dict[str, Any]) -> dict[str, Any]:

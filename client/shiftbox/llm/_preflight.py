@@ -17,10 +17,9 @@ import asyncio
 import concurrent.futures
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from .._text import clip
 from ..errors import InfrastructureError, LLMUnavailable
@@ -32,12 +31,16 @@ from ._credentials import (
     provider,
     provider_message,
 )
-from ._http_pool import shared_ssl_context
+from ._http_bare import bare_get, httpx_response
+from ._http_connection import HTTPFailure, TimeoutFailure
 from ._import import import_litellm
 from ._litellm import call_litellm
 from ._model import LLMConnection, LLMRequest, Role
 from ._openai_http import builds_without_litellm, error_text
 from ._retries import BRIEF_CHARS, cause_of
+
+if TYPE_CHECKING:
+    import httpx
 
 PREFLIGHT_TIMEOUT_S = 10.0
 """Longest wait for one endpoint's answer before the run is refused as unreachable."""
@@ -104,17 +107,36 @@ class LLMEndpoint(Endpoint):
                                             timeout_s=timeout_s))
 
     async def _list_models(self, base: str, api_key: str, timeout_s: float) -> int:
-        """`GET <base>/models`: its status; a refused key (401) raises, and so does an endpoint nobody serves."""
+        """`GET <base>/models`: its status; a refused key (401) raises, and so does an endpoint nobody serves. Sent
+        without httpx where `bare_get` can (a plain http endpoint, no proxy); after a failure other than a timeout,
+        httpx's client asks again, so what the error says is what it always said."""
+        url = f"{base.rstrip('/')}/models"
+        try:
+            reply = await bare_get(url, api_key, timeout_s)
+        except TimeoutFailure:
+            raise self._unreachable(f"no answer within {timeout_s:g} s") from None
+        except HTTPFailure:
+            reply = None
+        if reply is not None:
+            return self._listed(reply.status, lambda: httpx_response(reply))
+        import httpx
+
+        from ._http_client import shared_ssl_context
+
         try:
             async with httpx.AsyncClient(timeout=timeout_s, verify=shared_ssl_context()) as client:
-                response = await client.get(f"{base.rstrip('/')}/models", headers={"Authorization": f"Bearer {api_key}"})
+                response = await client.get(url, headers={"Authorization": f"Bearer {api_key}"})
         except httpx.TimeoutException:
             raise self._unreachable(f"no answer within {timeout_s:g} s") from None
         except httpx.TransportError as exc:
             raise self._unreachable(provider_message(repr(exc))) from None
-        if response.status_code == 401:
-            raise self._auth(provider_message(error_text(response) or f"HTTP {response.status_code}"))
-        return response.status_code
+        return self._listed(response.status_code, lambda: response)
+
+    def _listed(self, status: int, response: Callable[[], httpx.Response]) -> int:
+        """The listing's status; a refused key (401) raises, with the error the response (made now) gives."""
+        if status == 401:
+            raise self._auth(provider_message(error_text(response()) or f"HTTP {status}"))
+        return status
 
     async def _one_token(self, connection: LLMConnection) -> None:
         """A 1-token completion, around the boundary (never recorded, no gate); litellm, when the call needs it,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -40,14 +40,9 @@ from ._model import (
     ToolCallSpec,
     UserScenario,
 )
-from ._reference_format import (
-    REFERENCE_LIST,
-    RefCriteria,
-    RefDescription,
-    RefGoalShifts,
-    RefInitialState,
-    RefTask,
-)
+
+if TYPE_CHECKING:  # the reference's format loads when a reference file is read (a native run never needs it)
+    from ._reference_format import RefCriteria, RefInitialState, RefTask
 
 REFERENCE_SNAPSHOTS = {"banking": "banking/acb-v1", "retail": "retail/acb-v1", "airline": "airline/v1"}
 """Snapshot the reference task ids refer to. The airline database is not available upstream; the native
@@ -70,6 +65,8 @@ def is_reference_file(task_file: TaskFile) -> bool:
 
 def tau2_format_ids(raw: Any) -> list[str]:
     """Ids of the tasks whose gold is tau2's ordered `actions` (not AgentChangeBench `action_sets`)."""
+    from ._reference_format import REFERENCE_LIST
+
     return [r.id for r in REFERENCE_LIST.validate_python(raw)
             if r.evaluation_criteria is not None and r.evaluation_criteria.actions is not None
             and not r.evaluation_criteria.action_sets]
@@ -100,6 +97,8 @@ def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
     notes), or gets no goals and `required_shifts` 0 (`"none"`: the reference's own defaults, an empty goal
     sequence and max(0, len(goals) - 1) shifts, for reading its results files).
     """
+    from ._reference_format import REFERENCE_LIST
+
     try:
         refs = REFERENCE_LIST.validate_python(raw)
     except ValidationError as exc:
@@ -202,6 +201,8 @@ def _initial_state(ref: RefInitialState | None) -> InitialState:
 
 def _task(ref: RefTask, domain: str, goal_tools: Mapping[str, tuple[str, ...]], read_only: set[str],
           goals_when_missing: Literal["single", "none"]) -> Task:
+    from ._reference_format import RefCriteria, RefDescription, RefGoalShifts
+
     criteria = ref.evaluation_criteria or RefCriteria()
     sets = _action_sets(criteria)
     shifts = ref.user_scenario.goal_shifts

@@ -3,13 +3,12 @@ sets `tau2` (tau2-bench's airline tools as tau2 serves them) and `agentchangeben
 
 from pathlib import Path
 
-from shiftbox_servers.kit import Domain, deferred
+from shiftbox_servers.kit import DeferredToolSets, Domain, deferred
 
 from ._anchors import SEARCH_RULES
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
-from ._tau2 import acb_tools, tau2_tools
 from ._tools import tools
 
 GOAL_TOOLS: dict[str, tuple[str, ...]] = {
@@ -86,6 +85,11 @@ GENERIC_TERMS = ("flight", "reservation", "booking", "trip", "ticket", "change",
 build_native = deferred(f"{__name__}._builder", "build_native")
 import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
 
+_TOOLSETS = DeferredToolSets({"tau2": (f"{__name__}._tau2", "tau2_tools"),
+                              "agentchangebench": (f"{__name__}._tau2", "acb_tools")})
+"""The tool sets beside the default, each loaded when asked for."""
+__getattr__ = _TOOLSETS.exports(__name__)
+
 DOMAIN = Domain(
     name="airline",
     tools=tools,
@@ -99,7 +103,7 @@ DOMAIN = Domain(
     importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
     dependency_graph=DEPENDENCIES,
-    toolsets={"tau2": tau2_tools, "agentchangebench": acb_tools},
+    toolsets=_TOOLSETS,
 )
 
 __all__ = [

@@ -3,12 +3,11 @@ AgentChangeBench tool set (`--toolset agentchangebench`): the reference's 21 too
 
 from pathlib import Path
 
-from shiftbox_servers.kit import Domain, deferred
+from shiftbox_servers.kit import DeferredToolSets, Domain, deferred
 
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._phone import normalize_phone
-from ._reference import reference_tools
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
 from ._tools import parity_tools, tools
 
@@ -94,6 +93,10 @@ GENERIC_TERMS = ("account", "customer", "bank", "money", "request", "details", "
 build_native = deferred(f"{__name__}._builder", "build_native")
 import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
 
+_TOOLSETS = DeferredToolSets({"agentchangebench": (f"{__name__}._reference", "reference_tools")})
+"""The tool sets beside the default, each loaded when asked for."""
+__getattr__ = _TOOLSETS.exports(__name__)
+
 DOMAIN = Domain(
     name="banking",
     tools=tools,
@@ -107,7 +110,7 @@ DOMAIN = Domain(
     snapshot_version=SNAPSHOT_VERSION,
     build_snapshot=build_native,
     importers={"agentchangebench": import_agentchangebench},
-    toolsets={"agentchangebench": reference_tools},
+    toolsets=_TOOLSETS,
 )
 
 __all__ = [

@@ -25,10 +25,12 @@ from ._cross import (
 from ._direct import DirectSession
 from ._domain import (
     DEFAULT_TOOLSET,
+    DeferredToolSets,
     Domain,
     deferred,
     domain_names,
     get_domain,
+    installed_entry_points,
     registered_domains,
     snapshots_root,
     task_domains,
@@ -128,6 +130,7 @@ from ._transfer import (
 from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, round_money, text
 
 __all__ = [
+    "DeferredToolSets", "installed_entry_points",
     "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
     "loads_json", "read_input_text",
     "EPISODE_SCOPE_KEY",

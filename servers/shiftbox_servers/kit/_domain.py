@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,42 @@ class Domain:
         return self.toolsets[name]
 
 
+class DeferredToolSets(Mapping[str, ToolSet]):
+    """A domain's tool sets beside the default, each named now and imported (`module.attribute`) when first asked
+    for: a run of the default tools never loads the reference's (tens of ms of start-up)."""
+
+    def __init__(self, where: Mapping[str, tuple[str, str]]):
+        self._where = dict(where)
+        self._loaded: dict[str, ToolSet] = {}
+
+    def __getitem__(self, name: str) -> ToolSet:
+        if name not in self._loaded:
+            module, attribute = self._where[name]
+            self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return DeferredToolSets, (self._where,)
+
+    def exports(self, package: str) -> Callable[[str], ToolSet]:
+        """The domain package's module `__getattr__`: the names its modules give these tool sets
+        (`reference_tools`) load them as asking the domain does."""
+        by_name = {attribute: name for name, (_, attribute) in self._where.items()}
+
+        def exported(attribute: str) -> ToolSet:
+            if attribute not in by_name:
+                raise AttributeError(f"module {package!r} has no attribute {attribute!r}")
+            return self[by_name[attribute]]
+
+        return exported
+
+
 def deferred(module: str, function: str) -> Callable[..., Any]:
     """`module.function`, imported at its first call: a domain names its snapshot builder and importers
     without loading them (and what they import) each time the domain is loaded."""
@@ -119,15 +156,29 @@ def snapshots_root() -> Path:
     return Path(data) / "shiftbox" / "snapshots"
 
 
+@functools.lru_cache(maxsize=8)
+def _scanned(path: tuple[str, ...]) -> Any:
+    """Every installed entry point, as one `sys.path` finds them."""
+    return entry_points()
+
+
+def installed_entry_points(group: str, name: str | None = None) -> EntryPoints:
+    """The installed entry points of `group` (only those named `name`, when given), from one scan of the installed
+    distributions a process, made again when `sys.path` changes: a scan reads every distribution's metadata (about
+    6 ms), and a run looks up its domain, its agent's kind and its user's kind."""
+    found = _scanned(tuple(sys.path))
+    return found.select(group=group) if name is None else found.select(group=group, name=name)
+
+
 def domain_names() -> list[str]:
     """Names of the installed domains, without importing them."""
-    return sorted({ep.name for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP)})
+    return sorted({ep.name for ep in installed_entry_points(DOMAIN_ENTRY_POINT_GROUP)})
 
 
 def registered_domains() -> dict[str, Domain]:
     """Every domain installed (entry point group `shiftbox.domains`), by name."""
     found: dict[str, Domain] = {}
-    for ep in sorted(entry_points(group=DOMAIN_ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in sorted(installed_entry_points(DOMAIN_ENTRY_POINT_GROUP), key=lambda e: e.name):
         domain = ep.load()
         found[domain.name] = domain
     return found
@@ -145,7 +196,7 @@ def get_domain(name: str) -> Domain:
     commas ("banking,airline") give their cross-domain view (`cross_domain`)."""
     if is_cross_domain(name):
         return cross_domain(domain_list(name))
-    for ep in entry_points(group=DOMAIN_ENTRY_POINT_GROUP, name=name):
+    for ep in installed_entry_points(DOMAIN_ENTRY_POINT_GROUP, name):
         return ep.load()
     known = ", ".join(domain_names())
     raise KeyError(f"unknown domain {name!r}; installed domains: {known or 'none'}")

@@ -3,12 +3,11 @@
 
 from pathlib import Path
 
-from shiftbox_servers.kit import Domain, deferred
+from shiftbox_servers.kit import DeferredToolSets, Domain, deferred
 
 from ._graph import DEPENDENCIES
 from ._missions import MISSIONS
 from ._schema import CLOCK_START, SCHEMA, SCHEMA_VERSION, SNAPSHOT_VERSION, new_database
-from ._tau2 import acb_tools, tau2_tools
 from ._tools import tools
 
 _AUTH = ("find_user_id_by_email", "find_user_id_by_name_zip")
@@ -96,6 +95,11 @@ build_native = deferred(f"{__name__}._builder", "build_native")
 import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchangebench")
 check_payments_balance = deferred(f"{__name__}._builder", "check_payments_balance")
 
+_TOOLSETS = DeferredToolSets({"tau2": (f"{__name__}._tau2", "tau2_tools"),
+                              "agentchangebench": (f"{__name__}._tau2", "acb_tools")})
+"""The tool sets beside the default, each loaded when asked for."""
+__getattr__ = _TOOLSETS.exports(__name__)
+
 DOMAIN = Domain(
     name="retail",
     tools=tools,
@@ -109,7 +113,7 @@ DOMAIN = Domain(
     importers={"agentchangebench": import_agentchangebench},
     missions=MISSIONS,
     dependency_graph=DEPENDENCIES,
-    toolsets={"tau2": tau2_tools, "agentchangebench": acb_tools},
+    toolsets=_TOOLSETS,
 )
 
 __all__ = [

@@ -1,6 +1,8 @@
 """`shiftbox run`'s start-up: up to its first LLM request, a fast-path run loads only what that request needs (its
 own command, not the other commands' libraries; no metrics, reports or comparisons, which load once the run has
-ended), loads the SSL certificates once and never parses litellm's price map for a model it does not hold. Checked in
+ended; no httpx for a plain-http endpoint, no tool set but the one it serves), loads no SSL certificates for a
+plain-http endpoint, scans the installed entry points once and never parses litellm's price map for a model it does
+not hold. Checked in
 the program itself (a subprocess stopped at its first completion request), so a saving cannot silently go."""
 
 from __future__ import annotations
@@ -17,8 +19,13 @@ from shiftbox.testing.fake_openai import FakeOpenAI
 from tests.client.llm.test_llm_without_litellm import REPO, TASK_FILE, run_args
 
 PROBE = """
-import json, os, socket, ssl, sys
-certificate_loads = []
+import importlib.metadata, json, os, socket, ssl, sys
+certificate_loads, scans = [], []
+scan = importlib.metadata.entry_points
+def counted_scan(**selection):
+    scans.append(sys._getframe(1).f_globals["__name__"])
+    return scan(**selection)
+importlib.metadata.entry_points = counted_scan
 load_verify_locations = ssl.SSLContext.load_verify_locations
 def counted(self, *args, **kwargs):
     certificate_loads.append(1)
@@ -30,6 +37,7 @@ def first_request(self, data, *args):
         from shiftbox.llm._prices import local_price_map
         with open(os.environ["SHIFTBOX_TEST_REPORT"], "w") as report:
             json.dump({"modules": sorted(sys.modules), "certificate_loads": len(certificate_loads),
+                       "entry_point_scans": scans,
                        "price_map_parsed": local_price_map.cache_info().currsize > 0}, report)
         os._exit(0)
     return send(self, data, *args)
@@ -45,16 +53,19 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai", "mcp", "mcp_types.methods")
+                "shiftbox.cli.snapshots", "litellm", "openai", "mcp", "mcp_types.methods",
+                "shiftbox_servers.banking._reference", "httpx", "httpcore", "shiftbox.tasks._reference_format")
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up; `mcp`, the MCP
 SDK, whose `__init__` imports its client and server with starlette, uvicorn, cryptography and opentelemetry: the
 in-process world calls the kit directly, and only the protocol's models, `mcp_types`, are loaded; of those, the
-per-version models a result is shaped with, `mcp_types.methods`, load with the first tool result)."""
+per-version models a result is shaped with, `mcp_types.methods`, load with the first tool result; the domain's
+AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
+reference task file; httpx only once a request needs its client: https, a proxy, a cookie, an error reply)."""
 
-LIBRARIES = ("mcp_types", "typer", "rich.progress", "httpx", "httpcore", "httptools", "jsonschema_rs", "sniffio")
-"""What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`httpx`'s
-imports rich, pygments and click; `sniffio`, which httpcore imports on its first async use): no narrower import of
-theirs loads less, so this is the floor."""
+LIBRARIES = ("mcp_types", "anyio", "sniffio", "typer", "rich.progress", "httptools", "jsonschema_rs")
+"""What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`sniffio`,
+which anyio imports when it first asks which event loop runs): no narrower import of theirs loads less, so this is
+the floor."""
 
 
 def first_request_report(tmp_path: Path) -> dict:
@@ -87,9 +98,12 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     seen = first_request_report(tmp_path)
     modules = set(seen["modules"])
     assert {"shiftbox.cli.run", "shiftbox.runs._evaluate", "shiftbox.world"} <= modules  # the probe saw a real run
-    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "litellm", "openai", "mcp", "mcp_types")
+    loaded = sorted(m for m in modules if m.split(".")[0] in ("shiftbox", "shiftbox_servers", "litellm", "openai",
+                                                             "mcp", "mcp_types", "httpx", "httpcore")
                     and any(m == name or m.startswith(name + ".") for name in LOADED_LATER))
     assert loaded == []
     assert sorted(third_party(seen["modules"]) - libraries_floor()) == []  # no third-party package of its own
-    assert seen["certificate_loads"] == 1  # one SSL context, shared by the preflight and the fast path
+    assert seen["certificate_loads"] == 0  # a plain-http endpoint: no SSL context (the preflight's GET included)
     assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
+    # the domain, the agent's and the user's kinds found in one scan (pydantic's own for its plug-ins aside)
+    assert [m for m in seen["entry_point_scans"] if m.startswith("shiftbox")] == ["shiftbox_servers.kit._domain"]

@@ -16,7 +16,8 @@ import pytest
 
 from shiftbox.llm import LLMConnection
 from shiftbox.llm import _openai_http as fast_http
-from shiftbox.llm._http_pool import POOL_ENV, PoolTransport
+from shiftbox.llm._http_client import PoolTransport
+from shiftbox.llm._http_pool import POOL_ENV
 from shiftbox.llm._openai_http import ProviderHTTPError, post_completion
 from shiftbox.testing import Reply, fake_openai
 
@@ -238,17 +239,20 @@ async def test_256_completions_in_flight_at_once_all_get_their_own_answer():
 
 @contextlib.asynccontextmanager
 async def fresh_fast_path_client() -> AsyncIterator[None]:
-    """The fast path makes this loop's client anew in the block (reading the environment), closed after."""
+    """The fast path makes this loop's client and pool anew in the block (reading the environment), closed after."""
     loop = asyncio.get_running_loop()
-    previous = fast_http._clients.pop(loop, None)
+    previous = fast_http._clients.pop(loop, None), fast_http._pools.pop(loop, None)
     try:
         yield
     finally:
-        made = fast_http._clients.pop(loop, None)
-        if made is not None:
-            await made.aclose()
-        if previous is not None:
-            fast_http._clients[loop] = previous
+        made = fast_http._clients.pop(loop, None), fast_http._pools.pop(loop, None)
+        if made[0] is not None:
+            await made[0].aclose()
+        if made[1] is not None:
+            await made[1].aclose()
+        for kept, previous_one in zip((fast_http._clients, fast_http._pools), previous, strict=True):
+            if previous_one is not None:
+                kept[loop] = previous_one
 
 
 async def test_a_proxy_from_the_environment_still_carries_the_requests(monkeypatch):

@@ -180,3 +180,11 @@ def test_shiftbox_server_takes_a_toolset_option():
     args = build_parser().parse_args(["banking", "--toolset", "agentchangebench"])
     assert args.toolset == "agentchangebench"
     assert build_parser().parse_args(["banking"]).toolset == "default"
+
+
+def test_the_package_name_of_the_reference_tool_set_is_the_one_the_domain_serves():
+    from shiftbox_servers import banking
+
+    assert banking.reference_tools is DOMAIN.toolset("agentchangebench") is DOMAIN.toolsets["agentchangebench"]
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        banking.nothing_here  # noqa: B018
