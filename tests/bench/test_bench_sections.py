@@ -6,6 +6,9 @@ issue 34's targets with the current columns. Figures are never asserted: they ar
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import anyio
@@ -149,3 +152,15 @@ def test_a_run_without_a_section_names_its_missing_targets(stood_in):
     assert run.missing_targets(without_c256)[:2] == [
         "CPU per completion <= 1.5x raw httpx (whole process: fast path (httpx), concurrency 256,)",
         "concurrency 256 no slower than 8"]
+
+
+def test_the_attack_rounds_on_http_episodes_run_at_smoke_sizes(tmp_path):
+    """`make attacks`' fuzz and load rounds drive their episodes with http_load's client: a change of that client
+    must not leave them broken (they reported "the round itself broke" when its signature changed)."""
+    done = subprocess.run([sys.executable, str(BENCH / "attacks.py"), "--only", "fuzz", "load", "--fuzz", "10",
+                           "--episodes", "3", "--rounds", "1", "--budget", "120"], capture_output=True, text=True,
+                          timeout=150, cwd=REPO, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                                                      "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    fuzz, load = (line for line in done.stdout.splitlines() if line.startswith(("fuzz:", "load:")))
+    assert "crashes=0" in fuzz and fuzz.endswith("-> ok") and "lost_writes=0" in load and load.endswith("-> ok")
