@@ -56,6 +56,14 @@ from shiftbox_servers.kit import get_domain, http_server_process, task_domains  
 
 DOMAINS = task_domains()
 CUSTOMER = "cust_0001"  # a banking customer of the default snapshot
+SESSION_VERSION = "2025-06-18"
+"""The protocol the fuzz and load rounds' episodes speak: an initialize handshake and a session, so their raw
+tools/call need no per-request `_meta` (the bad-ids round covers 2026-07-28)."""
+
+
+def session(port: int, name: str) -> Episode:
+    """An episode of shiftbox's server by its name (the URL names it), speaking SESSION_VERSION."""
+    return Episode(port, f"/episodes/{name}/mcp", SESSION_VERSION)
 SHIFTBOX = [sys.executable, "-m", "shiftbox.cli"]
 
 
@@ -143,7 +151,7 @@ async def fuzz_lane(port: int, name: str, cases: list[tuple[str, dict]], tally: 
     from shiftbox_servers.kit import result_error
     from tests.servers.kit.test_fuzz_arguments import KINDS
 
-    episode, opened = Episode(port, name), 0
+    episode, opened = session(port, name), 0
     await episode.open()
     for tool, arguments in cases:
         what = f"{tool}({json.dumps(arguments)[:200]})"
@@ -157,7 +165,7 @@ async def fuzz_lane(port: int, name: str, cases: list[tuple[str, dict]], tally: 
             tally["crashes"] += 1
             round_.fail(f"{what}: no answer ({one_line(exc)})")
             opened += 1
-            episode = Episode(port, f"{name}-{opened}")
+            episode = session(port, f"{name}-{opened}")
             await episode.open()
             continue
         tally["calls"] += 1
@@ -228,7 +236,7 @@ class EpisodeLoad:
 
 async def load_episode(port: int, index: int, rounds: int) -> EpisodeLoad:
     seen = EpisodeLoad(index)
-    episode = Episode(port, f"load-{index}")
+    episode = session(port, f"load-{index}")
     await episode.open()
     seen.requests += 2
 

@@ -641,12 +641,15 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
     return row
 
 
+CONCURRENCIES = (8, 1, 64, 256)
+"""The fast path's concurrencies; the first is the base the litellm path, workers and replay run at, and the
+higher ones' throughput is compared with."""
 SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
 """The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
 --workers 1 and 2, replay of the fast path's simulations (tools re-executed, and from the transcripts)."""
 
 
-async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = (8, 1, 64, 256),
+async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = CONCURRENCIES,
                                rounds: int = ROUNDS, worker_simulations: int = 200, quick: bool = False,
                                script: str | None = None, profile_simulations: int = 0,
                                only: tuple[str, ...] = SIDES) -> tuple[list[dict], dict]:
