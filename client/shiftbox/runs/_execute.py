@@ -60,6 +60,9 @@ async def execute_run(
     writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE, sync_each=job.hooks.sync_each_trajectory)
 
     async def write(trajectory: Trajectory) -> None:
+        # A run that is stopping (another simulation's write failed, an interrupt) writes nothing more: its
+        # cancellation arrives here even for a simulation that never waited (scripted roles, in-process servers).
+        await anyio.lowlevel.checkpoint()
         await writer.append(trajectory)
         results.append(trajectory)
         on_done(trajectory)
