@@ -272,8 +272,19 @@ def _server_target(domain: Domain, snapshot: Snapshot, mode: ServerMode, options
             command=sys.executable,
             args=["-m", "shiftbox_servers", domain.name, "--snapshot", str(snapshot.directory),
                   "--max-episodes", "100000", *options.args()],
-        ))
+        ), errlog=server_errlog())
     raise ValueError(mode)
+
+
+def server_errlog() -> Any:
+    """Where a server process's stderr goes: this process's `sys.stderr` when it is a file (the child needs its
+    descriptor), else the process's own stderr (`sys.__stderr__`: under a test runner's or a notebook's stream).
+    Named here because the SDK's default binds `sys.stderr` as it is when the SDK is imported, which is now late."""
+    try:
+        sys.stderr.fileno()
+        return sys.stderr
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return sys.__stderr__
 
 
 @contextlib.asynccontextmanager
