@@ -8,10 +8,12 @@ tasks, add their counts) and the paired differences of `shiftbox compare`.
 
 from __future__ import annotations
 
+import operator
 import random
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 
 from ._catalog import Counts, figures, pass_counts, simulation_counts
 from ._model import Interval, SimulationMetrics
@@ -77,16 +79,31 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
     `shiftbox compare`), so a paired resample draws the same tasks for both.
     """
     out = []
+    columns = [shared_keys([task[j] for task in per_task]) for j in range(len(per_task[0]))] if per_task else []
+    values = [[tuple(task[j].values()) for task in per_task] for j in range(len(columns))]
     for drawn in picks if picks is not None else resample_picks(len(per_task)):
         series = []
-        for j in range(len(per_task[0])):
-            summed: Counts = Counter()
-            for i, times in drawn.items():
-                for key, value in per_task[i][j].items():
-                    summed[key] += value * times
+        for j, keys in enumerate(columns):
+            if keys is None:
+                summed: Counts = Counter()
+                for i, times in drawn.items():
+                    for key, value in per_task[i][j].items():
+                        summed[key] += value * times
+            else:  # the same additions, in the same order, a row of values at a time
+                row = [0] * len(keys)
+                for i, times in drawn.items():
+                    row = list(map(operator.add, row, map(operator.mul, values[j][i], repeat(times))))
+                summed = Counter(dict(zip(keys, row, strict=True)))
             series.append(summed)
         out.append(series)
     return out
+
+
+def shared_keys(counts: Sequence[Counts]) -> tuple[str, ...] | None:
+    """The keys every one of `counts` has, in one order (what lets `resampled_totals` add them as rows); None where
+    they differ."""
+    keys = tuple(counts[0]) if counts else None
+    return keys if all(tuple(c) == keys for c in counts) else None
 
 
 def bootstrap_intervals(per_task: Mapping[str, Counts], ks: Iterable[int]) -> dict[str, Interval]:

@@ -101,9 +101,13 @@ async def run_evaluation_async(
     hooks: RunHooks | None = None
     if plan.record is not None:
         hooks = RecordHooks(plan.record, plan.llm_cassettes)
-    await execute_run(plan.config, plan.tasks, plan.out, plan.options, make_agent=plan.make_agent,
-                      make_user=plan.make_user, finished=finished, on_start=started, on_done=on_done, hooks=hooks)
-    result = RunResult(plan.out, read_trajectories(plan.out), len(finished), rerun=len(rerun))
+    written = plan.out / TRAJECTORIES_FILE
+    earlier = written.exists() and written.stat().st_size > 0
+    new = await execute_run(plan.config, plan.tasks, plan.out, plan.options, make_agent=plan.make_agent,
+                            make_user=plan.make_user, finished=finished, on_start=started, on_done=on_done,
+                            hooks=hooks)
+    # the file holds what was there before (read back) and then the new trajectories, in the order written
+    result = RunResult(plan.out, read_trajectories(plan.out) if earlier else new, len(finished), rerun=len(rerun))
     if plan.record is not None:  # a fixture of failures would replay them as if they were the agent's results
         failed = result.not_the_agents_fault + result.agent_program_failures
         if failed:

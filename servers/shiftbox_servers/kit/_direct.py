@@ -64,7 +64,7 @@ class DirectSession:
         try:
             checked = server.check_arguments(params)
             if isinstance(checked, CallToolResult):
-                wire = server.wire_result(self.version, checked)
+                wire = server.wire_result(self.version, checked, surface=False)
             else:
                 wire = server.direct_call(params, self.version, episode_id, checked)
                 if wire is None:
@@ -92,7 +92,7 @@ class DirectSession:
             current_episode_id.reset(token)
         server.after_read(episode_id, params)
         read = ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)])
-        wire = server.wire_result(self.version, read, method="resources/read")
+        wire = server.wire_result(self.version, read, method="resources/read", surface=False)
         return ReadResourceResult.model_validate(wire)
 
     def _episode(self, params: dict[str, Any]) -> str:
@@ -114,7 +114,7 @@ class DirectSession:
             raise
         except Exception as exc:  # what the SDK's tools/call handler answers for a tool's failure
             result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
-        return self.server.wire_result(self.version, result)
+        return self.server.wire_result(self.version, result, surface=False)
 
     @staticmethod
     def _error(refused: RequestRefused) -> Exception:

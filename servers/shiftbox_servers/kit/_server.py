@@ -23,7 +23,7 @@ from mcp_types import (
     TextContent,
 )
 from mcp_types import Tool as McpTool
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from ._domain import Domain
@@ -142,8 +142,8 @@ class DomainServer:
         """(version, `_meta` as JSON) of tools/call params that passed the SDK's params check (`_params_pass`)."""
         self._adapters: dict[str, tuple[Any, Any, Any]] = {}
         """Tool name -> (its metadata, output model, the SDK's validator of its results) (`_output_adapter`)."""
-        self._envelopes: dict[str, dict[str, Any] | bool] = {}
-        """Per protocol version, the wire envelope of a structured tool result (`_wire_structured`); False: the
+        self._envelopes: dict[tuple[str, bool], dict[str, Any] | bool] = {}
+        """Per protocol version and `surface` (`wire_result`), the wire envelope of a structured tool result (`_wire_structured`); False: the
         SDK's shaping did not keep the probe's content as given, so every result is shaped by `wire_result`."""
         self._checked: BaseModel | None = None
         """The middleware's strict parse of the arguments of the call `_answer_call` is answering (set just before
@@ -431,12 +431,12 @@ class DomainServer:
             return None
         output = self.outputs[name]
         return self._run_answered(name, episode_id, arguments, version, output, output.adapter,
-                                  functools.partial(checked_result, output))
+                                  functools.partial(checked_result, output), surface=False)
 
     def _run_answered(self, name: str, episode_id: str, arguments: dict[str, Any], version: str, metadata: Any,
-                      adapter: Any, convert: Callable[[Any], CallToolResult]) -> dict[str, Any]:
+                      adapter: Any, convert: Callable[[Any], CallToolResult], surface: bool = True) -> dict[str, Any]:
         """Run a parsed call and shape its result for the wire: a plain structured result by `structured_parts`,
-        any other by `convert` (the SDK's `convert_result`, or `checked_result`)."""
+        any other by `convert` (the SDK's `convert_result`, or `checked_result`); `surface`: as `wire_result`."""
         structured = None
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
@@ -447,8 +447,8 @@ class DomainServer:
             structured, result = None, CallToolResult(
                 content=[TextContent(type="text", text=f"Error executing tool {name}")], is_error=True)
         if structured is not None:
-            return self._wire_structured(version, *structured)
-        return self.wire_result(version, result)
+            return self._wire_structured(version, *structured, surface=surface)
+        return self.wire_result(version, result, surface=surface)
 
     def _output_adapter(self, name: str, metadata: Any) -> Any:
         """The SDK's validator of tool `name`'s results (`FuncMetadata._output_adapter`, kept in a private attribute
@@ -482,30 +482,35 @@ class DomainServer:
             remember(self._params_passed, key)
         return True
 
-    def _wire_structured(self, version: str, text: str, structured: Any) -> dict[str, Any]:
+    def _wire_structured(self, version: str, text: str, structured: Any, surface: bool = True) -> dict[str, Any]:
         """`wire_result` of the SDK's conversion of a structured result (`structured_parts`), without building and
         re-validating its model: the version's envelope, shaped once by `wire_result` from a probe result of the
         same shape, is filled in. Structured content the SDK's final JSON dump would change (a float that is no
-        finite number) takes `wire_result`."""
-        envelope = self._envelopes.get(version)
+        finite number) takes `wire_result`. `surface`: as `wire_result`."""
+        envelope = self._envelopes.get((version, surface))
         if envelope is None:
-            envelope = self._envelopes[version] = structured_envelope(self.wire_result(version, CallToolResult(
-                content=[TextContent(type="text", text=PROBE)], structured_content={PROBE: PROBE})))
+            envelope = self._envelopes[version, surface] = structured_envelope(self.wire_result(version, CallToolResult(
+                content=[TextContent(type="text", text=PROBE)], structured_content={PROBE: PROBE}), surface=surface))
         if envelope is False or type(structured) is not dict or not json_stable(structured):
             return self.wire_result(version, CallToolResult(content=[TextContent(type="text", text=text)],
-                                                            structured_content=structured))
+                                                            structured_content=structured), surface=surface)
         wire = dict(envelope)  # its keys in the envelope's order; the envelope's values are never changed
         wire["content"] = [{**envelope["content"][0], "text": text}]
         wire["structuredContent"] = structured
         return wire
 
-    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call") -> dict[str, Any]:
+    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call", *,
+                    surface: bool = True) -> dict[str, Any]:
         """A result (a tools/call's, or `method`'s) as the SDK's runner shapes a handler's for the wire
         (`ServerRunner._serialize`): its per-version fields, and on 2026-07-28 `resultType` and the serverInfo
-        stamp (made once here, not copied per call: the result is written out, never changed)."""
+        stamp (made once here, not copied per call: the result is written out, never changed). `surface=False`
+        (the in-process session, which parses the result into the same model again): on the latest version, whose
+        result models hold every field of the kit's results, the model's own dump, without loading the per-version
+        models (`methods`); the keys' order may differ from the wire's, the parsed result does not."""
+        data = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
-            wire = methods().serialize_server_result(
-                method, version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            wire = data if not surface and version == LATEST_PROTOCOL_VERSION else (
+                methods().serialize_server_result(method, version, data))
         except ValidationError:
             from ._binding import sdk_error
 

@@ -7,8 +7,12 @@ import json
 import pytest
 from mcp import Client
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, CallToolResult
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
 
 from shiftbox_servers.kit import DomainServer, get_domain
 from shiftbox_servers.kit._binding import without_tracing
@@ -108,8 +112,13 @@ def test_structured_results_are_shaped_as_the_sdk_shapes_them(tmp_path, version)
             got = expected if parts is None else server._wire_structured(version, *parts)
             shaped_by_the_kit += parts is not None
             assert json.dumps(got) == json.dumps(expected), (name, result)
+            if version == LATEST_PROTOCOL_VERSION:  # the in-process session's shaping: the same result once parsed
+                direct = server.wire_result(version, metadata.convert_result(result), surface=False)
+                if parts is not None:
+                    assert server._wire_structured(version, *parts, surface=False) == direct
+                assert CallToolResult.model_validate(direct) == CallToolResult.model_validate(expected)
     if SDK_KEEPS_RESULT_VALIDATOR:
-        assert shaped_by_the_kit == 6 and server._envelopes[version] is not False
+        assert shaped_by_the_kit == 6 and server._envelopes[version, True] is not False
     else:
         assert shaped_by_the_kit == 0
 

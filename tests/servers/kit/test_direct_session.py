@@ -157,7 +157,7 @@ async def test_the_direct_sessions_tool_calls_are_the_sdk_clients(domain, graph,
     corpus = recorded + json_text_calls(in_process, recorded) + error_calls(in_process)
     assert {name for _, name, _ in recorded} >= {"cancel_pending_order", "make_payment", "book_reservation"} & {
         spec.name for spec in in_process.tools}
-    compared = 0
+    compared = stamped = 0
     async with Client(over_mcp.mcp) as client, DirectSession(in_process) as direct:
         for episode, name, arguments in corpus:
             meta = None if episode is None else {EPISODE_META_KEY: episode}
@@ -165,11 +165,13 @@ async def test_the_direct_sessions_tool_calls_are_the_sdk_clients(domain, graph,
             got = await answer(direct.call_tool, name, arguments, meta=meta)
             assert got == sdk, (episode, name, arguments)
             compared += 1
+            stamped += "io.modelcontextprotocol/serverInfo" in (sdk.get("_meta") or {})
         for episode in sorted({e for e, _, _ in recorded}):
             meta = {EPISODE_META_KEY: episode, CLOSE_META_KEY: True}
             sdk = await answer(client.read_resource, STATE_DIGEST_URI, meta=meta)
             assert await answer(direct.read_resource, STATE_DIGEST_URI, meta=meta) == sdk
     assert compared == len(corpus) > 15
+    assert stamped > compared / 2  # the latest protocol's serverInfo stamp in the results is compared too
     if recorded:  # the SDK's lenient parse answered a few (a JSON text), the kit the rest
         assert 0 < len(by_sdk) < compared / 4
 
@@ -212,3 +214,36 @@ async def test_a_capacity_error_in_process_is_the_sdk_clients(tmp_path):
         got = await answer(direct.call_tool, "add_payee", arguments, meta=meta)
     assert sdk["_meta"]["shiftbox/error"]["kind"] == "capacity"
     assert got == sdk
+
+
+DIRECT_CALLS = """
+import asyncio, json, sys
+from shiftbox_servers.kit import EPISODE_META_KEY, STATE_DIGEST_URI, DirectSession, DomainServer, Snapshot, get_domain
+calls = json.loads(sys.argv[1])
+
+async def main():
+    domain = get_domain("banking")
+    async with DirectSession(DomainServer(domain, Snapshot.load(domain.default_snapshot_dir()))) as direct:
+        answers = [await direct.call_tool(name, arguments, meta={EPISODE_META_KEY: "e"}) for name, arguments in calls]
+        answers.append(await direct.read_resource(STATE_DIGEST_URI, meta={EPISODE_META_KEY: "e"}))
+    return [a.model_dump(mode="json", by_alias=True, exclude_none=True) for a in answers]
+
+answers = asyncio.run(main())
+print(json.dumps({"methods": "mcp_types.methods" in sys.modules, "answers": answers}))
+"""
+
+
+def test_the_direct_sessions_answers_need_not_the_protocols_per_version_models():
+    """In process on the latest protocol, a call's result (structured, refused, failed) and a resource read are the
+    kit's own models' dumps with the version's stamp: the per-version request and result models (`mcp_types.methods`,
+    about a quarter of a second to import) are never loaded in a run (the parity tests above check the answers)."""
+    _, recorded = recorded_calls("banking")
+    calls = [[name, arguments] for _, name, arguments in recorded[:6]] + [["no_such_tool", {}],
+                                                                            ["get_customer_by_id", {"x": 1}]]
+    done = subprocess.run([sys.executable, "-c", DIRECT_CALLS, json.dumps(calls)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert [a.get("isError", False) for a in out["answers"][-3:-1]] == [True, True]
+    assert any("structuredContent" in a for a in out["answers"][:-3])
+    assert out["methods"] is False

@@ -1,0 +1,51 @@
+"""The bootstrap's resampled totals (`resampled_totals`): each resample's counts are the drawn tasks' counts times
+the times drawn, added in the order the tasks were drawn (floats included, so every interval is the same to the last
+bit however the sums are made), keys in their first appearance's order; counts whose keys differ between tasks too."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from shiftbox.metrics._uncertainty import resample_picks, resampled_totals
+
+
+def by_hand(per_task, picks):
+    """Each resample's sums, written out: start at 0, add each drawn task's value times the times drawn, in order."""
+    out = []
+    for drawn in picks:
+        series = []
+        for j in range(len(per_task[0])):
+            summed = {}
+            for i, times in drawn.items():
+                for key, value in per_task[i][j].items():
+                    summed[key] = summed.get(key, 0) + value * times
+            series.append(summed)
+        out.append(series)
+    return out
+
+
+def test_resampled_totals_add_the_drawn_tasks_in_draw_order_to_the_last_bit():
+    # floats whose sum depends on the order they are added in (0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1)
+    per_task = [[Counter({"tsr_sum": 0.1, "calls": 3, "pass^1": 1})],
+                [Counter({"tsr_sum": 0.2, "calls": 1, "pass^1": 0})],
+                [Counter({"tsr_sum": 0.3, "calls": 0, "pass^1": 1})],
+                [Counter({"tsr_sum": 1e16, "calls": 7, "pass^1": 1})]]
+    picks = [Counter({0: 1, 1: 1, 2: 1}), Counter({2: 1, 1: 1, 0: 1}), Counter({3: 1, 0: 2, 1: 1}),
+             Counter({1: 4})] + resample_picks(4, resamples=50, seed=7)
+    got = resampled_totals(per_task, picks)
+    expected = by_hand(per_task, picks)
+    assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in expected]
+    assert got[0][0]["tsr_sum"] == (0.1 + 0.2) + 0.3 != got[1][0]["tsr_sum"] == (0.3 + 0.2) + 0.1
+    assert got[2][0] == {"tsr_sum": 1e16 + 0.2 + 0.2, "calls": 7 + 6 + 1, "pass^1": 3}
+    assert all(type(c) is Counter for s in got for c in s)
+    assert got[3][0]["missing"] == 0  # a Counter: an absent count is 0
+
+
+def test_tasks_with_different_keys_and_paired_series():
+    per_task = [[Counter({"a": 1.5, "b": 2}), Counter({"a": 1})],
+                [Counter({"b": 1, "c": 0.25}), Counter({"a": 2})],
+                [Counter({"a": 0.5}), Counter({"a": 3})]]
+    picks = [Counter({1: 2, 0: 1}), Counter({2: 3}), Counter({0: 1, 1: 1, 2: 1})]
+    got = resampled_totals(per_task, picks)
+    assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(per_task, picks)]
+    assert got[0] == [{"b": 2 + 2, "c": 0.5, "a": 1.5}, {"a": 4 + 1}]
