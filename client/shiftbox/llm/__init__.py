@@ -32,10 +32,11 @@ from ._http_cassette import HttpCassette, http_cassette_file
 from ._import import import_litellm, set_litellm_environment
 from ._litellm import price_usd
 from ._model import LLMConnection, LLMRequest, Role, first_message
+from ._openai_http import forget_api_keys
 from ._preflight import PREFLIGHT_TIMEOUT_S, Endpoint, LLMEndpoint, check_endpoints
 from ._settings import LLMSettings, parse_llm_options
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "Cassette", "Endpoint", "LLMEndpoint", "check_endpoints", "LLMConnection", "LLMRequest", "LLMSettings", "LlmGate", "HttpCassette",
            "LocalLlmGate", "ProcessLlmGate", "RayLlmGate", "Role", "Usage",
-           "complete", "complete_blocking", "first_difference", "first_message", "http_cassette_file",
+           "complete", "complete_blocking", "first_difference", "first_message", "forget_api_keys", "http_cassette_file",
            "import_litellm", "parse_llm_options", "set_litellm_environment", "price_usd", "use_cassette", "use_llm_gate"]

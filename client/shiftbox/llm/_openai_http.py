@@ -198,6 +198,18 @@ _prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, flo
 _LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made once
 
 
+def forget_api_keys() -> None:
+    """Drop every value this process keeps that holds an API key (the request heads, the prepared headers, the
+    completion URLs, litellm's cached clients): what a process serving run after run (a kept Ray actor) does
+    between them, so no run's key stays in its memory for the next."""
+    bare_head.cache_clear()
+    _completions_url.cache_clear()
+    _prepared.clear()
+    clients = getattr(sys.modules.get("litellm"), "in_memory_llm_clients_cache", None)
+    if clients is not None:
+        clients.flush_cache()
+
+
 def _completion_headers(api_key: str) -> dict[str, str]:
     """The headers a completion request adds to the client's own, on every path that posts one."""
     return {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}

@@ -40,7 +40,7 @@ from .._text import first_line
 from .._versions import distribution_version, installed_code_digest
 from ..cluster import connect_ray, import_ray, local_ray_cluster
 from ..errors import RunWorkerError
-from ..llm import RayLlmGate
+from ..llm import RayLlmGate, forget_api_keys
 from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
 from ._config import ExecutionOptions, default_workers
@@ -144,7 +144,8 @@ class KeptActor(SimulationActor):
     (`kept_name`), it serves one run at a time under a lease. The run's calls (and its driver's `renew`, every
     `LEASE_S / 4`) renew the lease; one not renewed for `LEASE_S` lapses (its driver is gone), and the run ends as a
     released one does: its simulations cancelled, its world closed, the environment variables and working
-    directory it gave the actor restored (no API key stays for the next run). Idle `idle_s`, the actor exits."""
+    directory it gave the actor restored and the values that hold its API key dropped (`forget_api_keys`: no key
+    stays for the next run). Idle `idle_s`, the actor exits."""
 
     def __init__(self, idle_s: float):
         self.code, self.runs, self._idle_s = installed_code_digest(), 0, idle_s  # the code this node runs
@@ -219,6 +220,7 @@ class KeptActor(SimulationActor):
         for task in list(self._in_flight):
             task.cancel()
         await SimulationActor.close(self)
+        forget_api_keys()
         if self._saved is not None:
             self._saved.enter()
             self._saved = None
