@@ -4,8 +4,9 @@ executor, the Ray LLM gate, the tests and the benchmark).
 Ray's workers must run this machine's interpreter and packages. Under `uv run`, Ray would otherwise copy the
 driver's "uv environment" to its workers: it packs the working directory and starts each worker with `uv run`
 inside an unpacked copy, where no environment is installed, so the workers never start and the run waits
-forever. `import_ray` turns that off (`RAY_ENABLE_UV_RUN_RUNTIME_ENV=0`, read when ray is first imported)
-unless it is set, and turns off Ray's usage report (an offline evaluation sends nothing).
+forever. `import_ray` turns that off (`RAY_ENABLE_UV_RUN_RUNTIME_ENV=0`) unless it is set, even when ray was
+imported before (Ray reads the variable when it is first imported), and turns off Ray's usage report (an offline
+evaluation sends nothing).
 
 A local cluster started by shiftbox (`local_ray_cluster`) is this machine's alone and ends with the process that
 started it. Ray takes 127.0.0.1 as "this machine" and puts the machine's routable address in its place, its servers
@@ -42,9 +43,17 @@ def ray_installed() -> bool:
 
 def import_ray() -> ModuleType:
     """The ray module, imported with the settings above (raises ImportError naming `INSTALL_RAY` without it)."""
-    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    return import_extra("ray", "ray", "Ray")
+    os.environ.setdefault(_UV_RUN_RUNTIME_ENV, "0")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read at each ray.init
+    ray = import_extra("ray", "ray", "Ray")
+    # Ray read the uv setting into a constant when it was first imported: when that was before this call (a
+    # program's or a test's own `import ray`), without the default above, and its clusters' workers would never start
+    constants = sys.modules["ray._private.ray_constants"]
+    constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = constants.env_bool(_UV_RUN_RUNTIME_ENV, True)
+    return ray
+
+
+_UV_RUN_RUNTIME_ENV = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 
 
 @contextlib.contextmanager

@@ -279,6 +279,35 @@ def test_a_ray_run_started_with_uv_run_starts_its_actors(tmp_path):
     assert written_once(out) == written_once(run(tmp_path / "local", trials=1))
 
 
+RAY_FIRST = """
+import ray  # before shiftbox: Ray reads its environment variables now, without shiftbox's settings
+from shiftbox.cluster import local_ray_cluster
+with local_ray_cluster(1) as ray:
+    print(ray.get(ray.remote(lambda: 6 * 7).remote(), timeout=40))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_local_cluster_started_after_ray_was_imported_starts_its_workers():
+    """Regression: Ray reads `RAY_ENABLE_UV_RUN_RUNTIME_ENV` when it is first imported; a process that imported it
+    before shiftbox set the variable (a test module's `pytest.importorskip("ray")`) copied its `uv run`
+    environment to the workers of the cluster shiftbox started, which died at start (never registered), and the
+    first call waited forever (a CI rehearsal hung). Now the cluster's workers start."""
+    if not ray_installed():  # not importorskip: this process must not import Ray (the child does)
+        pytest.skip("Ray is the optional extra shiftbox[ray]; `make env` installs it")
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv on PATH to start the process with (Ray copies only a `uv run` driver's environment)")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}  # as a user's shell has it
+    command = [uv, "run", "--no-sync", "python", "-c", RAY_FIRST]  # in the checkout, as `uv run pytest` runs
+    try:
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=70, env=environment,
+                                  cwd=REPO)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the cluster's first call did not finish in 70 s: {exc.stderr}")
+    assert finished.returncode == 0 and finished.stdout.split() == ["42"], finished.stderr[-3000:]
+
+
 HOLD_S = 0.2  # the fake provider's answer time: long enough for calls sent together to overlap there
 
 
