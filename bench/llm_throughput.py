@@ -1,7 +1,8 @@
 """`make bench` section: end-to-end simulations per second, LLM agent + LLM user against the project's fake
 OpenAI-compatible server, each side a fresh process timed from its start to its exit (what a user waits).
 
-    uv run python bench/llm_throughput.py [--quick] [--rounds 3] [--simulations 100] [--profile 20]
+    uv run python bench/llm_throughput.py [--quick] [--rounds 3] [--simulations 100] [--concurrency-simulations N]
+        [--profile 20]
 
 Every side is `shiftbox run` (or `shiftbox replay`) started by the bench with the project's python, timed from
 just before it is spawned to its exit (`os.wait4`: wall time, and the CPU time of the process and of the worker
@@ -28,7 +29,8 @@ The reference harness is not in the repository: the baseline is shiftbox's own l
 path in the same run. The floor for CPU per completion is raw `httpx.AsyncClient` posting one simulation's own
 request bodies (`conversation_bodies`) with as many requests in flight as the side has simulations in flight
 (`raw_httpx_cpu_ms`), measured each round beside the sides; concurrency 1 gives a CPU row, no throughput target.
-`--profile N` adds an in-process cProfile of N simulations per path (where the time goes).
+The fast path's sides above the base concurrency, and a base side they are compared with, run enough simulations
+to keep that many in flight (`enough_simulations`: 520 for concurrency 256). `--profile N` adds an in-process cProfile of N simulations per path (where the time goes).
 """
 
 from __future__ import annotations
@@ -423,7 +425,7 @@ SHIFTBOX = Path(sys.executable).with_name("shiftbox")
 ROUNDS = 3
 SIDE_TIMEOUT_S = 1800.0
 """Longest a side's process may run before the bench kills it (its rows then fail)."""
-QUICK = {"simulations": 2, "worker_simulations": 4, "rounds": 1}
+QUICK = {"simulations": 2, "worker_simulations": 4, "concurrency_simulations": 2, "rounds": 1}
 """`--quick`: a few simulations, one round (the smoke test's sizes; its figures mean nothing)."""
 
 
@@ -644,27 +646,43 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
 CONCURRENCIES = (8, 1, 64, 256)
 """The fast path's concurrencies; the first is the base the litellm path, workers and replay run at, and the
 higher ones' throughput is compared with."""
+
+
+def enough_simulations(concurrencies: tuple[int, ...], simulations: int) -> int:
+    """Simulations for the sides above the base concurrency and the base side they are compared with: at least
+    twice the highest concurrency (so that many are in flight for half the run, not only at its start), and a
+    whole number of trials of the bench's tasks."""
+    least = max(simulations, 2 * max(concurrencies))
+    return -(-least // len(CUSTOMERS)) * len(CUSTOMERS)
 SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
 """The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
 --workers 1 and 2, replay of the fast path's simulations (tools re-executed, and from the transcripts)."""
 
 
 async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = CONCURRENCIES,
-                               rounds: int = ROUNDS, worker_simulations: int = 200, quick: bool = False,
+                               rounds: int = ROUNDS, worker_simulations: int = 200,
+                               concurrency_simulations: int | None = None, quick: bool = False,
                                script: str | None = None, profile_simulations: int = 0,
                                only: tuple[str, ...] = SIDES) -> tuple[list[dict], dict]:
     """Rows for the report (whole process, interleaved rounds, medians, targets), plus details. `only`: a subset
     of SIDES (the smoke test's); the comparison rows need both their sides. The first concurrency is the base the
-    others' throughput is compared with (those above it: a lower one, 1, gives its CPU row only)."""
+    others' throughput is compared with (those above it: a lower one, 1, gives its CPU row only); the sides above
+    it and the base side they are compared with run `concurrency_simulations` (default `enough_simulations`)."""
     os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
     c8 = concurrencies[0]
+    many = concurrency_simulations or enough_simulations(concurrencies, simulations)
     sides = {"fast": Side(f"{PATHS[True]}, concurrency {c8}, {simulations} simulations", simulations, c8),
              "litellm": Side(f"{PATHS[False]}, concurrency {c8}, {simulations} simulations", simulations, c8,
                              fast_path=False)}
+    base = "fast" if many == simulations and "fast" in only else f"fast-c{c8}-{many}"  # the higher ones' base
     if "concurrency" in only:
-        sides |= {f"fast-c{c}": Side(f"{PATHS[True]}, concurrency {c}, {simulations} simulations"
-                                     + (f" (all {simulations} in flight)" if c > simulations else ""), simulations, c)
-                  for c in concurrencies[1:]}
+        for c in concurrencies[1:]:
+            n = many if c > c8 else simulations
+            sides[f"fast-c{c}"] = Side(f"{PATHS[True]}, concurrency {c}, {n} simulations"
+                                       + (f" (all {n} in flight)" if c > n else ""), n, c)
+        if base != "fast":
+            sides[base] = Side(f"{PATHS[True]}, concurrency {c8}, {many} simulations (the base of the higher "
+                               "concurrencies)", many, c8)
     if "workers" in only:
         sides |= {f"workers-{w}": Side(f"{PATHS[True]}, concurrency {c8}, --workers {w}, {worker_simulations} "
                                        "simulations", worker_simulations, c8, workers=w) for w in (1, 2)}
@@ -687,8 +705,8 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
         rows = [side_row(side, samples[name], raw.get(side.in_flight), raw[1]) for name, side in sides.items()]
         comparisons = [("fast", "litellm", f"fast path / litellm path, concurrency {c8}, {simulations} simulations",
                         10, "whole process >= 10x the litellm path")]
-        comparisons += [(f"fast-c{c}", "fast", f"fast path, concurrency {c} / concurrency {c8}", 1,
-                         f"concurrency {c} no slower than {c8}") for c in concurrencies[1:] if c > c8]
+        comparisons += [(f"fast-c{c}", base, f"fast path, concurrency {c} / concurrency {c8}, {many} simulations",
+                         1, f"concurrency {c} no slower than {c8}") for c in concurrencies[1:] if c > c8]
         comparisons += [("workers-2", "workers-1", f"--workers 2 / one process, {worker_simulations} simulations",
                          1.7, "--workers 2 >= 1.7x one process"),
                         ("replay", "fast", f"replay / live, the same {simulations} simulations", 3, "replay >= 3x live"),
@@ -730,7 +748,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--script", help=argparse.SUPPRESS)
-    parser.add_argument("--simulations", type=int, default=100, help="per side (workers sides: twice that)")
+    parser.add_argument("--simulations", type=int, default=100,
+                        help="per side (workers sides: twice that; concurrency sides: --concurrency-simulations)")
+    parser.add_argument("--concurrency-simulations", type=int, metavar="N",
+                        help="the sides above the base concurrency and their base side (default: at least twice "
+                        "the highest concurrency, a multiple of the bench's tasks)")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds; figures are their medians")
     parser.add_argument("--quick", action="store_true", help="smoke-test sizes (a few simulations, one round)")
     parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES), help="run only these sides")
@@ -740,7 +762,7 @@ def main() -> int:
     if args.serve:
         return serve(args.script)
     sizes = QUICK if args.quick else {"simulations": args.simulations, "worker_simulations": 2 * args.simulations,
-                                      "rounds": args.rounds}
+                                      "concurrency_simulations": args.concurrency_simulations, "rounds": args.rounds}
     rows, detail = anyio.run(lambda: bench_llm_throughput(**sizes, quick=args.quick, script=args.script,
                                                           profile_simulations=args.profile, only=tuple(args.sides)))
     print(json.dumps({"rows": rows, **detail}, indent=2))

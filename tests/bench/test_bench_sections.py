@@ -142,6 +142,22 @@ def test_a_full_run_reports_every_target_of_issue_34_with_the_current_columns(st
     assert ratio["rounds"] == 3 and any(row["bench"].startswith("--workers 2 / one process, 200 ") for row in rows)
 
 
+def test_the_concurrency_rows_run_enough_simulations_to_hold_that_many_in_flight_on_both_sides(stood_in):
+    """The concurrency 256 row ran 100 simulations, so at most 100 were ever in flight, and was compared with the
+    concurrency 8 side's 100. Now each row above 8 runs at least twice its concurrency, as does its base."""
+    rows = {row["bench"]: row for row in stood_in.run.bench_llm()}
+    for c in (64, 256):
+        side, = (row for name, row in rows.items() if name.startswith(f"whole process: fast path (httpx), concurrency {c}, "))
+        n = side["simulations"]
+        assert n >= 2 * 256 and n % len(stood_in.llm.CUSTOMERS) == 0 and "in flight" not in side["bench"]
+        base, = (row for name, row in rows.items()
+                 if name.startswith(f"whole process: fast path (httpx), concurrency 8, {n} simulations"))
+        ratio = rows[f"fast path, concurrency {c} / concurrency 8, {n} simulations"]
+        # the stand-in's figures depend on the simulations only: sides of one size are alike, 1.0x
+        assert base["simulations"] == n and ratio["whole_process_x"] == 1.0 and ratio["cpu_per_sim_x_less"] == 1.0
+    assert rows["whole process: fast path (httpx), concurrency 8, 100 simulations"]["simulations"] == 100
+
+
 def test_a_run_without_a_section_names_its_missing_targets(stood_in):
     run = stood_in.run
     rows = run.bench_llm() + anyio.run(run.bench_http_load)  # the executors section broke: no rows
