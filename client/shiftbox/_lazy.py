@@ -1,27 +1,10 @@
 """Package names that load with their module on first use (PEP 562): importing a package then costs only what
-its importer uses (`shiftbox run` never pays for the metrics, reports and comparisons it does not reach)."""
+its importer uses (`shiftbox run` never pays for the metrics, reports and comparisons it does not reach). The one
+implementation is the servers distribution's, which the kit uses too (the client may import the servers, not the
+reverse)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+from shiftbox_servers._lazy import lazy_exports
 
-
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `package`, whose names (`exports`: name -> the module defining it, absolute
-    or relative to the package) are imported on first use and then kept in the package's namespace."""
-    namespace = sys.modules[package].__dict__
-
-    def __getattr__(name: str) -> Any:
-        if name not in exports:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(exports[name], package), name)
-        namespace[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(exports))
-
-    return __getattr__, __dir__
+__all__ = ["lazy_exports"]

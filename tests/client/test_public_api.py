@@ -53,6 +53,15 @@ def test_import_shiftbox_loads_no_submodule():
     assert json.loads(out.stdout.replace("'", '"')) == ["shiftbox._lazy", "shiftbox.pytest"]
 
 
+def test_the_package_and_the_kit_load_their_names_on_first_use_with_one_helper():
+    """The helper was written twice, the client's (`shiftbox._lazy`) and the kit's own `__getattr__`: one now, the
+    servers distribution's, which the client may import (never the reverse)."""
+    from shiftbox_servers import kit
+
+    assert shiftbox.__getattr__.__code__ is kit.__getattr__.__code__
+    assert shiftbox.__dir__.__code__ is kit.__dir__.__code__
+
+
 def test_the_python_page_example_runs_as_written(tmp_path):
     """docs/python.md's example, run in a scratch folder that holds the repository's snapshots path."""
     page = (REPO / "docs" / "python.md").read_text()

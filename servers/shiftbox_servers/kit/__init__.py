@@ -3,9 +3,7 @@
 The names that need the MCP SDK (its transports: stdio, HTTP) load with it on first use (`_SDK_EXPORTS`), so the
 kit's core (and the in-process session, `DirectSession`) never imports the SDK."""
 
-import importlib
-from typing import Any
-
+from .._lazy import lazy_exports
 from ._calculate import CALCULATE_CONDITIONS, evaluate_arithmetic
 from ._contract import (
     ToolContract,
@@ -155,13 +153,4 @@ _SDK_EXPORTS = {"SessionCalls": "._http_calls", "EpisodePathRouter": "._binding"
                 "meta_episode_id": "._binding", "serve_stdio": "._stdio"}
 """The exports that need the MCP SDK (name -> its module): imported on first use (PEP 562)."""
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _SDK_EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(_SDK_EXPORTS[name], __name__), name)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SDK_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _SDK_EXPORTS)
