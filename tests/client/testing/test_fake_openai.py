@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
+import socket
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -12,6 +16,8 @@ import pytest
 from shiftbox.llm import import_litellm, price_usd
 from shiftbox.testing import FakeOpenAI, Reply, ToolCallReply, count_tokens, fake_openai
 
+fake_openai_module = importlib.import_module("shiftbox.testing.fake_openai")  # the package's name is the function
+
 HI = [{"role": "user", "content": "hi"}]
 
 # litellm 1.106.2's streaming code trips two harmless pydantic warnings; keep the output readable.
@@ -19,6 +25,13 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
     pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
 ]
+
+
+@pytest.fixture(autouse=True, params=fake_openai_module.TRANSPORTS)
+def transport(request, monkeypatch) -> str:
+    """Every test here runs on each transport (the event loop's and the thread-per-connection one)."""
+    monkeypatch.setattr(fake_openai_module, "DEFAULT_TRANSPORT", request.param)
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +64,7 @@ def get(server: FakeOpenAI, path: str) -> tuple[int, Any]:
 def test_binds_loopback_with_ephemeral_port_and_stops() -> None:
     with fake_openai([]) as server:
         assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
-        assert server._server is not None and server._server.server_address[0] == "127.0.0.1"
+        assert server.address == ("127.0.0.1", server.port)
         assert server.port > 0
     with pytest.raises(RuntimeError):
         _ = server.base_url
@@ -305,3 +318,107 @@ def test_answers_64_clients_opening_connections_at_once() -> None:
         answers = asyncio.run(rounds(server.base_url))
     assert [a for a in answers if a != 200] == []
     assert len(server.requests) == 3 * 64
+
+
+# -- the transports answer with the same bytes ----------------------------------------------------------
+
+
+DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
+
+
+def exchange(port: int, request: bytes) -> bytes:
+    """One request on a new connection (it asks to be closed), and every byte of the answer, the Date masked."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return DATE.sub(b"\r\nDate: -\r\n", data, count=1)
+
+
+def http(method: str, path: str, body: bytes = b"", headers: str = "", chunked: bool = False) -> bytes:
+    framing = ("Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {len(body)}\r\n") if body else ""
+    payload = (f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n") if chunked else body
+    return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{headers}{framing}\r\n".encode()
+            + payload)
+
+
+def conversation_script() -> list[Reply | str]:
+    tool = Reply.tool_call("get_user", {"user_id": "u1"}, content="Checking.", chunk_size=4)
+    return ["hello", tool, tool, Reply.rate_limit("slow down", headers={"retry-after": "1"}),
+            Reply(status=200, body="not json"), Reply(status=599, body={"odd": True}),
+            Reply.text("late", headers={"x-extra": "1"}).delayed(0.05), "streamed with usage", "chunked in"]
+
+
+def conversation(port: int) -> list[bytes]:
+    """A conversation touching every kind of answer: completions, streams, errors, refusals, routes, bad bodies."""
+    ask = json.dumps({"model": "fake-model", "messages": HI}).encode()
+    stream = json.dumps({"messages": HI, "stream": True, "stream_options": {"include_usage": True}}).encode()
+    key = "Authorization: Bearer sk-right\r\n"
+    requests = [http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/chat/completions/", stream, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions?x=1", stream, key),
+                http("POST", "/v1/chat/completions", ask, key, chunked=True),
+                http("POST", "/v1/chat/completions", ask, key),  # the script is exhausted: a 500
+                http("POST", "/v1/chat/completions", b"[1, 2", key), http("POST", "/v1/chat/completions", b"[1]", key),
+                http("POST", "/v1/embeddings", ask, key), http("POST", "/v1/chat/completions", ask),
+                http("POST", "/v1/chat/completions", ask, "Authorization: Bearer sk-wrong-key-1234\r\n"),
+                http("GET", "/v1/models", headers=key), http("GET", "/models/fake-model", headers=key),
+                http("GET", "/v1/nope", headers=key), http("GET", "/v1/models")]
+    return [exchange(port, request) for request in requests]
+
+
+def test_the_transports_answer_a_conversation_with_the_same_bytes() -> None:
+    """The event loop's transport sends what the thread-per-connection one (the stdlib's HTTP server) sends, byte
+    for byte but the Date's value: status lines, headers and their order, bodies, streamed chunks."""
+    answers = {}
+    for transport in fake_openai_module.TRANSPORTS:
+        with fake_openai(conversation_script(), api_key="sk-right", transport=transport) as server:
+            answers[transport] = conversation(server.port)
+        assert len(server.requests) == 10 and len(server.rejected) == 3 and len(server.errors) == 3
+    threads, loop = answers["threads"], answers["loop"]
+    assert [a.split(b"\r\n", 1)[0] for a in loop] == [a.split(b"\r\n", 1)[0] for a in threads]
+    assert loop == threads
+    assert threads[0].startswith(b"HTTP/1.1 200 OK\r\nServer: shiftbox-fake-openai/1 \r\nDate: -\r\n"
+                                 b"Content-Type: application/json\r\nContent-Length: ")
+    assert b"Transfer-Encoding: chunked\r\n" in threads[2] and threads[2].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    assert threads[3].startswith(b"HTTP/1.1 429 Too Many Requests\r\n") and b"\r\nretry-after: 1\r\n" in threads[3]
+    assert threads[5].startswith(b"HTTP/1.1 599 \r\n")
+
+
+def test_kept_alive_connection_answers_in_order_and_the_date_is_a_date() -> None:
+    """Two requests on one connection (the second after a delayed answer) are answered in order."""
+    import http.client
+
+    with fake_openai([Reply.text("first").delayed(0.05), "second"]) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        contents = []
+        for _ in range(2):
+            connection.request("POST", "/v1/chat/completions", body=json.dumps({"messages": HI}),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert re.fullmatch(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT", response.getheader("Date"))
+            contents.append(json.loads(response.read())["choices"][0]["message"]["content"])
+        connection.close()
+    assert contents == ["first", "second"]
+
+
+def test_stop_closes_the_port_the_connections_and_the_thread() -> None:
+    """After stop() nothing is left: the serving thread has ended, the port refuses, an open connection is closed."""
+    before = set(threading.enumerate())
+    server = FakeOpenAI(["a", "b"]).start()
+    port = server.port
+    kept = socket.create_connection(("127.0.0.1", port), timeout=10)
+    body = json.dumps({"messages": HI}).encode()
+    kept.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    assert kept.recv(65536).startswith(b"HTTP/1.1 200 OK")
+    server.stop()
+    server.stop()  # twice is harmless
+    assert set(threading.enumerate()) - before == set()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    kept.settimeout(5)
+    if fake_openai_module.DEFAULT_TRANSPORT == "loop":  # the thread-per-connection server leaves its daemon threads
+        assert kept.recv(65536) == b""
+    kept.close()
