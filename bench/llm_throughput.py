@@ -130,6 +130,7 @@ def serve(script: str | None = None) -> int:
     (a JSON list, in arrival order). `script`: a Python file whose `reply(body, headers)` answers first (a Reply, or None for
     the scripted one), so a test can make a side deviate from the script."""
     from shiftbox.testing.fake_openai import FakeOpenAI
+    from shiftbox_servers.kit._http import collect_less
 
     deviate = runpy.run_path(script)["reply"] if script else None
     conversation, local = Conversation(), threading.local()
@@ -148,7 +149,8 @@ def serve(script: str | None = None) -> int:
                 self.watch.saw_request(body)
             return n, reply
 
-    server = Watched(answer).start()
+    collect_less()  # as the project's own servers do: measurement equipment should cost the machine little
+    server = Watched(answer, transport="loop").start()
     print(server.base_url, flush=True)
     for line in sys.stdin:
         command, *args = line.split()

@@ -182,6 +182,17 @@ def _json_answer(status: int, payload: Any, headers: dict[str, str] | None = Non
                            *(headers or {}).items()), raw, delay_s)
 
 
+def _loads_body(raw: bytes) -> Any:
+    """A request body as `loads_json` reads it, its depth scan (a third of the fake's CPU for an agent's request)
+    left to the parser's own recursion limit: a body that does not parse is read again by `loads_json` for its
+    message (ValueError)."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return loads_json(text, "the request body", finite=False)
+
+
 def _error_answer(status: int, message: str) -> Answer:
     return _json_answer(status, Reply.error(status, message).body)
 
@@ -372,7 +383,7 @@ class FakeOpenAI:
         if method != "POST":
             return _error_answer(501, f"unsupported method {method}")
         try:
-            body = loads_json(raw or b"{}", "the request body", finite=False)
+            body = _loads_body(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("request body is not a JSON object")
         except ValueError as exc:
@@ -533,12 +544,33 @@ class _LoopServer:
         self.fake = fake
         self.connections: set[_Connection] = set()
         self._date: tuple[int, str] = (0, "")
-        self.server = self.loop.run_until_complete(
-            self.loop.create_server(lambda: _Connection(self), HOST, port, backlog=1024))
-        self.address = (HOST, self.server.sockets[0].getsockname()[1])
-        self._thread = threading.Thread(target=self.loop.run_forever, name=f"fake-openai-{self.address[1]}",
-                                        daemon=True)
+        self._failed: BaseException | None = None
+        ready = threading.Event()
+        # the loop is started, served and closed in its thread: the caller may be running a loop of its own
+        self._thread = threading.Thread(target=self._serve, args=(port, ready), name="fake-openai", daemon=True)
         self._thread.start()
+        ready.wait()
+        if self._failed is not None:
+            self._thread.join()
+            raise self._failed
+        self.address = (HOST, self.server.sockets[0].getsockname()[1])
+        self._thread.name = f"fake-openai-{self.address[1]}"
+
+    def _serve(self, port: int, ready: threading.Event) -> None:
+        try:
+            self.server = self.loop.run_until_complete(
+                self.loop.create_server(lambda: _Connection(self), HOST, port, backlog=1024))
+        except BaseException as exc:  # e.g. the port is taken: raised by __init__
+            self._failed = exc
+            self.loop.close()
+            ready.set()
+            return
+        ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.run_until_complete(asyncio.sleep(0))  # the aborted connections' connection_lost
+            self.loop.close()
 
     def head(self, answer: Answer) -> bytes:
         """The status line and headers as the stdlib's server writes them (its reason phrases, Server, Date)."""
@@ -559,8 +591,6 @@ class _LoopServer:
 
         self.loop.call_soon_threadsafe(shut)
         self._thread.join(timeout=5)
-        self.loop.run_until_complete(asyncio.sleep(0))  # the aborted connections' connection_lost
-        self.loop.close()
 
 
 class _Connection(asyncio.Protocol):

@@ -50,6 +50,16 @@ def post(server: FakeOpenAI, body: dict[str, Any], path: str = "/chat/completion
         return exc.code, exc.read()
 
 
+def post_raw(server: FakeOpenAI, raw: bytes) -> tuple[int, bytes]:
+    request = urllib.request.Request(server.base_url + "/chat/completions", data=raw,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
 def get(server: FakeOpenAI, path: str) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(server.base_url + path, timeout=10) as response:
@@ -106,6 +116,19 @@ def test_script_exhausted_is_a_500_and_recorded() -> None:
     assert status == 500
     assert "script exhausted" in json.loads(raw)["error"]["message"]
     assert len(server.errors) == 1 and "request 2" in server.errors[0]
+
+
+def test_a_body_that_is_not_json_or_nested_too_deep_is_a_400_naming_the_problem() -> None:
+    """Bodies are read as shiftbox reads its JSON inputs: one nested past the parser's recursion is refused with
+    the input reader's message, not a server error; a well-formed one 101 levels deep is answered."""
+    with fake_openai(["deep enough"]) as server:
+        deep = {"messages": HI, "x": json.loads("[" * 101 + "]" * 101)}
+        assert post(server, deep)[0] == 200
+        status, raw = post_raw(server, b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+        assert status == 400 and "nested" in json.loads(raw)["error"]["message"]
+        status, raw = post_raw(server, b'{"messages": [')
+        assert status == 400 and "not JSON (line 1, column 15" in json.loads(raw)["error"]["message"]
+    assert len(server.requests) == 1 and len(server.errors) == 2
 
 
 def test_callable_script_sees_the_request() -> None:
