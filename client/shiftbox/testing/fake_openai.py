@@ -11,7 +11,7 @@ It listens on 127.0.0.1 only (an ephemeral port unless given one) and serves fro
 (uvloop where installed) with llhttp's parser (`httptools`), or, with `transport="threads"`, the stdlib's HTTP server
 with a thread per connection. Both send the same bytes (`FakeOpenAI.answer` makes every response; the Date header's
 value aside). The event loop is the default: a bench's fake model should cost the machine as little CPU as it can
-(about 5x less per completion than the threads). Endpoints:
+(a third less CPU per completion than the threads). Endpoints:
 `POST /v1/chat/completions` (non-streaming, and `stream: true` as server-sent events including
 tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and
 `GET /v1/models`. The `/v1` prefix is optional.
