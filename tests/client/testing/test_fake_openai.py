@@ -442,6 +442,10 @@ def test_stop_closes_the_port_the_connections_and_the_thread() -> None:
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     kept.settimeout(5)
-    if fake_openai_module.DEFAULT_TRANSPORT == "loop":  # the thread-per-connection server leaves its daemon threads
-        assert kept.recv(65536) == b""
+    assert kept.recv(65536) == b""
     kept.close()
+
+
+def test_an_unknown_transport_is_refused_naming_the_choices() -> None:
+    with pytest.raises(ValueError, match="unknown transport 'uvicorn': use one of loop, threads"):
+        FakeOpenAI([], transport="uvicorn")
