@@ -55,7 +55,7 @@ from typing import Any
 
 import anyio
 
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import collect_less, get_domain
 
 MODEL = "openai/fake-model"
 SPEC = f"litellm:{MODEL}"
@@ -139,7 +139,6 @@ def serve(script: str | None = None) -> int:
     (a JSON list, in arrival order). `script`: a Python file whose `reply(body, headers)` answers first (a Reply, or None for
     the scripted one), so a test can make a side deviate from the script."""
     from shiftbox.testing.fake_openai import FakeOpenAI
-    from shiftbox_servers.kit._http import collect_less
 
     deviate = runpy.run_path(script)["reply"] if script else None
     conversation, local = Conversation(), threading.local()
