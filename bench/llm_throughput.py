@@ -57,7 +57,7 @@ from typing import Any
 
 import anyio
 
-from shiftbox_servers.kit import get_domain
+from shiftbox_servers.kit import collect_less, get_domain
 
 MODEL = "openai/fake-model"
 SPEC = f"litellm:{MODEL}"
@@ -105,6 +105,15 @@ class Watch:
         self.pid, self.requests, self.cpu_start = pid, 0, time.process_time()
         self.first = self.last = self.first_cpu_s = self.last_cpu_s = None
         self.bodies: list[dict[str, Any]] | None = [] if capture else None  # kept only when asked (`capture`)
+        self.stat: int | None = None  # the run's /proc/<pid>/stat, open while watched (read at every request)
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                self.stat = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+
+    def close(self) -> None:
+        if self.stat is not None:
+            os.close(self.stat)
+            self.stat = None
 
     def saw_request(self, body: dict[str, Any]) -> None:
         from http_load import cpu_seconds  # bench/ is on the path, as for run.py's sections
@@ -112,7 +121,7 @@ class Watch:
         now, cpu = time.time(), None
         if self.pid is not None:
             with contextlib.suppress(OSError, ValueError, IndexError):
-                cpu = cpu_seconds(self.pid)
+                cpu = cpu_seconds(self.pid, self.stat)
         if self.first is None:
             self.first, self.first_cpu_s = now, cpu
         self.last, self.last_cpu_s = now, cpu
@@ -150,13 +159,15 @@ def serve(script: str | None = None) -> int:
                 self.watch.saw_request(body)
             return n, reply
 
-    server = Watched(answer).start()
+    collect_less()  # as the project's own servers do: measurement equipment should cost the machine little
+    server = Watched(answer, transport="loop").start()
     print(server.base_url, flush=True)
     for line in sys.stdin:
         command, *args = line.split()
         with server._lock:
             if command == "watch":
                 pid = next((int(a) for a in args if a.isdigit()), None)
+                server.watch.close()
                 server.watch = Watch(pid, capture="capture" in args)
                 reply = "ok"
             elif command == "bodies":
@@ -165,6 +176,7 @@ def serve(script: str | None = None) -> int:
                 reply = json.dumps(server.watch.report())
         print(reply, flush=True)
     server.stop()
+    server.watch.close()
     for error in server.errors:
         print(error, file=sys.stderr)
     return 1 if server.errors else 0

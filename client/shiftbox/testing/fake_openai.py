@@ -7,7 +7,11 @@ user simulators, judges) is exercised against this server instead:
         litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="sk-test", ...)
         assert server.requests[0]["messages"][-1]["content"] == "hi"
 
-It listens on 127.0.0.1 only (an ephemeral port unless given one) and serves from a daemon thread. Endpoints:
+It listens on 127.0.0.1 only (an ephemeral port unless given one) and serves from a daemon thread: one event loop
+(uvloop where installed) with llhttp's parser (`httptools`), or, with `transport="threads"`, the stdlib's HTTP server
+with a thread per connection. Both send the same bytes (`FakeOpenAI.answer` makes every response; the Date header's
+value aside). The event loop is the default: a bench's fake model should cost the machine as little CPU as it can
+(a third less CPU per completion than the threads). Endpoints:
 `POST /v1/chat/completions` (non-streaming, and `stream: true` as server-sent events including
 tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and
 `GET /v1/models`. The `/v1` prefix is optional.
@@ -28,12 +32,17 @@ user simulator of a task file (`shiftbox.testing.fake_llm`), until Ctrl-C.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import email.utils
 import json
+import socket
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,6 +53,9 @@ from shiftbox_servers.kit import loads_json
 DEFAULT_MODEL = "fake-model"
 DEFAULT_CREATED = 1_700_000_000
 HOST = "127.0.0.1"
+TRANSPORTS = ("loop", "threads")
+"""How a FakeOpenAI serves: one event loop with llhttp's parser, or the stdlib's server with a thread per connection."""
+DEFAULT_TRANSPORT = "loop"
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -146,19 +158,55 @@ class Reply(BaseModel):
 Script = Sequence[Reply | str] | Callable[[dict[str, Any]], Reply | str]
 
 
-class _Server(ThreadingHTTPServer):
-    """A thread per connection, and a listen backlog for many clients connecting at once: with the stdlib's
-    5, connections past it were reset while the accept loop caught up (litellm's "Connection error")."""
+@dataclass(frozen=True)
+class Answer:
+    """One response as both transports send it: the status, the headers after their Server and Date, the whole body
+    (a stream's chunked events included), and how long to wait before sending it."""
 
-    request_queue_size = 1024
-    daemon_threads = True
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    delay_s: float = 0.0
+
+    @property
+    def closes(self) -> bool:
+        """A `Connection: close` header closes the connection after the answer (as the stdlib's server does)."""
+        return any(k.lower() == "connection" and v.lower() == "close" for k, v in self.headers)
+
+
+def _json_answer(status: int, payload: Any, headers: dict[str, str] | None = None, delay_s: float = 0.0) -> Answer:
+    """A JSON body (a str payload is sent as text/plain, verbatim)."""
+    raw = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+    content_type = "text/plain" if isinstance(payload, str) else "application/json"
+    return Answer(status, (("Content-Type", content_type), ("Content-Length", str(len(raw))),
+                           *(headers or {}).items()), raw, delay_s)
+
+
+def _loads_body(raw: bytes) -> Any:
+    """A request body as `loads_json` reads it, its depth scan (a third of the fake's CPU for an agent's request)
+    left to the parser's own recursion limit: a body that does not parse is read again by `loads_json` for its
+    message (ValueError)."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return loads_json(text, "the request body", finite=False)
+
+
+def _error_answer(status: int, message: str) -> Answer:
+    return _json_answer(status, Reply.error(status, message).body)
 
 
 class FakeOpenAI:
     """The server. Prefer the `fake_openai(script)` context manager; `start()`/`stop()` also work."""
 
     def __init__(self, script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
-                 created: int = DEFAULT_CREATED, permission_denied: str | None = None, port: int = 0):
+                 created: int = DEFAULT_CREATED, permission_denied: str | None = None, port: int = 0,
+                 transport: str | None = None):
+        transport = transport or DEFAULT_TRANSPORT
+        if transport not in TRANSPORTS:
+            raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
+        self.transport = transport
         self.model = model
         self._port = port
         self.api_key = api_key
@@ -182,16 +230,20 @@ class FakeOpenAI:
         """Problems of the fake itself (script exhausted or raised, bad request JSON)."""
         self.rejected: list[tuple[str, str]] = []
         """(method, path) of the requests refused for their key (401) or permission (403), in arrival order."""
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: _LoopServer | _ThreadsServer | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     @property
-    def port(self) -> int:
+    def address(self) -> tuple[str, int]:
+        """(host, port) the server listens on."""
         if self._server is None:
             raise RuntimeError("fake OpenAI server is not running")
-        return self._server.server_address[1]
+        return self._server.address
+
+    @property
+    def port(self) -> int:
+        return self.address[1]
 
     @property
     def base_url(self) -> str:
@@ -208,25 +260,15 @@ class FakeOpenAI:
                 "api_key": self.api_key or "sk-test"}
 
     def start(self) -> FakeOpenAI:
-        if self._server is not None:
-            return self
-        server = _Server((HOST, self._port), _Handler)
-        server.fake = self  # type: ignore[attr-defined]
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"fake-openai-{self.port}", daemon=True)
-        self._thread.start()
+        if self._server is None:
+            self._server = (_LoopServer if self.transport == "loop" else _ThreadsServer)(self, self._port)
         return self
 
     def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
-        self._thread = None
+        """Stop listening, close the open connections and end the serving threads."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
@@ -263,9 +305,9 @@ class FakeOpenAI:
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
         prompt = reply.prompt_tokens
-        if prompt is None:
+        if prompt is None:  # the length of the sorted compact JSON, which sorting does not change: not sorted here
             prompt_source = {"messages": body.get("messages", []), "tools": body.get("tools", [])}
-            prompt = count_tokens(json.dumps(prompt_source, sort_keys=True, separators=(",", ":")))
+            prompt = count_tokens(json.dumps(prompt_source, separators=(",", ":")))
         completion = reply.completion_tokens
         if completion is None:
             text = (reply.content or "") + "".join(c.name + c.arguments_json() for c in reply.tool_calls)
@@ -324,6 +366,57 @@ class FakeOpenAI:
         if (body.get("stream_options") or {}).get("include_usage"):
             yield {**base, "choices": [], "usage": self._usage(body, reply)}
 
+    def answer(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Answer:
+        """The response to one request (`headers` with lower-cased names, `raw` its body), whichever transport got it."""
+        path = target.split("?", 1)[0]
+        route = path.rstrip("/").removeprefix("/v1")
+        if method == "POST" and route != "/chat/completions":
+            return _error_answer(404, f"no route POST {target}")
+        if refused := self._refusal(method, path, headers):
+            return refused
+        if method == "GET":
+            if route == "/models":
+                return _json_answer(200, self.models())
+            if route == f"/models/{self.model}":
+                return _json_answer(200, self.models()["data"][0])
+            return _error_answer(404, f"no route GET {target}")
+        if method != "POST":
+            return _error_answer(501, f"unsupported method {method}")
+        try:
+            body = _loads_body(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as exc:
+            self.errors.append(f"bad request body: {exc}")
+            return _error_answer(400, f"fake_openai: bad request body: {exc}")
+        n, reply = self._next(body, headers)
+        if reply.body is not None or reply.status != 200:
+            return _json_answer(reply.status, reply.body if reply.body is not None else {}, reply.headers, reply.delay_s)
+        if not body.get("stream"):
+            return _json_answer(200, self.completion(n, body, reply), reply.headers, reply.delay_s)
+        events = [*(json.dumps(item) for item in self.chunks(n, body, reply)), "[DONE]"]
+        chunks = [f"{len(data):x}\r\n".encode() + data + b"\r\n" for data in
+                  (f"data: {event}\n\n".encode() for event in events)]
+        return Answer(200, (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                            ("Transfer-Encoding", "chunked"), *reply.headers.items()),
+                      b"".join(chunks) + b"0\r\n\r\n", reply.delay_s)
+
+    def _refusal(self, method: str, path: str, headers: dict[str, str]) -> Answer | None:
+        """The key and the permission, refused as OpenAI refuses them (its error bodies, the key masked)."""
+        key, denied = self.api_key, self.permission_denied
+        given = (headers.get("authorization") or "").removeprefix("Bearer ").strip()
+        if key is not None and given != key:
+            reply = Reply.error(401, NO_KEY_MESSAGE, type="invalid_request_error") if not given else \
+                Reply.error(401, WRONG_KEY_MESSAGE.format(key=masked(given)), type="invalid_request_error",
+                            code="invalid_api_key")
+        elif denied is not None:
+            reply = Reply.error(403, denied, type="invalid_request_error", code="model_not_found")
+        else:
+            return None
+        with self._lock:
+            self.rejected.append((method, path))
+        return _json_answer(reply.status, reply.body)
+
     def models(self) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": self.model, "object": "model",
                                             "created": self.created, "owned_by": "shiftbox"}]}
@@ -331,13 +424,15 @@ class FakeOpenAI:
 
 @contextmanager
 def fake_openai(script: Script, *, model: str = DEFAULT_MODEL, api_key: str | None = None,
-                created: int = DEFAULT_CREATED, permission_denied: str | None = None) -> Iterator[FakeOpenAI]:
+                created: int = DEFAULT_CREATED, permission_denied: str | None = None,
+                transport: str | None = None) -> Iterator[FakeOpenAI]:
     """Run a FakeOpenAI on 127.0.0.1 for the duration of the block.
 
     `api_key`, when given, is required as `Authorization: Bearer <key>` (else 401); `permission_denied`, when
-    given, is the message of the 403 every request gets.
+    given, is the message of the 403 every request gets; `transport`: one of TRANSPORTS (default DEFAULT_TRANSPORT).
     """
-    server = FakeOpenAI(script, model=model, api_key=api_key, created=created, permission_denied=permission_denied)
+    server = FakeOpenAI(script, model=model, api_key=api_key, created=created, permission_denied=permission_denied,
+                        transport=transport)
     server.start()
     try:
         yield server
@@ -353,35 +448,8 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "shiftbox-fake-openai/1"
     sys_version = ""
 
-    @property
-    def fake(self) -> FakeOpenAI:
-        return self.server.fake  # type: ignore[attr-defined]
-
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
-
-    def _route(self) -> str:
-        path = self.path.split("?", 1)[0].rstrip("/")
-        return path.removeprefix("/v1")
-
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        raw = data.encode()
-        self.send_response(status)
-        content_type = "application/json" if not isinstance(payload, str) else "text/plain"
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(raw)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        try:
-            self.wfile.write(raw)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (e.g. its timeout)
-            self.close_connection = True
-
-    def _error(self, status: int, message: str) -> None:
-        self._send_json(status, Reply.error(status, message).body)
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -396,81 +464,193 @@ class _Handler(BaseHTTPRequestHandler):
             return b"".join(parts)
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-    def _authorized(self) -> bool:
-        """The key and the permission, refused as OpenAI refuses them (its error bodies, the key masked)."""
-        key, denied = self.fake.api_key, self.fake.permission_denied
-        given = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        if key is not None and given != key:
-            reply = Reply.error(401, NO_KEY_MESSAGE, type="invalid_request_error") if not given else \
-                Reply.error(401, WRONG_KEY_MESSAGE.format(key=masked(given)), type="invalid_request_error",
-                            code="invalid_api_key")
-        elif denied is not None:
-            reply = Reply.error(403, denied, type="invalid_request_error", code="model_not_found")
-        else:
-            return True
-        with self.fake._lock:
-            self.fake.rejected.append((self.command, self.path.split("?", 1)[0]))
-        self._send_json(reply.status, reply.body)
-        return False
-
     def do_GET(self) -> None:
-        route = self._route()
-        if not self._authorized():
-            return
-        if route == "/models":
-            self._send_json(200, self.fake.models())
-        elif route == f"/models/{self.fake.model}":
-            self._send_json(200, self.fake.models()["data"][0])
-        else:
-            self._error(404, f"no route GET {self.path}")
+        self._answer(b"")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
-        route = self._route()
-        if route != "/chat/completions":
-            self._error(404, f"no route POST {self.path}")
-            return
-        if not self._authorized():
-            return
-        try:
-            body = loads_json(raw or b"{}", "the request body", finite=False)
-            if not isinstance(body, dict):
-                raise ValueError("request body is not a JSON object")
-        except ValueError as exc:
-            self.fake.errors.append(f"bad request body: {exc}")
-            self._error(400, f"fake_openai: bad request body: {exc}")
-            return
-        n, reply = self.fake._next(body, {k.lower(): v for k, v in self.headers.items()})
-        if reply.delay_s:
-            time.sleep(reply.delay_s)
-        if reply.body is not None or reply.status != 200:
-            self._send_json(reply.status, reply.body if reply.body is not None else {}, reply.headers)
-            return
-        if body.get("stream"):
-            self._stream(n, body, reply)
-        else:
-            self._send_json(200, self.fake.completion(n, body, reply), reply.headers)
+        self._answer(self._read_body())
 
-    def _stream(self, n: int, body: dict[str, Any], reply: Reply) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        for key, value in reply.headers.items():
+    def _answer(self, raw: bytes) -> None:
+        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        answer = fake.answer(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+        if answer.delay_s:
+            time.sleep(answer.delay_s)
+        self.send_response(answer.status)
+        for key, value in answer.headers:
             self.send_header(key, value)
         self.end_headers()
-
-        def write(event: str) -> None:
-            data = f"data: {event}\n\n".encode()
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
         try:
-            for item in self.fake.chunks(n, body, reply):
-                write(json.dumps(item))
-            write("[DONE]")
-            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.write(answer.body)
             self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (e.g. its timeout)
             self.close_connection = True
 
+
+SERVER_HEADER = f"{_Handler.server_version} {_Handler.sys_version}"
+"""The Server header's value, as the stdlib's server writes it (its version string: a space, then no Python's)."""
+
+
+class _ThreadsServer(ThreadingHTTPServer):
+    """A thread per connection, and a listen backlog for many clients connecting at once: with the stdlib's
+    5, connections past it were reset while the accept loop caught up (litellm's "Connection error").
+    Its connections are kept so `close` can end them (a kept-alive one would hold its thread)."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+    def __init__(self, fake: FakeOpenAI, port: int) -> None:
+        super().__init__((HOST, port), _Handler)
+        self.fake = fake
+        self.address = (HOST, self.server_address[1])
+        self._open: dict[socket.socket, threading.Thread] = {}
+        self._open_lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"fake-openai-{self.address[1]}", daemon=True)
+        self._thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open[request] = threading.current_thread()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._open.pop(request, None)
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+        self._thread.join(timeout=5)
+        with self._open_lock:
+            open_ = list(self._open.items())
+        for sock, _thread in open_:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for _sock, thread in open_:
+            thread.join(timeout=5)
+
+
+class _LoopServer:
+    """One event loop (uvloop where installed) in a daemon thread, each connection an asyncio protocol whose
+    requests llhttp (`httptools`) frames; the responses are `FakeOpenAI.answer`'s, with the stdlib server's head."""
+
+    def __init__(self, fake: FakeOpenAI, port: int) -> None:
+        try:
+            import uvloop
+
+            self.loop = uvloop.new_event_loop()
+        except ImportError:  # pragma: no cover - uvloop is not built for Windows
+            self.loop = asyncio.new_event_loop()
+        self.fake = fake
+        self.connections: set[_Connection] = set()
+        self._date: tuple[int, str] = (0, "")
+        self._failed: BaseException | None = None
+        ready = threading.Event()
+        # the loop is started, served and closed in its thread: the caller may be running a loop of its own
+        self._thread = threading.Thread(target=self._serve, args=(port, ready), name="fake-openai", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if self._failed is not None:
+            self._thread.join()
+            raise self._failed
+        self.address = (HOST, self.server.sockets[0].getsockname()[1])
+        self._thread.name = f"fake-openai-{self.address[1]}"
+
+    def _serve(self, port: int, ready: threading.Event) -> None:
+        try:
+            self.server = self.loop.run_until_complete(
+                self.loop.create_server(lambda: _Connection(self), HOST, port, backlog=1024))
+        except BaseException as exc:  # e.g. the port is taken: raised by __init__
+            self._failed = exc
+            self.loop.close()
+            ready.set()
+            return
+        ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.run_until_complete(asyncio.sleep(0))  # the aborted connections' connection_lost
+            self.loop.close()
+
+    def head(self, answer: Answer) -> bytes:
+        """The status line and headers as the stdlib's server writes them (its reason phrases, Server, Date)."""
+        now = int(time.time())
+        if self._date[0] != now:
+            self._date = (now, email.utils.formatdate(now, usegmt=True))
+        phrase = _Handler.responses[answer.status][0] if answer.status in _Handler.responses else ""
+        lines = [f"HTTP/1.1 {answer.status} {phrase}\r\nServer: {SERVER_HEADER}\r\nDate: {self._date[1]}\r\n",
+                 *(f"{key}: {value}\r\n" for key, value in answer.headers), "\r\n"]
+        return "".join(lines).encode("latin-1", "strict")
+
+    def close(self) -> None:
+        def shut() -> None:
+            self.server.close()
+            for connection in list(self.connections):
+                connection.transport.abort()
+            self.loop.stop()
+
+        self.loop.call_soon_threadsafe(shut)
+        self._thread.join(timeout=5)
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection of `_LoopServer`: kept alive as HTTP/1.1 says, answers in order (reading pauses while
+    a delayed answer waits)."""
+
+    def __init__(self, server: _LoopServer) -> None:
+        import httptools
+
+        self.server = server
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]
+        self.url, self.headers, self.body = b"", {}, []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.connections.discard(self)
+
+    def data_received(self, data: bytes) -> None:
+        import httptools
+
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.send(_error_answer(400, "fake_openai: malformed HTTP request"), keep=False)
+
+    def on_message_begin(self) -> None:
+        self.url, self.headers, self.body = b"", {}, []
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        if self.headers.get("expect", "").lower() == "100-continue":
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        answer = self.server.fake.answer(self.parser.get_method().decode("latin-1"), self.url.decode("latin-1"),
+                                         self.headers, b"".join(self.body))
+        keep = self.parser.should_keep_alive() and not answer.closes
+        if answer.delay_s:
+            self.transport.pause_reading()
+            self.server.loop.call_later(answer.delay_s, self.send, answer, keep, True)
+        else:
+            self.send(answer, keep)
+
+    def send(self, answer: Answer, keep: bool, resume: bool = False) -> None:
+        if self.transport.is_closing():  # the client gave up (e.g. its timeout)
+            return
+        self.transport.write(self.server.head(answer) + answer.body)
+        if not keep:
+            self.transport.close()
+        elif resume:
+            self.transport.resume_reading()

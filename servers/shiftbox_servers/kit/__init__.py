@@ -61,6 +61,7 @@ from ._graph import (
     graph_density,
     is_graph_refusal,
 )
+from ._http import collect_less
 from ._input_files import (
     MAX_INPUT_DEPTH,
     InputFileError,
@@ -145,7 +146,7 @@ __all__ = [
     "DEPENDENCY_GRAPH_MARK", "DependencyGraph", "Step",
     "dependency_graph", "is_graph_refusal",
     "ACTION_TYPES", "Fact", "FactBuilder", "FactUse", "Given", "ImportedTask", "MissionBuilder", "MissionCall", "MissionSet", "Subject", "TRANSFER_TOOL", "Transfer", "add_transfer_tool", "DomainSchema", "deferred", "select_rows",
-    "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS",
+    "record_transfer", "reference_calculate", "reference_result", "serve_stdio", "CALCULATE_CONDITIONS", "collect_less",
     "transfer_conditions",
 ]
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
+import socket
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -12,6 +16,8 @@ import pytest
 from shiftbox.llm import import_litellm, price_usd
 from shiftbox.testing import FakeOpenAI, Reply, ToolCallReply, count_tokens, fake_openai
 
+fake_openai_module = importlib.import_module("shiftbox.testing.fake_openai")  # the package's name is the function
+
 HI = [{"role": "user", "content": "hi"}]
 
 # litellm 1.106.2's streaming code trips two harmless pydantic warnings; keep the output readable.
@@ -19,6 +25,13 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
     pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
 ]
+
+
+@pytest.fixture(autouse=True, params=fake_openai_module.TRANSPORTS)
+def transport(request, monkeypatch) -> str:
+    """Every test here runs on each transport (the event loop's and the thread-per-connection one)."""
+    monkeypatch.setattr(fake_openai_module, "DEFAULT_TRANSPORT", request.param)
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +43,16 @@ def post(server: FakeOpenAI, body: dict[str, Any], path: str = "/chat/completion
          headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def post_raw(server: FakeOpenAI, raw: bytes) -> tuple[int, bytes]:
+    request = urllib.request.Request(server.base_url + "/chat/completions", data=raw,
+                                     headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read()
@@ -51,7 +74,7 @@ def get(server: FakeOpenAI, path: str) -> tuple[int, Any]:
 def test_binds_loopback_with_ephemeral_port_and_stops() -> None:
     with fake_openai([]) as server:
         assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
-        assert server._server is not None and server._server.server_address[0] == "127.0.0.1"
+        assert server.address == ("127.0.0.1", server.port)
         assert server.port > 0
     with pytest.raises(RuntimeError):
         _ = server.base_url
@@ -93,6 +116,19 @@ def test_script_exhausted_is_a_500_and_recorded() -> None:
     assert status == 500
     assert "script exhausted" in json.loads(raw)["error"]["message"]
     assert len(server.errors) == 1 and "request 2" in server.errors[0]
+
+
+def test_a_body_that_is_not_json_or_nested_too_deep_is_a_400_naming_the_problem() -> None:
+    """Bodies are read as shiftbox reads its JSON inputs: one nested past the parser's recursion is refused with
+    the input reader's message, not a server error; a well-formed one 101 levels deep is answered."""
+    with fake_openai(["deep enough"]) as server:
+        deep = {"messages": HI, "x": json.loads("[" * 101 + "]" * 101)}
+        assert post(server, deep)[0] == 200
+        status, raw = post_raw(server, b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+        assert status == 400 and "nested" in json.loads(raw)["error"]["message"]
+        status, raw = post_raw(server, b'{"messages": [')
+        assert status == 400 and "not JSON (line 1, column 15" in json.loads(raw)["error"]["message"]
+    assert len(server.requests) == 1 and len(server.errors) == 2
 
 
 def test_callable_script_sees_the_request() -> None:
@@ -305,3 +341,115 @@ def test_answers_64_clients_opening_connections_at_once() -> None:
         answers = asyncio.run(rounds(server.base_url))
     assert [a for a in answers if a != 200] == []
     assert len(server.requests) == 3 * 64
+
+
+# -- the transports answer with the same bytes ----------------------------------------------------------
+
+
+DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
+
+
+def exchange(port: int, request: bytes) -> bytes:
+    """One request on a new connection (it asks to be closed), and every byte of the answer, the Date masked."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return DATE.sub(b"\r\nDate: -\r\n", data, count=1)
+
+
+def http(method: str, path: str, body: bytes = b"", headers: str = "", chunked: bool = False) -> bytes:
+    framing = ("Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {len(body)}\r\n") if body else ""
+    payload = (f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n") if chunked else body
+    return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{headers}{framing}\r\n".encode()
+            + payload)
+
+
+def conversation_script() -> list[Reply | str]:
+    tool = Reply.tool_call("get_user", {"user_id": "u1"}, content="Checking.", chunk_size=4)
+    return ["hello", tool, tool, Reply.rate_limit("slow down", headers={"retry-after": "1"}),
+            Reply(status=200, body="not json"), Reply(status=599, body={"odd": True}),
+            Reply.text("late", headers={"x-extra": "1"}).delayed(0.05), "streamed with usage", "chunked in"]
+
+
+def conversation(port: int) -> list[bytes]:
+    """A conversation touching every kind of answer: completions, streams, errors, refusals, routes, bad bodies."""
+    ask = json.dumps({"model": "fake-model", "messages": HI}).encode()
+    stream = json.dumps({"messages": HI, "stream": True, "stream_options": {"include_usage": True}}).encode()
+    key = "Authorization: Bearer sk-right\r\n"
+    requests = [http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/chat/completions/", stream, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions", ask, key),
+                http("POST", "/v1/chat/completions", ask, key), http("POST", "/v1/chat/completions?x=1", stream, key),
+                http("POST", "/v1/chat/completions", ask, key, chunked=True),
+                http("POST", "/v1/chat/completions", ask, key),  # the script is exhausted: a 500
+                http("POST", "/v1/chat/completions", b"[1, 2", key), http("POST", "/v1/chat/completions", b"[1]", key),
+                http("POST", "/v1/embeddings", ask, key), http("POST", "/v1/chat/completions", ask),
+                http("POST", "/v1/chat/completions", ask, "Authorization: Bearer sk-wrong-key-1234\r\n"),
+                http("GET", "/v1/models", headers=key), http("GET", "/models/fake-model", headers=key),
+                http("GET", "/v1/nope", headers=key), http("GET", "/v1/models")]
+    return [exchange(port, request) for request in requests]
+
+
+def test_the_transports_answer_a_conversation_with_the_same_bytes() -> None:
+    """The event loop's transport sends what the thread-per-connection one (the stdlib's HTTP server) sends, byte
+    for byte but the Date's value: status lines, headers and their order, bodies, streamed chunks."""
+    answers = {}
+    for transport in fake_openai_module.TRANSPORTS:
+        with fake_openai(conversation_script(), api_key="sk-right", transport=transport) as server:
+            answers[transport] = conversation(server.port)
+        assert len(server.requests) == 10 and len(server.rejected) == 3 and len(server.errors) == 3
+    threads, loop = answers["threads"], answers["loop"]
+    assert [a.split(b"\r\n", 1)[0] for a in loop] == [a.split(b"\r\n", 1)[0] for a in threads]
+    assert loop == threads
+    assert threads[0].startswith(b"HTTP/1.1 200 OK\r\nServer: shiftbox-fake-openai/1 \r\nDate: -\r\n"
+                                 b"Content-Type: application/json\r\nContent-Length: ")
+    assert b"Transfer-Encoding: chunked\r\n" in threads[2] and threads[2].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    assert threads[3].startswith(b"HTTP/1.1 429 Too Many Requests\r\n") and b"\r\nretry-after: 1\r\n" in threads[3]
+    assert threads[5].startswith(b"HTTP/1.1 599 \r\n")
+
+
+def test_kept_alive_connection_answers_in_order_and_the_date_is_a_date() -> None:
+    """Two requests on one connection (the second after a delayed answer) are answered in order."""
+    import http.client
+
+    with fake_openai([Reply.text("first").delayed(0.05), "second"]) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        contents = []
+        for _ in range(2):
+            connection.request("POST", "/v1/chat/completions", body=json.dumps({"messages": HI}),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert re.fullmatch(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT", response.getheader("Date"))
+            contents.append(json.loads(response.read())["choices"][0]["message"]["content"])
+        connection.close()
+    assert contents == ["first", "second"]
+
+
+def test_stop_closes_the_port_the_connections_and_the_thread() -> None:
+    """After stop() nothing is left: the serving thread has ended, the port refuses, an open connection is closed."""
+    before = set(threading.enumerate())
+    server = FakeOpenAI(["a", "b"]).start()
+    port = server.port
+    kept = socket.create_connection(("127.0.0.1", port), timeout=10)
+    body = json.dumps({"messages": HI}).encode()
+    kept.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    answer = kept.recv(65536)
+    while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < int(
+            re.search(rb"Content-Length: (\d+)", answer)[1]):  # the thread-per-connection server writes head and body apart
+        answer += kept.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200 OK")
+    server.stop()
+    server.stop()  # twice is harmless
+    assert set(threading.enumerate()) - before == set()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    kept.settimeout(5)
+    assert kept.recv(65536) == b""
+    kept.close()
+
+
+def test_an_unknown_transport_is_refused_naming_the_choices() -> None:
+    with pytest.raises(ValueError, match="unknown transport 'uvicorn': use one of loop, threads"):
+        FakeOpenAI([], transport="uvicorn")
