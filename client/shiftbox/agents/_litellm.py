@@ -139,6 +139,10 @@ class LiteLLMAgent(Agent):
         self.tools: list[dict[str, Any]] = []
         self.usage = Usage()
         """Running totals over this agent's calls."""
+        self._system: dict[str, Any] = {}
+        self._sent: list[tuple[Message, dict[str, Any]]] = []
+        """The conversation as the last request sent it, message by message: a message is converted once, and the
+        same dict goes in every later request (messages are appended, never changed, while a simulation runs)."""
 
     def endpoints(self) -> list[Endpoint]:
         return [self.settings.endpoint("agent")]
@@ -147,6 +151,8 @@ class LiteLLMAgent(Agent):
         self.context = context
         self.system_prompt = agent_system_prompt(context)
         self.tools = [tool_schema(t) for t in context.tools]
+        self._system = {"role": "system", "content": self.system_prompt}
+        self._sent = []
 
     async def close(self) -> None:
         return None
@@ -158,10 +164,17 @@ class LiteLLMAgent(Agent):
         params = self.settings.params(self.context.seed)
         if self.context.one_tool_per_turn and self.tools:
             params["parallel_tool_calls"] = False
-        return LLMRequest(role="agent", model=self.settings.model,
-                          messages=[{"role": "system", "content": self.system_prompt},
-                                    *to_openai_messages(messages)],
-                          tools=self.tools or None, params=params)
+        return LLMRequest.of_role("agent", self.settings.model, self._openai(messages), self.tools or None, params)
+
+    def _openai(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """The system prompt and `to_openai_messages(messages)`, converting only the messages not sent before."""
+        sent, kept = self._sent, 0
+        while kept < len(sent) and kept < len(messages) and sent[kept][0] is messages[kept]:
+            kept += 1
+        del sent[kept:]
+        new = messages[kept:]
+        sent += zip(new, to_openai_messages(new), strict=True)
+        return [self._system, *(item for _, item in sent)]
 
     async def respond(self, messages: list[Message]) -> AgentReply:
         request = self.request(messages)

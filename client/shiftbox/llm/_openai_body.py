@@ -21,7 +21,7 @@ built by litellm, as before. The tests compare both byte for byte.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._model import LLMRequest
@@ -102,12 +102,38 @@ def _frozen(message: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(items)
 
 
+MAX_SENT = 16384
+"""Message dicts `messages_json` knows by identity; beyond it, the oldest go."""
+_sent: dict[int, tuple[dict[str, Any], dict[str, Any], tuple[Any, ...], str]] = {}
+"""id(message) -> the message (held, so its id is not reused), a copy of its values, its keys' order, its JSON."""
+
+
+def _copied(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a message `_frozen` keys (text values; tool calls as dicts of text and a function dict of text)."""
+    return {key: [{k: dict(v) if type(v) is dict else v for k, v in call.items()} for call in value]
+            if type(value) is list else value for key, value in message.items()}
+
+
+def _order(message: dict[str, Any]) -> tuple[Any, ...]:
+    """The order of a message's keys, and of its tool calls' and their functions' (called once it equals a copy of a
+    message `_frozen` keys, so its tool calls are dicts with a function dict)."""
+    calls = message.get("tool_calls")
+    if type(calls) is not list:
+        return tuple(message)
+    return (*message, *((*call, *call["function"]) for call in calls))
+
+
 def messages_json(messages: list[dict[str, Any]]) -> str | None:
     """`dumps(plain_messages(messages))`, or None when one is not plain. Each message is checked and serialized
-    once: a conversation's earlier messages come back on every call (as new dicts, equal to the old), and are found
-    by their `_frozen` key, which holds every value the check and the JSON depend on."""
+    once: a conversation's earlier messages come back on every call, as the same dicts (an agent's, `LiteLLMAgent`),
+    found by identity and checked unchanged against a copy (its values equal, its keys in the same order), or as new dicts
+    equal to the old, found by their `_frozen` key, which holds every value the check and the JSON depend on."""
     texts = []
     for message in messages:
+        seen = _sent.get(id(message))
+        if seen is not None and seen[0] is message and seen[1] == message and seen[2] == _order(message):
+            texts.append(seen[3])
+            continue
         frozen = _frozen(message)
         text = _checked.get(frozen) if frozen is not None else None
         if text is None:
@@ -119,6 +145,10 @@ def messages_json(messages: list[dict[str, Any]]) -> str | None:
                 if len(_checked) >= MAX_CHECKED:
                     _checked.pop(next(iter(_checked)))
                 _checked[frozen] = text
+        if frozen is not None:
+            if len(_sent) >= MAX_SENT:
+                _sent.pop(next(iter(_sent)))
+            _sent[id(message)] = (message, _copied(message), _order(message), text)
         texts.append(text)
     return f"[{','.join(texts)}]"
 
@@ -133,6 +163,21 @@ class BodyTemplate:
     never differ only in a number's type (1, 1.0, true), the one difference `==` does not see."""
     slots: tuple[str, ...]
     pieces: tuple[str, ...]
+    fitting: dict[int, Any] = field(default_factory=dict, compare=False)
+    """Tools lists found equal to `tools`, by id (each held, so its id is not reused): a role sends its own list,
+    never changed, on every call (`LLMRequest.of_role`), compared by value once rather than on every call."""
+
+    def fits(self, tools: Any) -> bool:
+        """Whether the template was built for these tools."""
+        if tools is not None and self.fitting.get(id(tools)) is tools:
+            return True
+        if self.tools != tools:
+            return False
+        if tools is not None:
+            if len(self.fitting) >= MAX_TEMPLATES:
+                self.fitting.pop(next(iter(self.fitting)))
+            self.fitting[id(tools)] = tools
+        return True
 
     def render(self, messages: str, params: dict[str, Any]) -> bytes:
         """The body for `messages` (their JSON, `messages_json`) and the call's params."""
@@ -272,7 +317,7 @@ def cached_body(request: LLMRequest, provider: str, model: str) -> bytes | None:
     if messages is None:
         return None
     for template in candidates:
-        if template.tools == request.tools:
+        if template.fits(request.tools):
             return template.render(messages, request.params)
     return None
 
