@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..tasks import ActionSet, Task, params_match, satisfied_actions
-from ..trajectory import SHIFT_REPORT_TOOL, GoalSpan, Message, ToolCallRecord, Trajectory, goal_spans
+from ..trajectory import (
+    SHIFT_REPORT_TOOL,
+    GoalSpan,
+    Message,
+    ToolCallRecord,
+    Trajectory,
+    goal_spans,
+)
 from ._missions import goal_graph, mission_type
 from ._model import PATH_ERRORS, GoalPath, MissionType
 from ._paths import fewest_steps
