@@ -104,8 +104,9 @@ def _frozen(message: dict[str, Any]) -> tuple[Any, ...] | None:
 
 MAX_SENT = 16384
 """Message dicts `messages_json` knows by identity; beyond it, the oldest go."""
-_sent: dict[int, tuple[dict[str, Any], dict[str, Any], tuple[Any, ...], str]] = {}
-"""id(message) -> the message (held, so its id is not reused), a copy of its values, its keys' order, its JSON."""
+_sent: dict[int, tuple[dict[str, Any], dict[str, Any], tuple[str, ...], tuple[Any, ...] | None, str]] = {}
+"""id(message) -> the message (held, so its id is not reused), a copy of its values, its keys' order, its tool calls'
+keys' order, its JSON."""
 
 
 def _copied(message: dict[str, Any]) -> dict[str, Any]:
@@ -114,13 +115,13 @@ def _copied(message: dict[str, Any]) -> dict[str, Any]:
             if type(value) is list else value for key, value in message.items()}
 
 
-def _order(message: dict[str, Any]) -> tuple[Any, ...]:
-    """The order of a message's keys, and of its tool calls' and their functions' (called once it equals a copy of a
-    message `_frozen` keys, so its tool calls are dicts with a function dict)."""
+def _calls_order(message: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The order of the keys of a message's tool calls and their functions, None without tool calls (called once it
+    equals a copy of a message `_frozen` keys, so its tool calls are dicts with a function dict)."""
     calls = message.get("tool_calls")
     if type(calls) is not list:
-        return tuple(message)
-    return (*message, *((*call, *call["function"]) for call in calls))
+        return None
+    return tuple((*call, *call["function"]) for call in calls)
 
 
 def messages_json(messages: list[dict[str, Any]]) -> str | None:
@@ -131,8 +132,9 @@ def messages_json(messages: list[dict[str, Any]]) -> str | None:
     texts = []
     for message in messages:
         seen = _sent.get(id(message))
-        if seen is not None and seen[0] is message and seen[1] == message and seen[2] == _order(message):
-            texts.append(seen[3])
+        if (seen is not None and seen[0] is message and seen[1] == message and seen[2] == tuple(message)
+                and (seen[3] is None or seen[3] == _calls_order(message))):
+            texts.append(seen[4])
             continue
         frozen = _frozen(message)
         text = _checked.get(frozen) if frozen is not None else None
@@ -148,7 +150,7 @@ def messages_json(messages: list[dict[str, Any]]) -> str | None:
         if frozen is not None:
             if len(_sent) >= MAX_SENT:
                 _sent.pop(next(iter(_sent)))
-            _sent[id(message)] = (message, _copied(message), _order(message), text)
+            _sent[id(message)] = (message, _copied(message), tuple(message), _calls_order(message), text)
         texts.append(text)
     return f"[{','.join(texts)}]"
 
