@@ -32,13 +32,12 @@ class Usage(BaseModel):
     def of_response(cls, response: dict[str, Any]) -> Usage:
         """One call's usage. The cost was priced live by the boundary and travels in the response
         (`COST_FIELD`), so a replay counts the same without importing litellm."""
-        usage = response.get("usage") or {}  # converted here, so not validated again (twice per completion)
-        return cls.model_construct(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                                   completion_tokens=int(usage.get("completion_tokens") or 0),
-                                   cost_usd=float(response.get(COST_FIELD) or 0.0), calls=1)
+        usage = response.get("usage") or {}
+        return cls(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                   completion_tokens=int(usage.get("completion_tokens") or 0),
+                   cost_usd=float(response.get(COST_FIELD) or 0.0), calls=1)
 
     def __add__(self, other: Usage) -> Usage:
-        """The sum; its fields are sums of validated ones, so it is built without validating them again."""
-        return Usage.model_construct(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                                     cost_usd=self.cost_usd + other.cost_usd, calls=self.calls + other.calls)
+        return Usage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     cost_usd=self.cost_usd + other.cost_usd, calls=self.calls + other.calls)
