@@ -24,8 +24,8 @@ class LLMRequest(BaseModel):
     def of_role(cls, role: Role, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                 params: dict[str, Any]) -> LLMRequest:
         """A request a role of shiftbox's built from JSON values of its own, taken as they are: not validated (and so
-        not copied) again on every completion. Its messages and tools are the role's own objects, which the boundary
-        never changes (the body's caches find a message or tools list sent before by identity)."""
+        not copied) again on every completion. Its messages and tools are the role's own objects, sent again on later
+        calls, which the boundary never changes (the body's templates know a tools list sent before by identity)."""
         return cls.model_construct(role=role, model=model, messages=messages, tools=tools, params=params)
 
 

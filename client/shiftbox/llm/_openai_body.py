@@ -102,40 +102,12 @@ def _frozen(message: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(items)
 
 
-MAX_SENT = 16384
-"""Message dicts `messages_json` knows by identity; beyond it, the oldest go."""
-_sent: dict[int, tuple[dict[str, Any], dict[str, Any], tuple[str, ...], tuple[Any, ...] | None, str]] = {}
-"""id(message) -> the message (held, so its id is not reused), a copy of its values, its keys' order, its tool calls'
-keys' order, its JSON."""
-
-
-def _copied(message: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a message `_frozen` keys (text values; tool calls as dicts of text and a function dict of text)."""
-    return {key: [{k: dict(v) if type(v) is dict else v for k, v in call.items()} for call in value]
-            if type(value) is list else value for key, value in message.items()}
-
-
-def _calls_order(message: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The order of the keys of a message's tool calls and their functions, None without tool calls (called once it
-    equals a copy of a message `_frozen` keys, so its tool calls are dicts with a function dict)."""
-    calls = message.get("tool_calls")
-    if type(calls) is not list:
-        return None
-    return tuple((*call, *call["function"]) for call in calls)
-
-
 def messages_json(messages: list[dict[str, Any]]) -> str | None:
     """`dumps(plain_messages(messages))`, or None when one is not plain. Each message is checked and serialized
-    once: a conversation's earlier messages come back on every call, as the same dicts (an agent's, `LiteLLMAgent`),
-    found by identity and checked unchanged against a copy (its values equal, its keys in the same order), or as new dicts
-    equal to the old, found by their `_frozen` key, which holds every value the check and the JSON depend on."""
+    once: a conversation's earlier messages come back on every call (as new dicts, equal to the old), and are found
+    by their `_frozen` key, which holds every value the check and the JSON depend on."""
     texts = []
     for message in messages:
-        seen = _sent.get(id(message))
-        if (seen is not None and seen[0] is message and seen[1] == message and seen[2] == tuple(message)
-                and (seen[3] is None or seen[3] == _calls_order(message))):
-            texts.append(seen[4])
-            continue
         frozen = _frozen(message)
         text = _checked.get(frozen) if frozen is not None else None
         if text is None:
@@ -147,10 +119,6 @@ def messages_json(messages: list[dict[str, Any]]) -> str | None:
                 if len(_checked) >= MAX_CHECKED:
                     _checked.pop(next(iter(_checked)))
                 _checked[frozen] = text
-        if frozen is not None:
-            if len(_sent) >= MAX_SENT:
-                _sent.pop(next(iter(_sent)))
-            _sent[id(message)] = (message, _copied(message), tuple(message), _calls_order(message), text)
         texts.append(text)
     return f"[{','.join(texts)}]"
 

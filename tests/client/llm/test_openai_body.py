@@ -54,7 +54,6 @@ MODELS = ["openai/fake-model", "hosted_vllm/fake-model", "openai/gpt-4o-mini", "
 def _fresh_templates(monkeypatch):
     monkeypatch.setattr("shiftbox.llm._openai_body._templates", {})
     monkeypatch.setattr("shiftbox.llm._openai_body._checked", {})
-    monkeypatch.setattr("shiftbox.llm._openai_body._sent", {})
 
 
 async def litellm_bytes(request: LLMRequest, provider: str, model: str) -> bytes | str:
@@ -159,28 +158,6 @@ def test_a_conversations_earlier_messages_are_checked_once(monkeypatch):
     for n in range(1, len(CONVERSATION) + 1):
         messages_json(copy.deepcopy(CONVERSATION[:n]))   # each call's messages are new dicts, as LLMRequest makes them
     assert checked == CONVERSATION
-
-
-def test_a_roles_own_message_dicts_are_keyed_once_and_still_checked_unchanged(monkeypatch):
-    """A role that sends its own dicts again (`LiteLLMAgent`) has each keyed (`_frozen`) once in its conversation, not
-    on every call; a dict changed in place since (a value, a key's order, deep or not) gives its new JSON."""
-    keyed = []
-    original = _openai_body._frozen
-    monkeypatch.setattr(_openai_body, "_frozen", lambda message: keyed.append(message) or original(message))
-    expected = lambda messages: dumps(plain_messages(messages))  # noqa: E731
-    conversation = copy.deepcopy(CONVERSATION)
-    for n in range(1, len(conversation) + 1):
-        assert messages_json(conversation[:n]) == expected(conversation[:n])
-    assert len(keyed) == len(conversation)   # not 1 + 2 + ... + n
-    changes = [lambda m: m.update(content="changed"),
-               lambda m: m.update(role=m.pop("role")),  # its keys' order
-               lambda m: m["tool_calls"][1]["function"].update(name="lookup"),
-               lambda m: m["tool_calls"][0].update(id=m["tool_calls"][0].pop("id")),  # a tool call's key order
-               lambda m: m["tool_calls"][0]["function"].update(name=m["tool_calls"][0]["function"].pop("name"))]
-    for change in changes:
-        before = expected(conversation)
-        change(conversation[2])
-        assert messages_json(conversation) == expected(conversation) != before
 
 
 def test_a_roles_own_tools_list_is_compared_by_value_once():
