@@ -139,10 +139,11 @@ class LiteLLMAgent(Agent):
         self.tools: list[dict[str, Any]] = []
         self.usage = Usage()
         """Running totals over this agent's calls."""
-        self._system: dict[str, Any] = {}
-        self._sent: list[tuple[Message, dict[str, Any]]] = []
-        """The conversation as the last request sent it, message by message: a message is converted once, and the
-        same dict goes in every later request (messages are appended, never changed, while a simulation runs)."""
+        self._sent: list[Message] = []
+        self._items: list[dict[str, Any]] = []
+        """The conversation the last request sent, and what it sent (the system prompt, then each message of it): a
+        message is converted once, and the same dict goes in every later request (messages are appended, never
+        changed, while a simulation runs)."""
 
     def endpoints(self) -> list[Endpoint]:
         return [self.settings.endpoint("agent")]
@@ -151,8 +152,7 @@ class LiteLLMAgent(Agent):
         self.context = context
         self.system_prompt = agent_system_prompt(context)
         self.tools = [tool_schema(t) for t in context.tools]
-        self._system = {"role": "system", "content": self.system_prompt}
-        self._sent = []
+        self._sent, self._items = [], [{"role": "system", "content": self.system_prompt}]
 
     async def close(self) -> None:
         return None
@@ -169,12 +169,12 @@ class LiteLLMAgent(Agent):
     def _openai(self, messages: list[Message]) -> list[dict[str, Any]]:
         """The system prompt and `to_openai_messages(messages)`, converting only the messages not sent before."""
         sent, kept = self._sent, 0
-        while kept < len(sent) and kept < len(messages) and sent[kept][0] is messages[kept]:
+        while kept < len(sent) and kept < len(messages) and sent[kept] is messages[kept]:
             kept += 1
-        del sent[kept:]
-        new = messages[kept:]
-        sent += zip(new, to_openai_messages(new), strict=True)
-        return [self._system, *(item for _, item in sent)]
+        del sent[kept:], self._items[kept + 1:]
+        sent += messages[kept:]
+        self._items += to_openai_messages(messages[kept:])
+        return list(self._items)
 
     async def respond(self, messages: list[Message]) -> AgentReply:
         request = self.request(messages)

@@ -17,3 +17,35 @@ def test_settings_make_their_connection_once_per_key(monkeypatch):
     forget_api_keys()   # a kept Ray actor between runs: no connection holding a key survives
     monkeypatch.setenv("SHIFTBOX_TEST_KEY", "sk-one")
     assert settings.connection() is not first and settings.connection().api_key == "sk-one"
+
+
+def test_a_fast_path_completion_enters_no_generator_context_manager(monkeypatch):
+    """Timing the call (`timed`) and mapping its transport failures (`httpx_errors`) wrap every completion: as classes,
+    not `contextlib.contextmanager` generators (a generator's enter and exit cost several calls more)."""
+    import contextlib
+
+    import anyio
+
+    from shiftbox._stopwatch import stopwatch
+    from shiftbox.llm import LLMConnection, LLMRequest, complete
+    from shiftbox.testing import fake_openai
+
+    entered: list[object] = []
+    original = contextlib._GeneratorContextManager.__enter__
+    monkeypatch.setattr(contextlib._GeneratorContextManager, "__enter__",
+                        lambda self: entered.append(self.gen) or original(self))
+    request = LLMRequest(role="agent", model="openai/fake-model", messages=[{"role": "user", "content": "hi"}],
+                         params={"temperature": 0.0})
+    with fake_openai(["one", "two"]) as server:
+        connection = LLMConnection(api_base=server.base_url, api_key="sk-test")
+
+        async def two_calls() -> dict[str, float]:
+            await complete(request, connection)  # the first makes the pool and the body's template
+            with stopwatch() as spent:
+                entered.clear()
+                await complete(request, connection)
+            return spent
+
+        spent = anyio.run(two_calls)
+    assert entered == []
+    assert spent["llm_s"] > 0
