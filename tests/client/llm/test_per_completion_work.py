@@ -26,7 +26,6 @@ def test_a_fast_path_completion_enters_no_generator_context_manager(monkeypatch)
 
     import anyio
 
-    from shiftbox._stopwatch import stopwatch
     from shiftbox.llm import LLMConnection, LLMRequest, complete
     from shiftbox.testing import fake_openai
 
@@ -39,13 +38,10 @@ def test_a_fast_path_completion_enters_no_generator_context_manager(monkeypatch)
     with fake_openai(["one", "two"]) as server:
         connection = LLMConnection(api_base=server.base_url, api_key="sk-test")
 
-        async def two_calls() -> dict[str, float]:
+        async def two_calls() -> None:
             await complete(request, connection)  # the first makes the pool and the body's template
-            with stopwatch() as spent:
-                entered.clear()
-                await complete(request, connection)
-            return spent
+            entered.clear()
+            await complete(request, connection)
 
-        spent = anyio.run(two_calls)
-    assert entered == []
-    assert spent["llm_s"] > 0
+        anyio.run(two_calls)
+    assert entered == []  # (that `timed` still times: test_litellm_agent's test of the trajectory's timing)
