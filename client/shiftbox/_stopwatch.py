@@ -26,15 +26,21 @@ def stopwatch() -> Iterator[dict[str, float]]:
         _current.reset(token)
 
 
-@contextmanager
-def timed(kind: str) -> Iterator[None]:
-    """Add the block's wall time to `kind` of the enclosing stopwatch (no-op without one)."""
-    spent = _current.get()
-    if spent is None:
-        yield
-        return
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        spent[kind] = spent.get(kind, 0.0) + time.perf_counter() - start
+class timed:  # noqa: N801  (used as a function: `with timed("llm_s"):`)
+    """Add the block's wall time to `kind` of the enclosing stopwatch (no-op without one). A class rather than a
+    generator: it wraps every completion and tool call, and a generator's context manager costs several calls more."""
+
+    __slots__ = ("kind", "spent", "start")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __enter__(self) -> None:
+        self.spent = _current.get()
+        if self.spent is not None:
+            self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        spent = self.spent
+        if spent is not None:
+            spent[self.kind] = spent.get(self.kind, 0.0) + time.perf_counter() - self.start

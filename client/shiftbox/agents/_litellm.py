@@ -139,6 +139,11 @@ class LiteLLMAgent(Agent):
         self.tools: list[dict[str, Any]] = []
         self.usage = Usage()
         """Running totals over this agent's calls."""
+        self._sent: list[Message] = []
+        self._items: list[dict[str, Any]] = []
+        """The conversation the last request sent, and what it sent (the system prompt, then each message of it): a
+        message is converted once, and the same dict goes in every later request (messages are appended, never
+        changed, while a simulation runs)."""
 
     def endpoints(self) -> list[Endpoint]:
         return [self.settings.endpoint("agent")]
@@ -147,6 +152,7 @@ class LiteLLMAgent(Agent):
         self.context = context
         self.system_prompt = agent_system_prompt(context)
         self.tools = [tool_schema(t) for t in context.tools]
+        self._sent, self._items = [], [{"role": "system", "content": self.system_prompt}]
 
     async def close(self) -> None:
         return None
@@ -158,10 +164,17 @@ class LiteLLMAgent(Agent):
         params = self.settings.params(self.context.seed)
         if self.context.one_tool_per_turn and self.tools:
             params["parallel_tool_calls"] = False
-        return LLMRequest(role="agent", model=self.settings.model,
-                          messages=[{"role": "system", "content": self.system_prompt},
-                                    *to_openai_messages(messages)],
-                          tools=self.tools or None, params=params)
+        return LLMRequest.of_role("agent", self.settings.model, self._openai(messages), self.tools or None, params)
+
+    def _openai(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """The system prompt and `to_openai_messages(messages)`, converting only the messages not sent before."""
+        sent, kept = self._sent, 0
+        while kept < len(sent) and kept < len(messages) and sent[kept] is messages[kept]:
+            kept += 1
+        del sent[kept:], self._items[kept + 1:]
+        sent += messages[kept:]
+        self._items += to_openai_messages(messages[kept:])
+        return list(self._items)
 
     async def respond(self, messages: list[Message]) -> AgentReply:
         request = self.request(messages)

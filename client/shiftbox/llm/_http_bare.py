@@ -11,14 +11,12 @@ tests/client/llm/test_http_bare.py and test_http_pool.py check the bytes against
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.metadata
 import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._http_connection import (
@@ -128,14 +126,18 @@ def httpx_response(reply: Reply, request: httpx.Request | None = None) -> httpx.
     return response
 
 
-@contextlib.contextmanager
-def httpx_errors() -> Iterator[None]:
+class httpx_errors:  # noqa: N801  (used as a function: `with httpx_errors():`)
     """The block's `HTTPFailure`s raised as httpx's transport raises them (httpx's exception from httpcore's), httpx
-    imported then."""
-    try:
-        yield
-    except HTTPFailure as failure:
-        from httpx._transports.default import map_httpcore_exceptions
+    imported then. A class rather than a generator: it wraps every request of the fast path."""
 
-        with map_httpcore_exceptions():
-            raise httpcore_error(failure) from failure.__cause__
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, failure: BaseException | None, tb: object) -> None:
+        if isinstance(failure, HTTPFailure):
+            from httpx._transports.default import map_httpcore_exceptions
+
+            with map_httpcore_exceptions():
+                raise httpcore_error(failure) from failure.__cause__

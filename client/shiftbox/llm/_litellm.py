@@ -5,6 +5,7 @@ build or convert itself), and the call's price.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import sys
@@ -63,9 +64,9 @@ async def call_litellm(request: LLMRequest, connection: LLMConnection) -> dict[s
         litellm = import_litellm()
         kwargs: dict[str, Any] = dict(request.params)
         if request.tools:
-            kwargs["tools"] = request.tools
-        response = await litellm.acompletion(
-            model=request.model, messages=request.messages, api_base=connection.api_base,
+            kwargs["tools"] = copy.deepcopy(request.tools)
+        response = await litellm.acompletion(  # copies: a role's messages and tools are sent again, unchanged
+            model=request.model, messages=copy.deepcopy(request.messages), api_base=connection.api_base,
             api_key=connection.api_key, timeout=connection.timeout_s, num_retries=0,
             max_retries=0, **kwargs)  # never retries itself: complete_with_retries does, countably
         computed_cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")

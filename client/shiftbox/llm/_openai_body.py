@@ -21,7 +21,7 @@ built by litellm, as before. The tests compare both byte for byte.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._model import LLMRequest
@@ -133,6 +133,21 @@ class BodyTemplate:
     never differ only in a number's type (1, 1.0, true), the one difference `==` does not see."""
     slots: tuple[str, ...]
     pieces: tuple[str, ...]
+    fitting: dict[int, Any] = field(default_factory=dict, compare=False)
+    """Tools lists found equal to `tools`, by id (each held, so its id is not reused): a role sends its own list,
+    never changed, on every call (`LLMRequest.of_role`), compared by value once rather than on every call."""
+
+    def fits(self, tools: Any) -> bool:
+        """Whether the template was built for these tools."""
+        if tools is not None and self.fitting.get(id(tools)) is tools:
+            return True
+        if self.tools != tools:
+            return False
+        if tools is not None:
+            if len(self.fitting) >= MAX_TEMPLATES:
+                self.fitting.pop(next(iter(self.fitting)))
+            self.fitting[id(tools)] = tools
+        return True
 
     def render(self, messages: str, params: dict[str, Any]) -> bytes:
         """The body for `messages` (their JSON, `messages_json`) and the call's params."""
@@ -272,7 +287,7 @@ def cached_body(request: LLMRequest, provider: str, model: str) -> bytes | None:
     if messages is None:
         return None
     for template in candidates:
-        if template.tools == request.tools:
+        if template.fits(request.tools):
             return template.render(messages, request.params)
     return None
 

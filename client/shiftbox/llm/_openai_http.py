@@ -18,6 +18,7 @@ and messages as on the litellm path. A plain `http://` endpoint with no proxy is
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import os
@@ -33,7 +34,7 @@ from ._http_cassette import routing_installed
 from ._http_connection import Reply, request_head
 from ._http_pool import MAX_CONNECTIONS, POOL_ENV, StackPool, check_pool_name
 from ._import import import_litellm
-from ._model import LLMConnection, LLMRequest
+from ._model import LLMConnection, LLMRequest, connection_for
 from ._openai_body import cached_body, dumps, own_body, remember
 from ._openai_response import own_response
 
@@ -139,10 +140,10 @@ async def request_body(request: LLMRequest, provider: str, model: str) -> dict[s
     import_litellm()
     from litellm.utils import get_optional_params, validate_and_fix_openai_messages
 
-    messages = validate_and_fix_openai_messages(messages=[dict(m) for m in request.messages])
+    messages = validate_and_fix_openai_messages(messages=copy.deepcopy(request.messages))  # a role's own: not changed
     params = dict(request.params)
     if request.tools:
-        params["tools"] = request.tools
+        params["tools"] = copy.deepcopy(request.tools)
     optional = get_optional_params(model=model, custom_llm_provider=provider, messages=messages, **params)
     body = await _chat_config(provider, model).async_transform_request(
         model=model, messages=messages, optional_params=optional, litellm_params={}, headers={})
@@ -200,10 +201,11 @@ _LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made on
 
 def forget_api_keys() -> None:
     """Drop every value this process keeps that holds an API key (the request heads, the prepared headers, the
-    completion URLs, litellm's cached clients): what a process serving run after run (a kept Ray actor) does
+    completion URLs, the settings' connections, litellm's cached clients): what a process serving run after run (a kept Ray actor) does
     between them, so no run's key stays in its memory for the next."""
     bare_head.cache_clear()
     _completions_url.cache_clear()
+    connection_for.cache_clear()
     _prepared.clear()
     clients = getattr(sys.modules.get("litellm"), "in_memory_llm_clients_cache", None)
     if clients is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from shiftbox_servers.kit import loads_json
 
-from ._model import LLMConnection, LLMRequest, Role
+from ._model import LLMConnection, LLMRequest, Role, connection_for
 from ._openai_http import builds_without_litellm
 from ._preflight import LLMEndpoint
 from ._retries import complete_with_retries
@@ -78,8 +78,7 @@ class LLMSettings:
     def connection(self) -> LLMConnection:
         """Where to call. The key is read from `api_key_env` now (None: litellm's own env lookup)."""
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return LLMConnection(api_base=self.api_base, api_key=api_key, api_key_env=self.api_key_env, timeout_s=self.timeout,
-                             fast_path=self.fast_path)
+        return connection_for(self.api_base, api_key, self.api_key_env, self.timeout, self.fast_path)
 
     def endpoint(self, role: Role) -> LLMEndpoint:
         """What the preflight checks for the `role` these settings serve."""

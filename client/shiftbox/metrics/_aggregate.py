@@ -20,7 +20,7 @@ from .._usage import Usage
 from ..tasks import Task
 from ..trajectory import Trajectory
 from ._catalog import headline_metric, headline_metrics, recovery_counts, simulation_counts
-from ._goal_paths import goal_paths
+from ._goal_paths import PathInputs, goal_paths
 from ._graph_refusals import aggregate_graph_refusals, graph_refusal_score
 from ._gsrt import shift_recoveries
 from ._judges import DeterministicDetector, Judge, judge_report
@@ -127,6 +127,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
             relevant.setdefault(action.goal, set()).update(s.function_name for s in action.allowed_tools)
     detector = DeterministicDetector(facts.lexicon, relevant, facts.generic_terms)
     tsr = tsr_score(trajectory, task, judge)
+    walked = PathInputs.of(trajectory, task)  # once, for both path evaluations
     return SimulationMetrics(
         simulation_id=trajectory.simulation_id, task_id=trajectory.task_id, trial=trajectory.trial,
         domain=trajectory.domain, persona=trajectory.persona, agent=trajectory.agent,
@@ -135,7 +136,7 @@ def simulation_metrics(trajectory: Trajectory, task: Task, judge: Judge | None =
         tsr=tsr, tue=tue_score(trajectory, facts.schemas), tcrr=tcrr_score(trajectory, facts.read_only),
         gsrt=shift_recoveries(trajectory, task, judge, detector, facts.transfer_tools),
         shift_reports=shift_report_score(trajectory), rubric=rubric_score(trajectory, task, judge),
-        paths=mission_verdicts(trajectory, task, facts.json_schemas), goal_walks=goal_paths(trajectory, task),
+        paths=mission_verdicts(trajectory, task, facts.json_schemas, walked), goal_walks=goal_paths(trajectory, task, walked),
         graph_refusals=graph_refusal_score(trajectory), usage=usage_by_role([trajectory.usage]),
         success=False if tsr.unscored_goals else None if tsr.score is None else tsr.score >= success_threshold - 1e-9,
     )

@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..tasks import ActionSet, Task, params_match, satisfied_actions
-from ..trajectory import SHIFT_REPORT_TOOL, Message, ToolCallRecord, Trajectory, goal_spans
+from ..trajectory import (
+    SHIFT_REPORT_TOOL,
+    GoalSpan,
+    Message,
+    ToolCallRecord,
+    Trajectory,
+    goal_spans,
+)
 from ._missions import goal_graph, mission_type
 from ._model import PATH_ERRORS, GoalPath, MissionType
 from ._paths import fewest_steps
@@ -53,6 +60,20 @@ class MatchedCalls:
             for action_id in sorted(met):
                 first.setdefault(action_id, call.message_index)
         return cls(calls, hits, first)
+
+
+@dataclass(frozen=True)
+class PathInputs:
+    """What both path evaluations walk (`goal_paths`, and MMTB's `mission_verdicts`): the calls matched, and the goals'
+    spans as path evaluation reads them (`stacked="turned_to"`); made once per simulation for both."""
+
+    matched: MatchedCalls
+    spans: list[GoalSpan]
+
+    @classmethod
+    def of(cls, trajectory: Trajectory, task: Task) -> PathInputs:
+        return cls(MatchedCalls.of(trajectory, task),
+                   goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to"))
 
 
 @dataclass
@@ -174,11 +195,12 @@ def goal_path(task: Task, goal: str, position: int, matched: MatchedCalls, span:
         success=success, optimal=success and not errors and len(walk.turns) <= least, errors=errors)
 
 
-def goal_paths(trajectory: Trajectory, task: Task) -> list[GoalPath]:
-    """Every goal of the task in order: reached goals evaluated, the others marked not reached."""
-    matched = MatchedCalls.of(trajectory, task)
+def goal_paths(trajectory: Trajectory, task: Task, inputs: PathInputs | None = None) -> list[GoalPath]:
+    """Every goal of the task in order: reached goals evaluated, the others marked not reached (`inputs`: the
+    trajectory's, when already made)."""
+    inputs = inputs or PathInputs.of(trajectory, task)
+    matched, spans = inputs.matched, inputs.spans
     parallel = not trajectory.one_tool_per_turn
-    spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
     out = []
     for i, goal in enumerate(task.goals):
         if i >= len(spans):

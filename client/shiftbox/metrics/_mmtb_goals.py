@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..tasks import MMTB_TYPE_OF, Task
-from ..trajectory import SHIFT_REPORT_TOOL, Message, Trajectory, goal_spans
-from ._goal_paths import MatchedCalls
+from ..trajectory import SHIFT_REPORT_TOOL, Message, Trajectory
+from ._goal_paths import PathInputs
 from ._missions import mission_type
 from ._mmtb_arguments import arguments_pass
 from ._mmtb_walk import AgentStep, GoldCall, Mission, walk
@@ -85,16 +85,17 @@ def structure_of(task: Task, goal: str, mission: Mission) -> str | None:
     return stated if stated in ("serial", "parallel", "serial+parallel") else mission.structure()
 
 
-def mission_verdicts(trajectory: Trajectory, task: Task,
-                     schemas: Mapping[str, Mapping[str, Any]] | None) -> list[MissionVerdict]:
+def mission_verdicts(trajectory: Trajectory, task: Task, schemas: Mapping[str, Mapping[str, Any]] | None,
+                     inputs: PathInputs | None = None) -> list[MissionVerdict]:
     """Every goal of the task in order: reached goals walked and checked, the others marked not reached.
     `schemas`: tool name -> its JSON schema, resolved (`_mmtb_arguments.resolve`); None when the domain is not
     installed (each call is then checked against its gold call's parameters only).
 
     A task with a gold dialogue (the per-mission protocol) is scored from the user message after it (one user message
-    per gold turn), its goals placed after the gold turns' goals, with their types as the earlier types."""
-    matched = MatchedCalls.of(trajectory, task)
-    spans = goal_spans(trajectory.messages, trajectory.shifts, goals=task.goals, stacked="turned_to")
+    per gold turn), its goals placed after the gold turns' goals, with their types as the earlier types. `inputs`: the
+    trajectory's matched calls and goal spans, when already made (`goal_paths` walks the same)."""
+    inputs = inputs or PathInputs.of(trajectory, task)
+    matched, spans = inputs.matched, inputs.spans
     gold = task.initial_state.gold_dialogue
     users = [m.index for m in trajectory.messages if m.role == "user"]
     live = (users[len(gold)] if len(users) > len(gold) else len(trajectory.messages)) if gold else 0

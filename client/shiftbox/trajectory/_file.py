@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -52,18 +53,67 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
 
 class TrajectoryWriter:
     """Appends one trajectory per line and fsyncs it: what is written survives a kill -9; what could not be written
-    (a full disk) is a RecordWriteError and leaves nothing behind, so `--resume` runs that simulation again."""
+    (a full disk) is a RecordWriteError and leaves nothing behind, so `--resume` runs that simulation again.
+
+    `append` returns once its line is on disk. The fsync runs in a worker thread, so the event loop goes on with the
+    other simulations meanwhile (an fsync takes milliseconds of waiting for the disk), and lines appended while one
+    runs are synced together by the next (group commit: one fsync covers every line written before it started). A
+    sync that fails cuts the file back to its end at the last good sync, and every append whose line that removed
+    raises, as a failed write of its own would."""
 
     def __init__(self, path: Path, *, sync_each: bool = True):
         """`sync_each=False`: the file is synced once, by `close`, not after every line (for a run never resumed)."""
         self._path, self._sync_each = path, sync_each
         self._file = path.open("ab", buffering=0)
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock()  # one writer of the file at a time (a write, or a cut after a failed sync)
+        self._synced = self._written = os.lseek(self._file.fileno(), 0, os.SEEK_END)
+        """The file's end at the last good sync, and its end now."""
+        self._epoch = 0  # counts the cuts: a line written before one is gone, whatever offsets came after
+        self._cuts: dict[int, tuple[int, OSError]] = {}  # epoch -> the end it was cut back to, and why
+        self._syncing: anyio.Event | None = None  # set when the sync in flight ends
 
     async def append(self, trajectory: Trajectory) -> None:
         line = dump_json(trajectory).encode() + b"\n"  # a lone surrogate an agent sent: escaped
+        with anyio.CancelScope(shield=True):  # reported written or not: never a line left half-way
+            async with self._lock:
+                append_line(self._file.fileno(), line, self._path, sync=False)
+                self._written += len(line)
+                end, epoch = self._written, self._epoch
+            if self._sync_each:
+                await self._synced_to(end, epoch)
+
+    async def _synced_to(self, end: int, epoch: int) -> None:
+        """Return once the file is synced up to `end` (a line written in `epoch`); raise if a failed sync cut it."""
+        while True:
+            if epoch != self._epoch:  # a sync failed since: the line is kept only if an earlier sync covered it
+                kept, exc = self._cuts[epoch]
+                if end <= kept:
+                    return
+                raise RecordWriteError.of(self._path, exc) from exc
+            if self._synced >= end:
+                return
+            if self._syncing is not None:  # the sync in flight may have started before this line was written
+                await self._syncing.wait()
+                continue
+            self._syncing, target = anyio.Event(), self._written
+            try:
+                await anyio.to_thread.run_sync(_fsync, self._file.fileno())
+                self._synced = max(self._synced, target)
+            except OSError as exc:
+                await self._cut(exc)
+            finally:
+                self._syncing.set()
+                self._syncing = None
+
+    async def _cut(self, exc: OSError) -> None:
+        """A sync failed: nothing past the last good sync is known to be on disk, so it is cut off (every append
+        still waiting for it raises)."""
         async with self._lock:
-            append_line(self._file.fileno(), line, self._path, sync=self._sync_each)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._file.fileno(), self._synced)
+            self._cuts[self._epoch] = (self._synced, exc)
+            self._epoch += 1
+            self._written = self._synced
 
     def close(self) -> None:
         try:
@@ -75,3 +125,7 @@ class TrajectoryWriter:
                                    "fix it)") from exc
         finally:
             self._file.close()
+
+
+def _fsync(fd: int) -> None:
+    os.fsync(fd)  # looked up at each call: tests stand in for a failing disk by replacing os.fsync

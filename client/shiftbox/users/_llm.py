@@ -434,8 +434,7 @@ class LLMUser(UserSimulator):
             chat.append({"role": "system", "content": reminder})
         if empty_replies:
             chat.append({"role": "system", "content": EMPTY_REMINDER})
-        return LLMRequest(role="user", model=self.settings.model, messages=chat,
-                          params=self.settings.params(self.seed))
+        return LLMRequest.of_role("user", self.settings.model, chat, None, self.settings.params(self.seed))
 
     async def respond(self, messages: list[Message], tool_calls: list[ToolCallRecord]) -> UserReply:
         if self.task is None:

@@ -362,3 +362,27 @@ async def test_record_then_replay_gives_the_same_trajectory_without_the_servers(
             diverged = await run_simulation(task, 0, 0, agent, sim_user, world)
     assert diverged.termination.reason == "replay_mismatch"
     assert "request differs in params.temperature" in diverged.termination.detail
+
+
+async def test_each_message_is_converted_once_per_conversation_and_requests_stay_the_conversation(monkeypatch):
+    """The agent's request for turn n converts only the messages new since its last request (not the whole
+    conversation again on every call); a conversation that is not the one sent before is converted afresh."""
+    from shiftbox.agents import _litellm as module
+
+    converted: list[Message] = []
+    original = module.to_openai_messages
+    monkeypatch.setattr(module, "to_openai_messages", lambda ms: converted.extend(ms) or original(ms))
+    agent = await started("http://127.0.0.1:9")
+    conversation = [user("hi", 0),
+                    Message(index=1, role="assistant", content=None, agent_turn=0,
+                            tool_calls=[ToolCall(id="call_0_0", name="lookup", arguments={"q": "x", "a": [1]})]),
+                    Message(index=2, role="tool", content="found", tool_call_id="call_0_0"),
+                    Message(index=3, role="assistant", content="Found it.", agent_turn=1),
+                    user("thanks", 4)]
+    system = {"role": "system", "content": agent.system_prompt}
+    for n in range(1, len(conversation) + 1):
+        assert agent.request(list(conversation[:n])).messages == [system, *original(conversation[:n])]
+    assert converted == conversation   # each once, not 1 + 2 + ... + n
+    other = [user("another conversation", 0)]
+    assert agent.request(other).messages == [system, *original(other)]
+    assert agent.request(conversation[:2]).messages == [system, *original(conversation[:2])]

@@ -158,3 +158,28 @@ def test_a_conversations_earlier_messages_are_checked_once(monkeypatch):
     for n in range(1, len(CONVERSATION) + 1):
         messages_json(copy.deepcopy(CONVERSATION[:n]))   # each call's messages are new dicts, as LLMRequest makes them
     assert checked == CONVERSATION
+
+
+def test_a_roles_own_tools_list_is_compared_by_value_once():
+    compared = []
+
+    class Tools(list):
+        def __eq__(self, other):
+            compared.append(1)
+            return list.__eq__(self, other)
+
+        def __ne__(self, other):
+            return not self.__eq__(other)
+
+    tools = Tools(copy.deepcopy(TOOLS))
+    request = lambda n: LLMRequest.of_role("agent", "openai/fake-model", CONVERSATION[:n], tools,  # noqa: E731
+                                           {"temperature": 0.0, "seed": 7})
+    own = _openai_body.own_body(request(2), "openai", "fake-model")
+    _openai_body.remember(request(2), "openai", "fake-model", own)
+    bodies = [cached_body(request(n), "openai", "fake-model") for n in range(2, len(CONVERSATION) + 1)]
+    assert len(compared) == 1
+    assert bodies[0] == dumps(own).encode()
+    other = copy.deepcopy(TOOLS)
+    other[1]["function"]["description"] = "another"
+    assert cached_body(LLMRequest.of_role("agent", "openai/fake-model", CONVERSATION[:2], other,
+                                          {"temperature": 0.0, "seed": 7}), "openai", "fake-model") is None

@@ -290,3 +290,18 @@ def test_run_aggregates_by_mission_type_position_and_transition():
     assert list(p.by_transition) == ["single->parallel"]
     assert (p.by_transition["single->parallel"].goals, p.by_transition["single->parallel"].success) == (2, 0.5)
     assert [len(s.goal_walks) for s in sims] == [2, 2, 2]
+
+
+def test_a_simulations_calls_are_matched_and_its_goals_spanned_once_for_both_path_evaluations(monkeypatch):
+    from shiftbox.metrics import _goal_paths
+    from shiftbox.metrics._aggregate import simulation_metrics
+
+    made: list[str] = []
+    matched, spans = _goal_paths.MatchedCalls.of, _goal_paths.goal_spans
+    monkeypatch.setattr(_goal_paths.MatchedCalls, "of", classmethod(
+        lambda cls, *a: made.append("matched") or matched(*a)))
+    monkeypatch.setattr(_goal_paths, "goal_spans", lambda *a, **kw: made.append("spans") or spans(*a, **kw))
+    t = authenticated().agent(calls=[ACCOUNTS, TRANSACTIONS, STATEMENTS]).agent("Here it is.").build()
+    sim = simulation_metrics(t, insights_task())
+    assert sorted(made) == ["matched", "spans"]   # not twice each (goal walks, then MMTB's missions)
+    assert [p.success for p in sim.goal_walks] == [True, True] and [p.reached for p in sim.paths] == [True, True]
