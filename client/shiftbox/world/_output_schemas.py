@@ -105,20 +105,29 @@ class SchemaCheckedSession:
                         meta: dict[str, Any] | None = None) -> CallToolResult:
         result = await self.session.call_tool(name, arguments, meta=meta)
         if not result.is_error:
-            self.check(name, result)
+            self.check(name, result.structured_content, "structured_content" in result.model_fields_set)
         return result
 
-    def check(self, name: str, result: CallToolResult) -> None:
-        """Return if `result` conforms to tool `name`'s output schema (or it has none); raise `RuntimeError` else."""
+    async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`call_tool` on the session's wire dict of the result (`DirectSession.wire_call`), checked the same way."""
+        wire = await self.session.wire_call(name, arguments, meta=meta)
+        if not wire.get("isError"):
+            self.check(name, wire.get("structuredContent"), "structuredContent" in wire)
+        return wire
+
+    def check(self, name: str, structured: Any, sent: bool) -> None:
+        """Return if a result's structured content (`sent`: present, if only as null) conforms to tool `name`'s
+        output schema (or it has none); raise `RuntimeError` else."""
         schema = self._schemas.get(name)
         if schema is None:
             return
-        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+        if structured is None and not sent:
             raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
         try:
             validator = self._validators.validator(name, schema)
         except Exception as exc:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
-        error = next(validator.iter_errors(result.structured_content), None)
+        error = next(validator.iter_errors(structured), None)
         if error is not None:
             raise RuntimeError(f"Invalid structured content returned by tool {name}: {error.message}")

@@ -68,16 +68,28 @@ class CallOutcome:
     latency_ms: float
 
 
-def call_outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
+def call_outcome(result: CallToolResult | dict[str, Any], latency_ms: float) -> CallOutcome:
     """The recorded result: the structured content, or the text; a shiftbox error (`_meta`) as
-    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown"."""
+    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown". `result` as the SDK's client
+    parses it, or the in-process session's wire dict of it (`World.call_tool`)."""
     error = result_error(result)
     if error is not None:
         return CallOutcome({"error": error}, True, error["kind"], latency_ms)
-    recorded = result.structured_content
+    if isinstance(result, dict):
+        recorded, is_error = result.get("structuredContent"), bool(result.get("isError"))
+    else:
+        recorded, is_error = result.structured_content, bool(result.is_error)
     if recorded is None:
-        recorded = "\n".join(getattr(c, "text", "") for c in result.content)
-    return CallOutcome(recorded, bool(result.is_error), "unknown" if result.is_error else None, latency_ms)
+        recorded = "\n".join(result_texts(result))
+    return CallOutcome(recorded, is_error, "unknown" if is_error else None, latency_ms)
+
+
+def result_texts(result: CallToolResult | dict[str, Any] | None) -> list[str]:
+    """The text of each content item of a tool result (a parsed one or its wire dict; "" for an item that is not
+    text), none for no result."""
+    if isinstance(result, dict):
+        return [c.get("text", "") if isinstance(c, dict) else "" for c in result.get("content") or ()]
+    return [getattr(c, "text", "") for c in getattr(result, "content", None) or ()]
 
 
 def tool_message_content(record: ToolCallRecord) -> str:
@@ -88,8 +100,11 @@ def tool_message_content(record: ToolCallRecord) -> str:
 
 def client_result(record: ToolCallRecord) -> CallToolResult:
     """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
-    if isinstance(record._client_result, CallToolResult):
-        return record._client_result
+    sent = record._client_result
+    if isinstance(sent, CallToolResult):
+        return sent
+    if isinstance(sent, dict):  # the in-process session's wire dict, parsed as the SDK's client would
+        return CallToolResult.model_validate(sent)
     error = record.result.get("error") if record.is_error and isinstance(record.result, dict) else None
     if isinstance(error, dict):
         return failed_result(error)
@@ -165,7 +180,7 @@ class EpisodeClient:
         while result is None:
             try:
                 with timed("mcp_s"):
-                    result = await self.world.client.call_tool(name, arguments, meta=self._meta)
+                    result = await self.world.call_tool(name, arguments, self._meta)
             except Exception as exc:  # transport failure: the call may or may not have happened
                 read_only = self.world.is_read_only(name)
                 if read_only and attempts <= self.world.read_only_retries:
@@ -213,6 +228,15 @@ class World:
 
     def episode(self, episode_id: str) -> EpisodeClient:
         return EpisodeClient(self, episode_id)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        meta: dict[str, Any]) -> CallToolResult | dict[str, Any]:
+        """One tools/call on the server: in process, the result's wire dict as the kit shapes it (checked, never
+        parsed into the protocol's model: `SchemaCheckedSession.wire_call`); else the SDK client's result."""
+        client = self.client
+        if isinstance(client, SchemaCheckedSession):
+            return await client.wire_call(name, arguments, meta=meta)
+        return await client.call_tool(name, arguments, meta=meta)
 
     @property
     def servers(self) -> dict[str, ServerInfo]:

@@ -55,6 +55,13 @@ class DirectSession:
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> CallToolResult:
         """tools/call: the kit's strict check, the call run in its episode, its result as the client parses it."""
+        return CallToolResult.model_validate(await self.wire_call(name, arguments, meta=meta))
+
+    async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`call_tool`'s result as the wire dict the client would parse it from (`wire_result(surface=False)`), for
+        callers that read it as it is (the harness's world): no model is built. Shared parts (the serverInfo stamp)
+        are never to be changed."""
         server = self.server
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta is not None:
@@ -71,7 +78,7 @@ class DirectSession:
                     wire = await self._sdk_call(params, episode_id, checked)
         finally:
             current_episode_id.reset(token)
-        return CallToolResult.model_validate(wire)
+        return wire
 
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         """resources/read in the request's episode; read with the close flag, the episode ends (`after_read`)."""

@@ -76,7 +76,12 @@ def failed_result(error: dict[str, Any]) -> CallToolResult:
     )
 
 
-def result_error(result: CallToolResult) -> dict[str, Any] | None:
-    """The `{kind, message, ...}` of a failed call made by a shiftbox server, or None."""
-    error = (result.meta or {}).get(ERROR_META_KEY) if result.is_error else None
+def result_error(result: CallToolResult | dict[str, Any]) -> dict[str, Any] | None:
+    """The `{kind, message, ...}` of a failed call made by a shiftbox server, or None; `result` as the client parses
+    it, or its wire dict (`isError`, `_meta`)."""
+    if isinstance(result, dict):
+        is_error, meta = result.get("isError"), result.get("_meta")
+    else:
+        is_error, meta = result.is_error, result.meta
+    error = (meta or {}).get(ERROR_META_KEY) if is_error else None
     return error if isinstance(error, dict) and isinstance(error.get("kind"), str) else None

@@ -99,6 +99,10 @@ class LyingSession:
         return CallToolResult(content=content) if structured is None else CallToolResult(
             content=content, structured_content=structured)
 
+    async def wire_call(self, name, arguments=None, *, meta=None) -> dict:
+        return (await self.call_tool(name, arguments, meta=meta)).model_dump(mode="json", by_alias=True,
+                                                                             exclude_none=True)
+
 
 @pytest.mark.parametrize(("sent", "error"), [
     ({"item_id": "i1", "count": "three"}, "Invalid structured content returned by tool lookup"),
@@ -111,6 +115,10 @@ async def test_in_process_a_result_breaking_the_output_schema_is_refused_as_the_
     assert ok.structured_content == {"item_id": "i0", "count": 2}
     with pytest.raises(RuntimeError, match=error):
         await session.call_tool("lookup", {})
+    session = SchemaCheckedSession(LyingSession([{"item_id": "i0", "count": 2}, sent]))  # the world's wire dicts
+    assert (await session.wire_call("lookup", {}))["structuredContent"] == {"item_id": "i0", "count": 2}
+    with pytest.raises(RuntimeError, match=error):
+        await session.wire_call("lookup", {})
     async with Client(lying_server([sent])) as client:  # the SDK's client refuses it with the same words
         await client.list_tools()
         with pytest.raises(RuntimeError, match=error):
