@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.session import ClientSession
+    from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
 
     from shiftbox_servers.kit import DirectSession
 
@@ -87,19 +87,27 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
 class SchemaCheckedSession:
     """An in-process `DirectSession` as the harness holds a client: the same calls, each successful tool result
     checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
-    a result without structured content, or with content its schema refuses, raises `RuntimeError`)."""
+    a result without structured content, or with content its schema refuses, raises `RuntimeError`). The harness
+    reads its `wire_` answers (the results' JSON dumps: no protocol model is built in a run); the rest are the SDK's."""
 
     def __init__(self, session: DirectSession):
         self.session = session
-        self.server_info = session.server_info
-        self._schemas = {tool.name: tool.output_schema for tool in session.server.listed_tools()}
+        self.server_info = session.server.identity
+        """The server's name, version and description (`initialize`'s serverInfo, not as the protocol's model)."""
+        self._schemas = {tool["name"]: tool.get("outputSchema") for tool in session.wire_tools()}
         self._validators = CompiledValidators()
 
     async def list_tools(self) -> ListToolsResult:
         return await self.session.list_tools()
 
+    def wire_tools(self) -> list[dict[str, Any]]:
+        return self.session.wire_tools()
+
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         return await self.session.read_resource(uri, meta=meta)
+
+    async def wire_read(self, uri: str, *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self.session.wire_read(uri, meta=meta)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> CallToolResult:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
-from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
@@ -50,8 +49,10 @@ from ..errors import InfrastructureError, ToolContractError, unwrapped_errors
 from ..trajectory import ServerInfo, ToolCallRecord
 from ._output_schemas import SchemaCheckedSession, compile_output_schemas
 
-if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, http, docker) and is loaded by them only
+if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, http, docker) and is loaded by them only;
+    # in process, the protocol's models are loaded only where one is asked for (`client_result`)
     from mcp import Client as SdkClient
+    from mcp_types import CallToolResult
 
     Client = SdkClient | SchemaCheckedSession
     """What the world holds: the SDK's client, or in process the kit's session (the same calls, `_connect`)."""
@@ -100,6 +101,8 @@ def tool_message_content(record: ToolCallRecord) -> str:
 
 def client_result(record: ToolCallRecord) -> CallToolResult:
     """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
+    from mcp_types import CallToolResult, TextContent
+
     sent = record._client_result
     if isinstance(sent, CallToolResult):
         return sent
@@ -206,11 +209,10 @@ class EpisodeClient:
         """End the episode on the server (its state digest, read with the close flag); returns that digest."""
         try:
             with timed("mcp_s"):
-                res = await self.world.client.read_resource(STATE_DIGEST_URI,
-                                                            meta={**self._meta, CLOSE_META_KEY: True})
+                text = await self.world.read_text(STATE_DIGEST_URI, {**self._meta, CLOSE_META_KEY: True})
         except Exception as exc:
             raise InfrastructureError(f"reading {STATE_DIGEST_URI}: {type(exc).__name__}: {exc}") from exc
-        return json.loads(res.contents[0].text)["digest"]
+        return json.loads(text)["digest"]
 
 
 @dataclass
@@ -237,6 +239,13 @@ class World:
         if isinstance(client, SchemaCheckedSession):
             return await client.wire_call(name, arguments, meta=meta)
         return await client.call_tool(name, arguments, meta=meta)
+
+    async def read_text(self, uri: str, meta: dict[str, Any]) -> str:
+        """The text of resource `uri` (its first contents) read on the server (in process, from its wire dict)."""
+        client = self.client
+        if isinstance(client, SchemaCheckedSession):
+            return (await client.wire_read(uri, meta=meta))["contents"][0]["text"]
+        return (await client.read_resource(uri, meta=meta)).contents[0].text
 
     @property
     def servers(self) -> dict[str, ServerInfo]:
@@ -398,8 +407,10 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             f"the {domain.name} server runs graph modes {shown or 'none'}, but the run asked for "
             f"{options.marks() or 'none'}; it answered {info.description!r} (a server image older than "
             "--dependency-graph / --graph-refusal? rebuild the images)")
-    listed = await client.list_tools()
-    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    if isinstance(client, SchemaCheckedSession):  # in process: the kit's dumps, no protocol model built
+        tools = client.wire_tools()
+    else:
+        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
     contract = tool_contract(tools)
     expected = await _expected_contract(domain, snapshot, options)
     if expected is not None and expected.digest != contract.digest:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CallToolResult, TextContent
+if TYPE_CHECKING:  # the protocol's models load when a failed call is first made (`_protocol`)
+    from mcp_types import CallToolResult
 
 
 class ErrorKind(StrEnum):
@@ -69,6 +70,8 @@ def error_result(kind: ErrorKind, message: str, **details: Any) -> CallToolResul
 
 def failed_result(error: dict[str, Any]) -> CallToolResult:
     """The one shape of a failed tool call: `{"error": error}` as text, `error` in `_meta` (no structured content)."""
+    from mcp_types import CallToolResult, TextContent
+
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps({"error": error}, sort_keys=True))],
         is_error=True,

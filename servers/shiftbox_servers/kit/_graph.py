@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from mcp_types import CallToolResult
+from typing import TYPE_CHECKING, Any
 
 from ._errors import ErrorKind, error_result
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 Step = tuple[str, ...]
 """One prerequisite: the tools any one of which, having succeeded in the episode, satisfies it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
 import logging
@@ -14,16 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic_core
-from mcp_types import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    SERVER_INFO_META_KEY,
-    CallToolResult,
-    Implementation,
-    TextContent,
-)
-from mcp_types import Tool as McpTool
-from mcp_types.version import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from ._domain import Domain
@@ -37,14 +28,25 @@ from ._episode import (
 from ._errors import DomainError, ErrorKind, error_result
 from ._jsonrpc import remember
 from ._outputs import ToolOutput, tool_output
+from ._protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LATEST_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+    SERVER_INFO_META_KEY,
+    loaded_model,
+)
 from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
-if TYPE_CHECKING:  # the MCP SDK is loaded by the transports that speak MCP (`_binding`), never by the kit's core
+if TYPE_CHECKING:  # the MCP SDK is loaded by the transports that speak MCP (`_binding`), never by the kit's core,
+    # which loads the protocol's models (`mcp_types`) only where one is asked for (`_protocol`)
     from mcp.server.context import CallNext, ServerRequestContext
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
+    from mcp_types import CallToolResult, Implementation
+    from mcp_types import Tool as McpTool
     from starlette.types import ASGIApp
 
 logger = logging.getLogger("shiftbox.server")
@@ -67,6 +69,29 @@ JSON_DOCUMENT_STARTS = frozenset("[{n")
 arrays, objects, null; a decoded string, number or boolean, an `int` to Python, is left as sent)."""
 PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
+
+
+def result_dump(**fields: Any) -> dict[str, Any]:
+    """A result as the protocol's result models dump it (JSON mode, aliases, no field left None), given its fields in
+    its model's order: they end with `resultType`, its default "complete" (tests/servers/kit/test_protocol.py)."""
+    return {**fields, "resultType": "complete"}
+
+
+PROBE_RESULT = result_dump(content=[{"type": "text", "text": PROBE}], structuredContent={PROBE: PROBE}, isError=False)
+"""The probe result's dump (`CallToolResult`), shaped without the protocol's models."""
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    """A server's identity, `initialize`'s serverInfo (the protocol's `Implementation`, its attribute names), held
+    without the protocol's models: `wire()` is its JSON dump, `DomainServer.info` the model."""
+
+    name: str
+    version: str
+    description: str
+
+    def wire(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "description": self.description}
 
 
 @dataclass(frozen=True)
@@ -132,10 +157,10 @@ class DomainServer:
             description += f" {GRAPH_REFUSAL_MARK}"
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
-        self.info = Implementation(name=f"shiftbox-{domain.name}", version=SERVER_VERSION, description=description)
-        """The server's identity (`initialize`'s serverInfo)."""
+        self.identity = ServerIdentity(name=f"shiftbox-{domain.name}", version=SERVER_VERSION, description=description)
+        """The server's identity (`initialize`'s serverInfo; `info`: as the protocol's model)."""
         self.instructions = instructions
-        self._server_info = self.info.model_dump(by_alias=True, mode="json", exclude_none=True)
+        self._server_info = self.identity.wire()
         """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]` (its
         `Server.server_info_stamp`: the identity's wire dump)."""
         self._params_passed: set[tuple[Any, ...]] = set()
@@ -156,6 +181,13 @@ class DomainServer:
         """URI -> the resource (`resources/read`), in the order they are listed."""
         self.prompt_names = frozenset({"policy"})
         """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
+
+    @functools.cached_property
+    def info(self) -> Implementation:
+        """The server's identity as the protocol's model (`identity`)."""
+        from mcp_types import Implementation
+
+        return Implementation.model_validate(self._server_info)
 
     @functools.cached_property
     def mcp(self) -> MCPServer:
@@ -194,14 +226,25 @@ class DomainServer:
 
     def listed_tools(self) -> list[McpTool]:
         """`tools/list`'s tools, as the SDK lists them (`MCPServer.list_tools`), made by the kit."""
+        from mcp_types import Tool as McpTool
+
+        return [McpTool.model_validate(tool) for tool in self.wire_tools()]
+
+    def wire_tools(self) -> list[dict[str, Any]]:
+        """`listed_tools` as their models dump them (`Tool`: its aliases, in its order, without the fields left None),
+        made without the protocol's models; the caller's own copy."""
         listed = []
         for spec in self.tools:
             schema = self.input_schema(spec)
             if schema is None:
                 schema = self.sdk_tools[spec.name].parameters
-            listed.append(McpTool(name=spec.name, description=self.tool_description(spec), input_schema=schema,
-                                  output_schema=self.outputs[spec.name].output_schema, annotations=spec.annotations))
-        return listed
+            tool = {"name": spec.name, "description": self.tool_description(spec), "inputSchema": schema}
+            output_schema = self.outputs[spec.name].output_schema
+            if output_schema is not None:
+                tool["outputSchema"] = output_schema
+            tool["annotations"] = spec.annotations.wire()
+            listed.append(tool)
+        return copy.deepcopy(listed)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
@@ -239,7 +282,7 @@ class DomainServer:
         # builds no output schema of its own: the results' metadata is made once per return type.
         signature = spec.signature
         call.__signature__ = signature.replace(parameters=[]) if parsable else signature  # type: ignore[attr-defined]
-        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
+        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations.model(),
                                   structured_output=False)
         call.__signature__ = signature  # type: ignore[attr-defined]
         schema = self.input_schema(spec)
@@ -310,7 +353,7 @@ class DomainServer:
         try:
             if ctx.method == "tools/call":
                 checked = self.check_arguments(ctx.params or {})
-                if isinstance(checked, CallToolResult):  # shaped as the SDK shapes a handler's result (it trusts a
+                if is_refusal(checked):  # shaped as the SDK shapes a handler's result (it trusts a
                     return self.wire_result(ctx.protocol_version, checked)  # middleware's)
                 self._checked = checked
                 try:
@@ -442,10 +485,10 @@ class DomainServer:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
             structured = structured_parts(metadata, adapter, raw)
             result = None if structured is not None else convert(raw)
-        except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
+        except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer (its dump)
             logger.exception("Tool %r raised an unexpected exception", name)
-            structured, result = None, CallToolResult(
-                content=[TextContent(type="text", text=f"Error executing tool {name}")], is_error=True)
+            structured, result = None, result_dump(content=[{"type": "text", "text": f"Error executing tool {name}"}],
+                                                   isError=True)
         if structured is not None:
             return self._wire_structured(version, *structured, surface=surface)
         return self.wire_result(version, result, surface=surface)
@@ -489,9 +532,11 @@ class DomainServer:
         finite number) takes `wire_result`. `surface`: as `wire_result`."""
         envelope = self._envelopes.get((version, surface))
         if envelope is None:
-            envelope = self._envelopes[version, surface] = structured_envelope(self.wire_result(version, CallToolResult(
-                content=[TextContent(type="text", text=PROBE)], structured_content={PROBE: PROBE}), surface=surface))
+            envelope = self._envelopes[version, surface] = structured_envelope(
+                self.wire_result(version, copy.deepcopy(PROBE_RESULT), surface=surface))
         if envelope is False or type(structured) is not dict or not json_stable(structured):
+            from mcp_types import CallToolResult, TextContent
+
             return self.wire_result(version, CallToolResult(content=[TextContent(type="text", text=text)],
                                                             structured_content=structured), surface=surface)
         wire = dict(envelope)  # its keys in the envelope's order; the envelope's values are never changed
@@ -499,15 +544,16 @@ class DomainServer:
         wire["structuredContent"] = structured
         return wire
 
-    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call", *,
+    def wire_result(self, version: str, result: BaseModel | dict[str, Any], method: str = "tools/call", *,
                     surface: bool = True) -> dict[str, Any]:
-        """A result (a tools/call's, or `method`'s) as the SDK's runner shapes a handler's for the wire
-        (`ServerRunner._serialize`): its per-version fields, and on 2026-07-28 `resultType` and the serverInfo
-        stamp (made once here, not copied per call: the result is written out, never changed). `surface=False`
-        (the in-process session, which parses the result into the same model again): on the latest version, whose
-        result models hold every field of the kit's results, the model's own dump, without loading the per-version
-        models (`methods`); the keys' order may differ from the wire's, the parsed result does not."""
-        data = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        """A result (a tools/call's, or `method`'s; its model, or the model's JSON dump, then the caller's to give)
+        as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`): its per-version fields, and
+        on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not copied per call: the result is
+        written out, never changed). `surface=False` (the in-process session, which parses the result into the same
+        model again): on the latest version, whose result models hold every field of the kit's results, the model's
+        own dump, without loading the per-version models (`methods`); the keys' order may differ from the wire's,
+        the parsed result does not."""
+        data = result if isinstance(result, dict) else result.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
             wire = data if not surface and version == LATEST_PROTOCOL_VERSION else (
                 methods().serialize_server_result(method, version, data))
@@ -615,12 +661,19 @@ def checked_result(output: ToolOutput, raw: Any) -> CallToolResult:
     """A tool's `CallToolResult` as the SDK's `convert_result` hands it on: a success's structured content checked
     against the output model (a failure raises: the crash answer). Every other result of a domain tool is a plain
     structured one (`structured_parts`); anything else is refused here (TypeError), never converted another way."""
-    if not isinstance(raw, CallToolResult):
+    result_type = loaded_model("CallToolResult")  # a tool that returned one has loaded the protocol's models
+    if result_type is None or not isinstance(raw, result_type):
         raise TypeError(f"a domain tool returned {type(raw).__name__}, which the kit does not convert; return a "
                         "pydantic model of the tool's output, a dict, a string or a CallToolResult")
     if output.adapter is not None and not raw.is_error:
         output.adapter.validate_python(raw.structured_content)
     return raw
+
+
+def is_refusal(checked: Any) -> bool:
+    """Whether `DomainServer.check_arguments` refused the call (its error result) rather than parsing its arguments."""
+    result_type = loaded_model("CallToolResult")  # a refusal, made by `error_result`, has loaded the protocol's models
+    return result_type is not None and isinstance(checked, result_type)
 
 
 def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:

@@ -86,12 +86,13 @@ class LyingSession:
 
     def __init__(self, answers: list[dict | None]):
         self.answers = answers
-        self.server_info = None
+        self.identity = None
         self.server = self
         self.calls = 0
 
-    def listed_tools(self) -> list[McpTool]:
-        return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())]
+    def wire_tools(self) -> list[dict]:
+        return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())
+                .model_dump(mode="json", by_alias=True, exclude_none=True)]
 
     async def call_tool(self, name, arguments=None, *, meta=None) -> CallToolResult:
         structured = self.answers.pop(0)
