@@ -11,9 +11,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._episode import current_episode_id
-from ._protocol import INVALID_PARAMS, LATEST_PROTOCOL_VERSION
+from ._errors import is_refusal
+from ._protocol import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, result_dump
 from ._requests import RequestRefused, choose_episode
-from ._server import is_refusal, result_dump
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult, Implementation, ListToolsResult, ReadResourceResult

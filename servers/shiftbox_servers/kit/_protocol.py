@@ -10,6 +10,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 INVALID_PARAMS = -32602
 """JSON-RPC's "Invalid params" error code."""
@@ -44,6 +45,12 @@ LATEST_PROTOCOL_VERSION: str = _versions.LATEST_PROTOCOL_VERSION
 MODERN_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_versions.MODERN_PROTOCOL_VERSIONS)
 """The revisions with the per-request envelope (`resultType`, the serverInfo stamp)."""
 del _versions
+
+
+def result_dump(**fields: Any) -> dict[str, Any]:
+    """A result as the protocol's result models dump it (JSON mode, aliases, no field left None), given its fields in
+    its model's order: they end with `resultType`, its default "complete" (tests/servers/kit/test_protocol.py)."""
+    return {**fields, "resultType": "complete"}
 
 
 def loaded_model(name: str) -> type | None:

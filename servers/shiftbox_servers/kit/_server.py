@@ -25,7 +25,7 @@ from ._episode import (
     current_episode_id,
     is_full,
 )
-from ._errors import DomainError, ErrorKind, error_result
+from ._errors import DomainError, ErrorKind, FailedCall, error_wire, is_refusal, result_model
 from ._jsonrpc import remember
 from ._outputs import ToolOutput, tool_output
 from ._protocol import (
@@ -35,6 +35,7 @@ from ._protocol import (
     MODERN_PROTOCOL_VERSIONS,
     SERVER_INFO_META_KEY,
     loaded_model,
+    result_dump,
 )
 from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
 from ._snapshot import Snapshot
@@ -69,12 +70,6 @@ JSON_DOCUMENT_STARTS = frozenset("[{n")
 arrays, objects, null; a decoded string, number or boolean, an `int` to Python, is left as sent)."""
 PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
-
-
-def result_dump(**fields: Any) -> dict[str, Any]:
-    """A result as the protocol's result models dump it (JSON mode, aliases, no field left None), given its fields in
-    its model's order: they end with `resultType`, its default "complete" (tests/servers/kit/test_protocol.py)."""
-    return {**fields, "resultType": "complete"}
 
 
 PROBE_RESULT = result_dump(content=[{"type": "text", "text": PROBE}], structuredContent={PROBE: PROBE}, isError=False)
@@ -271,7 +266,7 @@ class DomainServer:
         from ._sdk import keep_error_results, results_metadata
 
         async def call(**kwargs: Any) -> Any:
-            return self.run_tool(spec, current_episode_id.get(), kwargs)
+            return result_model(self.run_tool(spec, current_episode_id.get(), kwargs))
 
         functools.update_wrapper(call, spec.fn)
         del call.__wrapped__  # type: ignore[attr-defined]
@@ -297,12 +292,13 @@ class DomainServer:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
 
         The episode's clock moves only if the call changed the database (`Episode.atomic`). In
-        graph-refusal mode a call whose required steps have not succeeded is refused before it runs.
+        graph-refusal mode a call whose required steps have not succeeded is refused before it runs. A failure is a
+        `FailedCall` (the SDK is handed its model: `result_model`).
         """
         try:
             episode = self.episodes.get(episode_id)
         except DomainError as exc:
-            return error_result(exc.kind, str(exc))
+            return error_wire(exc.kind, str(exc))
         episode.tool_calls += 1
         if self.refusing and self.graph is not None:
             refused = self.graph.refusal(spec.name, episode.succeeded)
@@ -312,14 +308,14 @@ class DomainServer:
             with episode.atomic():
                 result = spec.fn(episode, **arguments)
         except DomainError as exc:
-            return error_result(exc.kind, str(exc), field=exc.field)
+            return error_wire(exc.kind, str(exc), field=exc.field)
         except Exception as exc:
             if is_full(exc):
-                return error_result(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
+                return error_wire(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
                                     f"{spec.name} could not write; no change was made. Reads still work; for more "
                                     "writes, start a new episode")
             logger.exception("tool %s crashed in episode %s", spec.name, episode_id)
-            return error_result(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
+            return error_wire(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
         episode.succeeded.add(spec.name)
         return result
 
@@ -347,7 +343,7 @@ class DomainServer:
             episode_id = request_episode_id(ctx)
         except EpisodeAccessError as exc:
             if ctx.method == "tools/call":
-                return self.wire_result(ctx.protocol_version, error_result(ErrorKind.INVALID_ARGUMENTS, str(exc)))
+                return self.wire_result(ctx.protocol_version, error_wire(ErrorKind.INVALID_ARGUMENTS, str(exc)))
             raise RequestRefused(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
@@ -390,12 +386,12 @@ class DomainServer:
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
             known = ", ".join(s.name for s in self.tools)
-            return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}; this server has: {known}")
+            return error_wire(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}; this server has: {known}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            return error_result(ErrorKind.INVALID_ARGUMENTS, f"arguments for {name} must be a JSON object")
+            return error_wire(ErrorKind.INVALID_ARGUMENTS, f"arguments for {name} must be a JSON object")
         not_unicode = not_unicode_error(name, arguments)  # also in keys, which pydantic would echo raw
         if not_unicode is not None:
             return not_unicode
@@ -403,7 +399,7 @@ class DomainServer:
             return spec.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             message, fields = describe_validation_error(spec, exc)
-            return error_result(ErrorKind.INVALID_ARGUMENTS, message, fields=fields)
+            return error_wire(ErrorKind.INVALID_ARGUMENTS, message, fields=fields)
 
     def kit_arguments(self, name: str, arguments: dict[str, Any], checked: BaseModel) -> dict[str, Any] | None:
         """The keyword arguments the SDK's lenient parse makes of `arguments`, taken from the kit's strict parse of
@@ -484,7 +480,8 @@ class DomainServer:
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
             structured = structured_parts(metadata, adapter, raw)
-            result = None if structured is not None else convert(raw)
+            # a failure as it is (both conversions hand a failed result on unchanged: `keep_error_results`)
+            result = raw if isinstance(raw, FailedCall) else None if structured is not None else convert(raw)
         except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer (its dump)
             logger.exception("Tool %r raised an unexpected exception", name)
             structured, result = None, result_dump(content=[{"type": "text", "text": f"Error executing tool {name}"}],
@@ -668,12 +665,6 @@ def checked_result(output: ToolOutput, raw: Any) -> CallToolResult:
     if output.adapter is not None and not raw.is_error:
         output.adapter.validate_python(raw.structured_content)
     return raw
-
-
-def is_refusal(checked: Any) -> bool:
-    """Whether `DomainServer.check_arguments` refused the call (its error result) rather than parsing its arguments."""
-    result_type = loaded_model("CallToolResult")  # a refusal, made by `error_result`, has loaded the protocol's models
-    return result_type is not None and isinstance(checked, result_type)
 
 
 def structured_envelope(probe: dict[str, Any]) -> dict[str, Any] | bool:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ._errors import ErrorKind, error_result
+from ._errors import ErrorKind, FailedCall, error_wire
 
 if TYPE_CHECKING:
-    from mcp_types import CallToolResult, ToolAnnotations
+    from mcp_types import ToolAnnotations
 
 
 @dataclass(frozen=True)
@@ -203,16 +203,16 @@ def lone_surrogate_fields(value: Any, path: str = "") -> list[str]:
     return found
 
 
-def not_unicode_error(name: Any, arguments: Any) -> CallToolResult | None:
+def not_unicode_error(name: Any, arguments: Any) -> FailedCall | None:
     """The error result of a tool call whose name or arguments hold a lone surrogate, else None.
 
     Such a call is the caller's mistake, like any invalid argument; it cannot even be sent (UTF-8 has
     no encoding for it), so a client answers it itself with this result, the one a server would give.
     """
     if isinstance(name, str) and _LONE_SURROGATE.search(name):
-        return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: a tool name must be valid Unicode text")
+        return error_wire(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: a tool name must be valid Unicode text")
     fields = lone_surrogate_fields(arguments)
     if not fields:
         return None
     parts = "; ".join(f"'{f}': not valid Unicode text (it holds a lone UTF-16 surrogate)" for f in fields)
-    return error_result(ErrorKind.INVALID_ARGUMENTS, f"invalid arguments for {name}: {parts}", fields=sorted(fields))
+    return error_wire(ErrorKind.INVALID_ARGUMENTS, f"invalid arguments for {name}: {parts}", fields=sorted(fields))

@@ -58,8 +58,8 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up; `mcp`, the MCP
 SDK, whose `__init__` imports its client and server with starlette, uvicorn, cryptography and opentelemetry: the
 in-process world calls the kit directly; nor the protocol's models, `mcp_types`, whose `__init__` builds every one of
-them: the kit shapes and the world reads the wire dicts of its answers, and loads them only for an answer asked for
-as a model (a failed call's, which the kit makes as one); the domain's AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
+them: the kit shapes and the world reads the wire dicts of its answers (tests/client/world/test_tool_errors.py: nor
+after); the domain's AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
 reference task file; httpx only once a request needs its client: https, a proxy, a cookie, an error reply)."""
 
 LIBRARIES = ("pydantic.fields", "anyio", "sniffio", "typer", "rich.progress", "httptools", "jsonschema_rs")

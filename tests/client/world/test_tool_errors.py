@@ -60,3 +60,41 @@ async def test_in_process_a_call_is_recorded_from_the_kits_wire_dict_without_par
     assert (failed.is_error, failed.error_kind) == (True, "not_found")
     sent = client_result(ok)
     assert parsed == [1] and sent.structured_content == ok.result
+
+
+IN_PROCESS_CALLS = """
+import anyio, json, sys
+from shiftbox.world import open_world
+
+async def main():
+    async with open_world("banking", graph_refusal=True, dependency_graph=True) as world:
+        episode = world.episode("models")
+        calls = [("get_customer_by_id", {"customer_id": "cust_0001"}), ("get_customer_by_id", {"customer_id": "x"}),
+                 ("get_customer_by_id", {"customer_id": 5}), ("no_such_tool", {}),
+                 ("get_customer_by_id", {"customer_id": "\\ud83d"}), ("authorize_payment_request", {"request_id": "req_0001"})]
+        records = [await episode.call(name, arguments, call_id=f"c{i}", message_index=i, agent_turn=i)
+                   for i, (name, arguments) in enumerate(calls)]
+        digest = await episode.close()
+    return [(r.is_error, r.error_kind) for r in records], digest
+
+kinds, digest = anyio.run(main)
+print(json.dumps({"kinds": kinds, "digest": digest, "models": sorted(m for m in sys.modules if m.startswith("mcp"))}))
+"""
+
+
+def test_in_process_a_run_loads_no_protocol_model_for_results_failures_or_the_digest():
+    """The in-process world's answers are the kit's wire dicts, failures included (`FailedCall`): its listing, calls
+    (a result, a domain error, refused arguments, an unknown tool, a lone surrogate, a graph refusal) and final digest
+    read load neither the MCP SDK nor the protocol's models (`mcp_types`, about 0.2 s of CPU to import)."""
+    import subprocess
+    import sys
+
+    from tests.servers.kit.test_direct_session import REPO
+
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS_CALLS], capture_output=True, text=True, timeout=300,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["kinds"] == [[False, None], [True, "not_found"], [True, "invalid_arguments"], [True, "unknown_tool"],
+                            [True, "invalid_arguments"], [True, "precondition_failed"]]
+    assert len(out["digest"]) == 64 and out["models"] == []
