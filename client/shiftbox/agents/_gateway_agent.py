@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from mcp_types import CallToolResult
 
 from ..errors import AgentProgramError
 from ..trajectory import Message, ToolCall, ToolCallRecord
 from ._protocol import Agent, AgentContext, AgentReply
+
+if TYPE_CHECKING:  # the world's results as the gateway hands them on (`client_result` loads the models)
+    from mcp_types import CallToolResult
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
 

@@ -27,7 +27,7 @@ from shiftbox_servers.kit import DEFAULT_TOOLSET, get_domain, snapshots_root
 from ..agentchangebench import REFERENCE_SNAPSHOTS, load_agentchangebench_results
 from ..tasks import domain_reference_toolset
 from ..trajectory import ToolCallRecord
-from ..world import EpisodeClient, apply_initial_state, open_world
+from ..world import EpisodeClient, apply_initial_state, open_world, result_texts
 from ._compare import compare_outcomes, parse_reference, strings_in
 from ._differences import (
     CLASSES,
@@ -110,8 +110,7 @@ class ConformanceReport:
 
 def _text(record: ToolCallRecord) -> str:
     """shiftbox's answer as the agent reads it: the result's text, or the structured content as JSON."""
-    raw = record._client_result
-    texts = [getattr(c, "text", "") for c in getattr(raw, "content", None) or []]
+    texts = result_texts(record._client_result)
     if record.is_error and any(texts):
         return "\n".join(texts)
     result = record.result

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
-from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, ValidationError
 
 from shiftbox_servers.kit import (
@@ -54,6 +53,7 @@ from ._reference import REFERENCE_SOURCE, is_reference_file
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp_types import CallToolResult
 
 FILE_LEVEL = "*"
 

@@ -28,6 +28,7 @@ from ._world import (
     apply_initial_state,
     client_result,
     episode_id_for,
+    result_texts,
     tool_message_content,
 )
 
@@ -39,6 +40,6 @@ __all__ = [
     "CompiledOutputSchemas", "DockerError", "EpisodeClient", "Gateway", "GatewayLink", "Image",
     "InfrastructureError", "McpClientInfo", "RunGateway", "ServerMode", "ToolContractError", "ToolSession", "World",
     "apply_initial_state", "check_server", "client_result", "compile_output_schemas", "docker_command", "episode_id_for", "find_image",
-    "image_ref", "inspect_image", "open_run_gateway", "open_world",
+    "image_ref", "inspect_image", "open_run_gateway", "open_world", "result_texts",
     "serve_http", "tool_message_content",
 ]

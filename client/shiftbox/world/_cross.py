@@ -17,7 +17,7 @@ from shiftbox_servers.kit import (
     Domain,
     ErrorKind,
     domain_list,
-    error_result,
+    error_wire,
     get_domain,
     namespaced,
     split_namespaced,
@@ -51,7 +51,7 @@ class CrossEpisode:
         world = self.world.worlds.get(parts[0]) if parts else None
         if parts is None or world is None:
             known = ", ".join(self.world.worlds)
-            outcome = call_outcome(error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: tools are named "
+            outcome = call_outcome(error_wire(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: tools are named "
                                                                     f"<domain>__<tool>, domains: {known}"), 0.0)
             return ToolCallRecord(call_id=call_id, message_index=message_index, agent_turn=agent_turn, domain="",
                                   name=name, arguments=arguments, result=outcome.result, is_error=True,

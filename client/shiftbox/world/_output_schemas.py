@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.session import ClientSession
+    from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
 
     from shiftbox_servers.kit import DirectSession
 
@@ -87,38 +87,55 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
 class SchemaCheckedSession:
     """An in-process `DirectSession` as the harness holds a client: the same calls, each successful tool result
     checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
-    a result without structured content, or with content its schema refuses, raises `RuntimeError`)."""
+    a result without structured content, or with content its schema refuses, raises `RuntimeError`). The harness
+    reads its `wire_` answers (the results' JSON dumps: no protocol model is built in a run); the rest are the SDK's."""
 
     def __init__(self, session: DirectSession):
         self.session = session
-        self.server_info = session.server_info
-        self._schemas = {tool.name: tool.output_schema for tool in session.server.listed_tools()}
+        self.server_info = session.server.identity
+        """The server's name, version and description (`initialize`'s serverInfo, not as the protocol's model)."""
+        self._schemas = {tool["name"]: tool.get("outputSchema") for tool in session.wire_tools()}
         self._validators = CompiledValidators()
 
     async def list_tools(self) -> ListToolsResult:
         return await self.session.list_tools()
 
+    def wire_tools(self) -> list[dict[str, Any]]:
+        return self.session.wire_tools()
+
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         return await self.session.read_resource(uri, meta=meta)
+
+    async def wire_read(self, uri: str, *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self.session.wire_read(uri, meta=meta)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> CallToolResult:
         result = await self.session.call_tool(name, arguments, meta=meta)
         if not result.is_error:
-            self.check(name, result)
+            self.check(name, result.structured_content, "structured_content" in result.model_fields_set)
         return result
 
-    def check(self, name: str, result: CallToolResult) -> None:
-        """Return if `result` conforms to tool `name`'s output schema (or it has none); raise `RuntimeError` else."""
+    async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`call_tool` on the session's wire dict of the result (`DirectSession.wire_call`), checked the same way."""
+        wire = await self.session.wire_call(name, arguments, meta=meta)
+        if not wire.get("isError"):
+            self.check(name, wire.get("structuredContent"), "structuredContent" in wire)
+        return wire
+
+    def check(self, name: str, structured: Any, sent: bool) -> None:
+        """Return if a result's structured content (`sent`: present, if only as null) conforms to tool `name`'s
+        output schema (or it has none); raise `RuntimeError` else."""
         schema = self._schemas.get(name)
         if schema is None:
             return
-        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+        if structured is None and not sent:
             raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
         try:
             validator = self._validators.validator(name, schema)
         except Exception as exc:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
-        error = next(validator.iter_errors(result.structured_content), None)
+        error = next(validator.iter_errors(structured), None)
         if error is not None:
             raise RuntimeError(f"Invalid structured content returned by tool {name}: {error.message}")

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
-from mcp_types import CallToolResult, TextContent
 
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
@@ -50,8 +49,10 @@ from ..errors import InfrastructureError, ToolContractError, unwrapped_errors
 from ..trajectory import ServerInfo, ToolCallRecord
 from ._output_schemas import SchemaCheckedSession, compile_output_schemas
 
-if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, http, docker) and is loaded by them only
+if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, http, docker) and is loaded by them only;
+    # in process, the protocol's models are loaded only where one is asked for (`client_result`)
     from mcp import Client as SdkClient
+    from mcp_types import CallToolResult
 
     Client = SdkClient | SchemaCheckedSession
     """What the world holds: the SDK's client, or in process the kit's session (the same calls, `_connect`)."""
@@ -68,16 +69,28 @@ class CallOutcome:
     latency_ms: float
 
 
-def call_outcome(result: CallToolResult, latency_ms: float) -> CallOutcome:
+def call_outcome(result: CallToolResult | dict[str, Any], latency_ms: float) -> CallOutcome:
     """The recorded result: the structured content, or the text; a shiftbox error (`_meta`) as
-    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown"."""
+    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown". `result` as the SDK's client
+    parses it, or the in-process session's wire dict of it (`World.call_tool`)."""
     error = result_error(result)
     if error is not None:
         return CallOutcome({"error": error}, True, error["kind"], latency_ms)
-    recorded = result.structured_content
+    if isinstance(result, dict):
+        recorded, is_error = result.get("structuredContent"), bool(result.get("isError"))
+    else:
+        recorded, is_error = result.structured_content, bool(result.is_error)
     if recorded is None:
-        recorded = "\n".join(getattr(c, "text", "") for c in result.content)
-    return CallOutcome(recorded, bool(result.is_error), "unknown" if result.is_error else None, latency_ms)
+        recorded = "\n".join(result_texts(result))
+    return CallOutcome(recorded, is_error, "unknown" if is_error else None, latency_ms)
+
+
+def result_texts(result: CallToolResult | dict[str, Any] | None) -> list[str]:
+    """The text of each content item of a tool result (a parsed one or its wire dict; "" for an item that is not
+    text), none for no result."""
+    if isinstance(result, dict):
+        return [c.get("text", "") if isinstance(c, dict) else "" for c in result.get("content") or ()]
+    return [getattr(c, "text", "") for c in getattr(result, "content", None) or ()]
 
 
 def tool_message_content(record: ToolCallRecord) -> str:
@@ -88,8 +101,13 @@ def tool_message_content(record: ToolCallRecord) -> str:
 
 def client_result(record: ToolCallRecord) -> CallToolResult:
     """The MCP result of a recorded call: as the server sent it, or rebuilt from the record (replay)."""
-    if isinstance(record._client_result, CallToolResult):
-        return record._client_result
+    from mcp_types import CallToolResult, TextContent
+
+    sent = record._client_result
+    if isinstance(sent, CallToolResult):
+        return sent
+    if isinstance(sent, dict):  # the in-process session's wire dict, parsed as the SDK's client would
+        return CallToolResult.model_validate(sent)
     error = record.result.get("error") if record.is_error and isinstance(record.result, dict) else None
     if isinstance(error, dict):
         return failed_result(error)
@@ -165,7 +183,7 @@ class EpisodeClient:
         while result is None:
             try:
                 with timed("mcp_s"):
-                    result = await self.world.client.call_tool(name, arguments, meta=self._meta)
+                    result = await self.world.call_tool(name, arguments, self._meta)
             except Exception as exc:  # transport failure: the call may or may not have happened
                 read_only = self.world.is_read_only(name)
                 if read_only and attempts <= self.world.read_only_retries:
@@ -191,11 +209,10 @@ class EpisodeClient:
         """End the episode on the server (its state digest, read with the close flag); returns that digest."""
         try:
             with timed("mcp_s"):
-                res = await self.world.client.read_resource(STATE_DIGEST_URI,
-                                                            meta={**self._meta, CLOSE_META_KEY: True})
+                text = await self.world.read_text(STATE_DIGEST_URI, {**self._meta, CLOSE_META_KEY: True})
         except Exception as exc:
             raise InfrastructureError(f"reading {STATE_DIGEST_URI}: {type(exc).__name__}: {exc}") from exc
-        return json.loads(res.contents[0].text)["digest"]
+        return json.loads(text)["digest"]
 
 
 @dataclass
@@ -213,6 +230,22 @@ class World:
 
     def episode(self, episode_id: str) -> EpisodeClient:
         return EpisodeClient(self, episode_id)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        meta: dict[str, Any]) -> CallToolResult | dict[str, Any]:
+        """One tools/call on the server: in process, the result's wire dict as the kit shapes it (checked, never
+        parsed into the protocol's model: `SchemaCheckedSession.wire_call`); else the SDK client's result."""
+        client = self.client
+        if isinstance(client, SchemaCheckedSession):
+            return await client.wire_call(name, arguments, meta=meta)
+        return await client.call_tool(name, arguments, meta=meta)
+
+    async def read_text(self, uri: str, meta: dict[str, Any]) -> str:
+        """The text of resource `uri` (its first contents) read on the server (in process, from its wire dict)."""
+        client = self.client
+        if isinstance(client, SchemaCheckedSession):
+            return (await client.wire_read(uri, meta=meta))["contents"][0]["text"]
+        return (await client.read_resource(uri, meta=meta)).contents[0].text
 
     @property
     def servers(self) -> dict[str, ServerInfo]:
@@ -374,8 +407,10 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             f"the {domain.name} server runs graph modes {shown or 'none'}, but the run asked for "
             f"{options.marks() or 'none'}; it answered {info.description!r} (a server image older than "
             "--dependency-graph / --graph-refusal? rebuild the images)")
-    listed = await client.list_tools()
-    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    if isinstance(client, SchemaCheckedSession):  # in process: the kit's dumps, no protocol model built
+        tools = client.wire_tools()
+    else:
+        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
     contract = tool_contract(tools)
     expected = await _expected_contract(domain, snapshot, options)
     if expected is not None and expected.digest != contract.digest:

@@ -45,10 +45,12 @@ from ._errors import (
     ERROR_META_KEY,
     Conflict,
     ErrorKind,
+    FailedCall,
     InvalidArguments,
     NotFound,
     PreconditionFailed,
     error_result,
+    error_wire,
     failed_result,
     result_error,
 )
@@ -113,6 +115,7 @@ from ._snapshot import (
 from ._spawn import die_with_parent, free_port, http_server_process
 from ._stamp import stamp_tool_contracts
 from ._tools import (
+    ToolHints,
     ToolSet,
     ToolSpec,
     escape_lone_surrogates,
@@ -137,7 +140,7 @@ __all__ = [
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "DirectSession", "Domain", "DomainServer",
     "Episode", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",
-    "ToolSpec", "schema_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
+    "ToolHints", "ToolSpec", "schema_arguments_model", "IsoDate", "IsoDateOrDateTime", "identifier", "money", "round_money", "text", "connection_episode_id", "content_hash", "domain_names", "error_result", "error_wire", "FailedCall", "escape_lone_surrogates", "not_unicode_error", "evaluate_arithmetic", "failed_result", "get_domain", "die_with_parent", "free_port", "http_server_process", "Mission", "mission", "mission_call", "meta_episode_id", "new_database", "open_server",
     "registered_domains", "result_error", "row_counts", "snapshots_root", "task_domains", "write_snapshot",
     "ToolContract", "describe_changes", "published_contract", "stamp_tool_contracts", "tool_contract",
     "NAMESPACE_SEPARATOR", "combined_state_digest", "domain_list", "domain_of",

@@ -61,6 +61,7 @@ def describe_changes(expected: ToolContract, actual: ToolContract) -> str:
 
 
 async def published_contract(server: Any) -> ToolContract:
-    """The contract of a `DomainServer` as it publishes its tools (in process, as its `tools/list` lists them)."""
-    return tool_contract(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.listed_tools())
+    """The contract of a `DomainServer` as it publishes its tools (in process, as its `tools/list` lists them: their
+    dumps, `wire_tools`)."""
+    return tool_contract(server.wire_tools())
 

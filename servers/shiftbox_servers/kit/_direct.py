@@ -1,7 +1,8 @@
 """A `DomainServer` called in process, without MCP: what shiftbox's harness asks of a server (its identity, its tools,
 calls in an episode, the final digest read), answered by the kit's own steps, with what the SDK's client gets from
 the same server over MCP (tests/servers/kit/test_direct_session.py compares them). No MCP SDK is loaded, but for a
-call only the SDK's lenient argument parse can answer (a JSON text in an argument not typed `str`), taken by it."""
+call only the SDK's lenient argument parse can answer (a JSON text in an argument not typed `str`), taken by it; the
+protocol's models only for the answers asked for as models (the harness reads the `wire_` ones: their JSON dumps)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,14 @@ import contextlib
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from mcp_types import (
-    INVALID_PARAMS,
-    CallToolResult,
-    Implementation,
-    ListToolsResult,
-    ReadResourceResult,
-    TextContent,
-    TextResourceContents,
-)
-from mcp_types.version import LATEST_PROTOCOL_VERSION
-
 from ._episode import current_episode_id
+from ._errors import is_refusal
+from ._protocol import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, result_dump
 from ._requests import RequestRefused, choose_episode
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult, Implementation, ListToolsResult, ReadResourceResult
+
     from ._server import DomainServer
 
 
@@ -36,7 +30,6 @@ class DirectSession:
     def __init__(self, server: DomainServer, version: str = LATEST_PROTOCOL_VERSION):
         self.server = server
         self.version = version
-        self.server_info: Implementation = server.info
         self._lifespan: contextlib.AbstractAsyncContextManager[Any] | None = None
 
     async def __aenter__(self) -> DirectSession:
@@ -49,12 +42,31 @@ class DirectSession:
         lifespan, self._lifespan = self._lifespan, None
         return await lifespan.__aexit__(kind, exc, tb) if lifespan is not None else None
 
+    @property
+    def server_info(self) -> Implementation:
+        return self.server.info
+
     async def list_tools(self) -> ListToolsResult:
+        from mcp_types import ListToolsResult
+
         return ListToolsResult(tools=self.server.listed_tools())
+
+    def wire_tools(self) -> list[dict[str, Any]]:
+        """`list_tools`'s tools as their JSON dumps (`DomainServer.wire_tools`)."""
+        return self.server.wire_tools()
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> CallToolResult:
         """tools/call: the kit's strict check, the call run in its episode, its result as the client parses it."""
+        from mcp_types import CallToolResult
+
+        return CallToolResult.model_validate(await self.wire_call(name, arguments, meta=meta))
+
+    async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`call_tool`'s result as the wire dict the client would parse it from (`wire_result(surface=False)`), for
+        callers that read it as it is (the harness's world): no model is built. Shared parts (the serverInfo stamp)
+        are never to be changed."""
         server = self.server
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta is not None:
@@ -63,7 +75,7 @@ class DirectSession:
         token = current_episode_id.set(episode_id)
         try:
             checked = server.check_arguments(params)
-            if isinstance(checked, CallToolResult):
+            if is_refusal(checked):
                 wire = server.wire_result(self.version, checked, surface=False)
             else:
                 wire = server.direct_call(params, self.version, episode_id, checked)
@@ -71,10 +83,16 @@ class DirectSession:
                     wire = await self._sdk_call(params, episode_id, checked)
         finally:
             current_episode_id.reset(token)
-        return CallToolResult.model_validate(wire)
+        return wire
 
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         """resources/read in the request's episode; read with the close flag, the episode ends (`after_read`)."""
+        from mcp_types import ReadResourceResult
+
+        return ReadResourceResult.model_validate(await self.wire_read(uri, meta=meta))
+
+    async def wire_read(self, uri: str, *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`read_resource`'s result as the wire dict the client would parse it from (as `wire_call`'s)."""
         server = self.server
         resource = server.resources.get(uri)
         if resource is None:
@@ -91,9 +109,9 @@ class DirectSession:
         finally:
             current_episode_id.reset(token)
         server.after_read(episode_id, params)
-        read = ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)])
-        wire = server.wire_result(self.version, read, method="resources/read", surface=False)
-        return ReadResourceResult.model_validate(wire)
+        read = result_dump(ttlMs=0, cacheScope="private",  # `ReadResourceResult`'s, its cache defaults first
+                           contents=[{"uri": uri, "mimeType": resource.mime_type, "text": text}])
+        return server.wire_result(self.version, read, method="resources/read", surface=False)
 
     def _episode(self, params: dict[str, Any]) -> str:
         try:
@@ -107,6 +125,7 @@ class DirectSession:
         if wire is not None:
             return wire
         from mcp.shared.exceptions import MCPError
+        from mcp_types import CallToolResult, TextContent
 
         try:
             result = await self.server.mcp.call_tool(params["name"], params.get("arguments") or {})

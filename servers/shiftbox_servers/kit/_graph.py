@@ -17,9 +17,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import CallToolResult
-
-from ._errors import ErrorKind, error_result
+from ._errors import ErrorKind, FailedCall, error_wire
 
 Step = tuple[str, ...]
 """One prerequisite: the tools any one of which, having succeeded in the episode, satisfies it."""
@@ -93,7 +91,7 @@ class DependencyGraph:
         """The steps of `tool` no successful call of the episode (`succeeded`: tool names) has met."""
         return [step for step in self.requires.get(tool, ()) if not any(t in succeeded for t in step)]
 
-    def refusal(self, tool: str, succeeded: Collection[str]) -> CallToolResult | None:
+    def refusal(self, tool: str, succeeded: Collection[str]) -> FailedCall | None:
         """The `precondition_failed` result of calling `tool` now, or None when its steps are met."""
         missing = self.missing(tool, succeeded)
         if not missing:
@@ -101,7 +99,7 @@ class DependencyGraph:
         steps = " and ".join(describe_step(s) for s in missing)
         message = (f"{tool} cannot run yet (graph refusal): {steps} must have succeeded earlier in "
                    f"this episode. Call {steps} first, then {tool}")
-        return error_result(ErrorKind.PRECONDITION_FAILED, message, **{MISSING_STEPS_KEY: [list(s) for s in missing]})
+        return error_wire(ErrorKind.PRECONDITION_FAILED, message, **{MISSING_STEPS_KEY: [list(s) for s in missing]})
 
 
 def _steps(steps: Iterable[str | Iterable[str]]) -> tuple[Step, ...]:

@@ -39,13 +39,14 @@ from mcp.shared.inbound import (
     find_invalid_x_mcp_header,
     x_mcp_header_map,
 )
-from mcp_types import CallToolResult, JSONRPCError
+from mcp_types import JSONRPCError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ._episode import EPISODE_SCOPE_KEY
+from ._errors import is_refusal
 from ._jsonrpc import is_request_id, remember
 
 if TYPE_CHECKING:
@@ -212,7 +213,7 @@ class SessionCalls:
         it refuses answered as refused, the rest by `answer_validated_call`); None: the SDK answers."""
         checked = self.server.check_arguments(params)
         try:
-            if isinstance(checked, CallToolResult):
+            if is_refusal(checked):
                 result = self.server.wire_result(version, checked)
             else:
                 answered = self.server.answer_validated_call(params, version, episode_id, checked)

@@ -13,8 +13,9 @@ import typing
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, TypeAdapter, create_model
+
+from ._protocol import loaded_model
 
 LOCAL_DEFS = "#/$defs/"
 PLAIN_VALUES = (str, int, float, bool, bytes, type(None))
@@ -39,7 +40,7 @@ def tool_output(function_name: str, return_annotation: Any) -> ToolOutput:
     if typing.get_origin(return_annotation) is Annotated:
         kind, *extra = typing.get_args(return_annotation)
         metadata = tuple(extra)
-    if isinstance(kind, type) and issubclass(kind, CallToolResult):
+    if is_call_tool_result(kind):
         if not metadata:
             return ToolOutput(None, False, None, None)
         kind = metadata[0]
@@ -49,6 +50,13 @@ def tool_output(function_name: str, return_annotation: Any) -> ToolOutput:
     model, wrap = output_model(function_name, kind)
     adapter = TypeAdapter(model)
     return ToolOutput(model, wrap, inline_root_ref(adapter.json_schema()), adapter)
+
+
+def is_call_tool_result(kind: Any) -> bool:
+    """Whether `kind` is the protocol's `CallToolResult` (or a subclass; a return annotation naming it has loaded the
+    protocol's models, which are not loaded to tell)."""
+    result_type = loaded_model("CallToolResult")
+    return result_type is not None and isinstance(kind, type) and issubclass(kind, result_type)
 
 
 def output_model(function_name: str, kind: Any) -> tuple[Any, bool]:

@@ -11,13 +11,15 @@ is a JSON object (a string has no structured content: MCP structured content is 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from ._calculate import evaluate_arithmetic
 from ._errors import InvalidArguments
+
+if TYPE_CHECKING:  # loaded by the reference tool sets that return them (`reference_result`)
+    from mcp_types import CallToolResult
 
 CALCULATE_CHARACTERS = frozenset("0123456789+-*/(). ")
 """What tau2's `calculate` accepts before evaluating."""
@@ -44,6 +46,8 @@ def reference_message(value: Any) -> str:
 def reference_result(value: Any) -> CallToolResult:
     """An MCP result whose text is tau2's tool message for `value`; an object (a model, a dict) is also
     the structured content, a list is under "result" (structured content must be an object)."""
+    from mcp_types import CallToolResult, TextContent
+
     text = [TextContent(type="text", text=reference_message(value))]
     if isinstance(value, str):
         return CallToolResult(content=text)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_types import INVALID_PARAMS
-
 from ._episode import DEFAULT_EPISODE, EPISODE_META_KEY
+from ._protocol import INVALID_PARAMS
 
 
 class EpisodeAccessError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
 import logging
@@ -14,16 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic_core
-from mcp_types import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    SERVER_INFO_META_KEY,
-    CallToolResult,
-    Implementation,
-    TextContent,
-)
-from mcp_types import Tool as McpTool
-from mcp_types.version import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from ._domain import Domain
@@ -34,17 +25,29 @@ from ._episode import (
     current_episode_id,
     is_full,
 )
-from ._errors import DomainError, ErrorKind, error_result
+from ._errors import DomainError, ErrorKind, FailedCall, error_wire, is_refusal, result_model
 from ._jsonrpc import remember
 from ._outputs import ToolOutput, tool_output
+from ._protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LATEST_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+    SERVER_INFO_META_KEY,
+    loaded_model,
+    result_dump,
+)
 from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
-if TYPE_CHECKING:  # the MCP SDK is loaded by the transports that speak MCP (`_binding`), never by the kit's core
+if TYPE_CHECKING:  # the MCP SDK is loaded by the transports that speak MCP (`_binding`), never by the kit's core,
+    # which loads the protocol's models (`mcp_types`) only where one is asked for (`_protocol`)
     from mcp.server.context import CallNext, ServerRequestContext
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
+    from mcp_types import CallToolResult, Implementation
+    from mcp_types import Tool as McpTool
     from starlette.types import ASGIApp
 
 logger = logging.getLogger("shiftbox.server")
@@ -67,6 +70,23 @@ JSON_DOCUMENT_STARTS = frozenset("[{n")
 arrays, objects, null; a decoded string, number or boolean, an `int` to Python, is left as sent)."""
 PROBE = "shiftbox-probe"
 """Text and key of the probe result whose wire shape gives a version's envelope (`structured_envelope`)."""
+
+
+PROBE_RESULT = result_dump(content=[{"type": "text", "text": PROBE}], structuredContent={PROBE: PROBE}, isError=False)
+"""The probe result's dump (`CallToolResult`), shaped without the protocol's models."""
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    """A server's identity, `initialize`'s serverInfo (the protocol's `Implementation`, its attribute names), held
+    without the protocol's models: `wire()` is its JSON dump, `DomainServer.info` the model."""
+
+    name: str
+    version: str
+    description: str
+
+    def wire(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "description": self.description}
 
 
 @dataclass(frozen=True)
@@ -132,10 +152,10 @@ class DomainServer:
             description += f" {GRAPH_REFUSAL_MARK}"
         if domain.extra_instructions:
             instructions += "\n" + domain.extra_instructions
-        self.info = Implementation(name=f"shiftbox-{domain.name}", version=SERVER_VERSION, description=description)
-        """The server's identity (`initialize`'s serverInfo)."""
+        self.identity = ServerIdentity(name=f"shiftbox-{domain.name}", version=SERVER_VERSION, description=description)
+        """The server's identity (`initialize`'s serverInfo; `info`: as the protocol's model)."""
         self.instructions = instructions
-        self._server_info = self.info.model_dump(by_alias=True, mode="json", exclude_none=True)
+        self._server_info = self.identity.wire()
         """What the SDK stamps on every 2026-era result as `_meta["io.modelcontextprotocol/serverInfo"]` (its
         `Server.server_info_stamp`: the identity's wire dump)."""
         self._params_passed: set[tuple[Any, ...]] = set()
@@ -156,6 +176,13 @@ class DomainServer:
         """URI -> the resource (`resources/read`), in the order they are listed."""
         self.prompt_names = frozenset({"policy"})
         """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
+
+    @functools.cached_property
+    def info(self) -> Implementation:
+        """The server's identity as the protocol's model (`identity`)."""
+        from mcp_types import Implementation
+
+        return Implementation.model_validate(self._server_info)
 
     @functools.cached_property
     def mcp(self) -> MCPServer:
@@ -194,14 +221,25 @@ class DomainServer:
 
     def listed_tools(self) -> list[McpTool]:
         """`tools/list`'s tools, as the SDK lists them (`MCPServer.list_tools`), made by the kit."""
+        from mcp_types import Tool as McpTool
+
+        return [McpTool.model_validate(tool) for tool in self.wire_tools()]
+
+    def wire_tools(self) -> list[dict[str, Any]]:
+        """`listed_tools` as their models dump them (`Tool`: its aliases, in its order, without the fields left None),
+        made without the protocol's models; the caller's own copy."""
         listed = []
         for spec in self.tools:
             schema = self.input_schema(spec)
             if schema is None:
                 schema = self.sdk_tools[spec.name].parameters
-            listed.append(McpTool(name=spec.name, description=self.tool_description(spec), input_schema=schema,
-                                  output_schema=self.outputs[spec.name].output_schema, annotations=spec.annotations))
-        return listed
+            tool = {"name": spec.name, "description": self.tool_description(spec), "inputSchema": schema}
+            output_schema = self.outputs[spec.name].output_schema
+            if output_schema is not None:
+                tool["outputSchema"] = output_schema
+            tool["annotations"] = spec.annotations.wire()
+            listed.append(tool)
+        return copy.deepcopy(listed)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
@@ -228,7 +266,7 @@ class DomainServer:
         from ._sdk import keep_error_results, results_metadata
 
         async def call(**kwargs: Any) -> Any:
-            return self.run_tool(spec, current_episode_id.get(), kwargs)
+            return result_model(self.run_tool(spec, current_episode_id.get(), kwargs))
 
         functools.update_wrapper(call, spec.fn)
         del call.__wrapped__  # type: ignore[attr-defined]
@@ -239,7 +277,7 @@ class DomainServer:
         # builds no output schema of its own: the results' metadata is made once per return type.
         signature = spec.signature
         call.__signature__ = signature.replace(parameters=[]) if parsable else signature  # type: ignore[attr-defined]
-        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations,
+        tool = Tool.from_function(call, name=spec.name, description=description, annotations=spec.annotations.model(),
                                   structured_output=False)
         call.__signature__ = signature  # type: ignore[attr-defined]
         schema = self.input_schema(spec)
@@ -254,12 +292,13 @@ class DomainServer:
         """Run one validated call atomically in its episode; domain failures become kinded errors.
 
         The episode's clock moves only if the call changed the database (`Episode.atomic`). In
-        graph-refusal mode a call whose required steps have not succeeded is refused before it runs.
+        graph-refusal mode a call whose required steps have not succeeded is refused before it runs. A failure is a
+        `FailedCall` (the SDK is handed its model: `result_model`).
         """
         try:
             episode = self.episodes.get(episode_id)
         except DomainError as exc:
-            return error_result(exc.kind, str(exc))
+            return error_wire(exc.kind, str(exc))
         episode.tool_calls += 1
         if self.refusing and self.graph is not None:
             refused = self.graph.refusal(spec.name, episode.succeeded)
@@ -269,14 +308,14 @@ class DomainServer:
             with episode.atomic():
                 result = spec.fn(episode, **arguments)
         except DomainError as exc:
-            return error_result(exc.kind, str(exc), field=exc.field)
+            return error_wire(exc.kind, str(exc), field=exc.field)
         except Exception as exc:
             if is_full(exc):
-                return error_result(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
+                return error_wire(ErrorKind.CAPACITY, f"episode {episode_id!r} has reached its size limit, so "
                                     f"{spec.name} could not write; no change was made. Reads still work; for more "
                                     "writes, start a new episode")
             logger.exception("tool %s crashed in episode %s", spec.name, episode_id)
-            return error_result(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
+            return error_wire(ErrorKind.INTERNAL, f"{spec.name} failed inside the server; no change was made")
         episode.succeeded.add(spec.name)
         return result
 
@@ -304,13 +343,13 @@ class DomainServer:
             episode_id = request_episode_id(ctx)
         except EpisodeAccessError as exc:
             if ctx.method == "tools/call":
-                return self.wire_result(ctx.protocol_version, error_result(ErrorKind.INVALID_ARGUMENTS, str(exc)))
+                return self.wire_result(ctx.protocol_version, error_wire(ErrorKind.INVALID_ARGUMENTS, str(exc)))
             raise RequestRefused(INVALID_PARAMS, str(exc)) from None
         token = current_episode_id.set(episode_id)
         try:
             if ctx.method == "tools/call":
                 checked = self.check_arguments(ctx.params or {})
-                if isinstance(checked, CallToolResult):  # shaped as the SDK shapes a handler's result (it trusts a
+                if is_refusal(checked):  # shaped as the SDK shapes a handler's result (it trusts a
                     return self.wire_result(ctx.protocol_version, checked)  # middleware's)
                 self._checked = checked
                 try:
@@ -347,12 +386,12 @@ class DomainServer:
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
             known = ", ".join(s.name for s in self.tools)
-            return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}; this server has: {known}")
+            return error_wire(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}; this server has: {known}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            return error_result(ErrorKind.INVALID_ARGUMENTS, f"arguments for {name} must be a JSON object")
+            return error_wire(ErrorKind.INVALID_ARGUMENTS, f"arguments for {name} must be a JSON object")
         not_unicode = not_unicode_error(name, arguments)  # also in keys, which pydantic would echo raw
         if not_unicode is not None:
             return not_unicode
@@ -360,7 +399,7 @@ class DomainServer:
             return spec.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             message, fields = describe_validation_error(spec, exc)
-            return error_result(ErrorKind.INVALID_ARGUMENTS, message, fields=fields)
+            return error_wire(ErrorKind.INVALID_ARGUMENTS, message, fields=fields)
 
     def kit_arguments(self, name: str, arguments: dict[str, Any], checked: BaseModel) -> dict[str, Any] | None:
         """The keyword arguments the SDK's lenient parse makes of `arguments`, taken from the kit's strict parse of
@@ -441,11 +480,12 @@ class DomainServer:
         try:
             raw = self.run_tool(self.tools.specs[name], episode_id, arguments)
             structured = structured_parts(metadata, adapter, raw)
-            result = None if structured is not None else convert(raw)
-        except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer
+            # a failure as it is (both conversions hand a failed result on unchanged: `keep_error_results`)
+            result = raw if isinstance(raw, FailedCall) else None if structured is not None else convert(raw)
+        except Exception:  # a result that breaks the tool's own output model: the SDK's crash answer (its dump)
             logger.exception("Tool %r raised an unexpected exception", name)
-            structured, result = None, CallToolResult(
-                content=[TextContent(type="text", text=f"Error executing tool {name}")], is_error=True)
+            structured, result = None, result_dump(content=[{"type": "text", "text": f"Error executing tool {name}"}],
+                                                   isError=True)
         if structured is not None:
             return self._wire_structured(version, *structured, surface=surface)
         return self.wire_result(version, result, surface=surface)
@@ -489,9 +529,11 @@ class DomainServer:
         finite number) takes `wire_result`. `surface`: as `wire_result`."""
         envelope = self._envelopes.get((version, surface))
         if envelope is None:
-            envelope = self._envelopes[version, surface] = structured_envelope(self.wire_result(version, CallToolResult(
-                content=[TextContent(type="text", text=PROBE)], structured_content={PROBE: PROBE}), surface=surface))
+            envelope = self._envelopes[version, surface] = structured_envelope(
+                self.wire_result(version, copy.deepcopy(PROBE_RESULT), surface=surface))
         if envelope is False or type(structured) is not dict or not json_stable(structured):
+            from mcp_types import CallToolResult, TextContent
+
             return self.wire_result(version, CallToolResult(content=[TextContent(type="text", text=text)],
                                                             structured_content=structured), surface=surface)
         wire = dict(envelope)  # its keys in the envelope's order; the envelope's values are never changed
@@ -499,15 +541,16 @@ class DomainServer:
         wire["structuredContent"] = structured
         return wire
 
-    def wire_result(self, version: str, result: BaseModel, method: str = "tools/call", *,
+    def wire_result(self, version: str, result: BaseModel | dict[str, Any], method: str = "tools/call", *,
                     surface: bool = True) -> dict[str, Any]:
-        """A result (a tools/call's, or `method`'s) as the SDK's runner shapes a handler's for the wire
-        (`ServerRunner._serialize`): its per-version fields, and on 2026-07-28 `resultType` and the serverInfo
-        stamp (made once here, not copied per call: the result is written out, never changed). `surface=False`
-        (the in-process session, which parses the result into the same model again): on the latest version, whose
-        result models hold every field of the kit's results, the model's own dump, without loading the per-version
-        models (`methods`); the keys' order may differ from the wire's, the parsed result does not."""
-        data = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        """A result (a tools/call's, or `method`'s; its model, or the model's JSON dump, then the caller's to give)
+        as the SDK's runner shapes a handler's for the wire (`ServerRunner._serialize`): its per-version fields, and
+        on 2026-07-28 `resultType` and the serverInfo stamp (made once here, not copied per call: the result is
+        written out, never changed). `surface=False` (the in-process session, which parses the result into the same
+        model again): on the latest version, whose result models hold every field of the kit's results, the model's
+        own dump, without loading the per-version models (`methods`); the keys' order may differ from the wire's,
+        the parsed result does not."""
+        data = result if isinstance(result, dict) else result.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
             wire = data if not surface and version == LATEST_PROTOCOL_VERSION else (
                 methods().serialize_server_result(method, version, data))
@@ -615,7 +658,8 @@ def checked_result(output: ToolOutput, raw: Any) -> CallToolResult:
     """A tool's `CallToolResult` as the SDK's `convert_result` hands it on: a success's structured content checked
     against the output model (a failure raises: the crash answer). Every other result of a domain tool is a plain
     structured one (`structured_parts`); anything else is refused here (TypeError), never converted another way."""
-    if not isinstance(raw, CallToolResult):
+    result_type = loaded_model("CallToolResult")  # a tool that returned one has loaded the protocol's models
+    if result_type is None or not isinstance(raw, result_type):
         raise TypeError(f"a domain tool returned {type(raw).__name__}, which the kit does not convert; return a "
                         "pydantic model of the tool's output, a dict, a string or a CallToolResult")
     if output.adapter is not None and not raw.is_error:

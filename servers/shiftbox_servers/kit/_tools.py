@@ -11,12 +11,35 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ._errors import ErrorKind, error_result
+from ._errors import ErrorKind, FailedCall, error_wire
+
+if TYPE_CHECKING:
+    from mcp_types import ToolAnnotations
+
+
+@dataclass(frozen=True)
+class ToolHints:
+    """A tool's MCP annotations (the protocol's `ToolAnnotations`, its attribute names), held without the protocol's
+    models: `wire()` is what `tools/list` publishes, `model()` what the SDK is handed."""
+
+    read_only_hint: bool
+    destructive_hint: bool
+    idempotent_hint: bool
+    open_world_hint: bool
+
+    def wire(self) -> dict[str, Any]:
+        """The annotations as `tools/list` publishes them (the model's JSON dump: its aliases, in its order)."""
+        return {"readOnlyHint": self.read_only_hint, "destructiveHint": self.destructive_hint,
+                "idempotentHint": self.idempotent_hint, "openWorldHint": self.open_world_hint}
+
+    def model(self) -> ToolAnnotations:
+        from mcp_types import ToolAnnotations
+
+        return ToolAnnotations.model_validate(self.wire())
 
 
 @dataclass(frozen=True)
@@ -25,7 +48,7 @@ class ToolSpec:
 
     name: str
     fn: Callable[..., BaseModel]
-    annotations: ToolAnnotations
+    annotations: ToolHints
     arguments_model: type[BaseModel]
     input_schema: dict[str, Any] | None = None
     """The input schema to publish as it is (a tool read from data, e.g. an imported MMTB record's); None: the one
@@ -90,7 +113,7 @@ class ToolSet:
                 raise ValueError(f"tool {name!r} declared twice")
             if not fn.__doc__:
                 raise ValueError(f"tool {name!r} needs a docstring: it is what the agent reads")
-            annotations = ToolAnnotations(
+            annotations = ToolHints(
                 read_only_hint=read_only,
                 destructive_hint=destructive and not read_only,
                 idempotent_hint=idempotent or read_only,
@@ -180,16 +203,16 @@ def lone_surrogate_fields(value: Any, path: str = "") -> list[str]:
     return found
 
 
-def not_unicode_error(name: Any, arguments: Any) -> CallToolResult | None:
+def not_unicode_error(name: Any, arguments: Any) -> FailedCall | None:
     """The error result of a tool call whose name or arguments hold a lone surrogate, else None.
 
     Such a call is the caller's mistake, like any invalid argument; it cannot even be sent (UTF-8 has
     no encoding for it), so a client answers it itself with this result, the one a server would give.
     """
     if isinstance(name, str) and _LONE_SURROGATE.search(name):
-        return error_result(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: a tool name must be valid Unicode text")
+        return error_wire(ErrorKind.UNKNOWN_TOOL, f"unknown tool {name!r}: a tool name must be valid Unicode text")
     fields = lone_surrogate_fields(arguments)
     if not fields:
         return None
     parts = "; ".join(f"'{f}': not valid Unicode text (it holds a lone UTF-16 surrogate)" for f in fields)
-    return error_result(ErrorKind.INVALID_ARGUMENTS, f"invalid arguments for {name}: {parts}", fields=sorted(fields))
+    return error_wire(ErrorKind.INVALID_ARGUMENTS, f"invalid arguments for {name}: {parts}", fields=sorted(fields))

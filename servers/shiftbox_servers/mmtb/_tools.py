@@ -13,13 +13,13 @@ import inspect
 import json
 from typing import Any
 
-from mcp_types import ToolAnnotations
 from pydantic import BaseModel, RootModel
 
 from shiftbox_servers.kit import (
     Episode,
     NotFound,
     Snapshot,
+    ToolHints,
     ToolSet,
     ToolSpec,
     schema_arguments_model,
@@ -94,7 +94,7 @@ def tool_spec(name: str, description: str, parameters: dict[str, Any]) -> ToolSp
     call.__name__ = call.__qualname__ = name
     call.__doc__ = description or f"The {name} tool."
     call.__signature__ = signature  # type: ignore[attr-defined]
-    annotations = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+    annotations = ToolHints(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                   open_world_hint=False)
     schema = {"type": "object", "properties": properties,
               **({"required": [r for r in parameters.get("required") or () if r in properties]} if required else {})}

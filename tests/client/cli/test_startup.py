@@ -53,19 +53,19 @@ LOADED_LATER = ("shiftbox.metrics", "shiftbox.report", "shiftbox.runs._compare",
                 "shiftbox.assessor", "shiftbox.generation", "shiftbox.agentchangebench", "shiftbox.conformance",
                 "shiftbox.rl", "shiftbox.testing", "shiftbox.cli.compare", "shiftbox.cli.metrics",
                 "shiftbox.cli.report", "shiftbox.cli.replay", "shiftbox.cli.serve", "shiftbox.cli.tasks",
-                "shiftbox.cli.snapshots", "litellm", "openai", "mcp", "mcp_types.methods",
+                "shiftbox.cli.snapshots", "litellm", "openai", "mcp", "mcp_types",
                 "shiftbox_servers.banking._reference", "httpx", "httpcore", "shiftbox.tasks._reference_format")
 """What a fast-path run must not have loaded at its first request (each was once loaded at start-up; `mcp`, the MCP
 SDK, whose `__init__` imports its client and server with starlette, uvicorn, cryptography and opentelemetry: the
-in-process world calls the kit directly, and only the protocol's models, `mcp_types`, are loaded; of those, the
-per-version models a result is shaped with, `mcp_types.methods`, load with the first tool result; the domain's
-AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
+in-process world calls the kit directly; nor the protocol's models, `mcp_types`, whose `__init__` builds every one of
+them: the kit shapes and the world reads the wire dicts of its answers (tests/client/world/test_tool_errors.py: nor
+after); the domain's AgentChangeBench tool set loads only for `--toolset agentchangebench`, the reference's task format only for a
 reference task file; httpx only once a request needs its client: https, a proxy, a cookie, an error reply)."""
 
-LIBRARIES = ("mcp_types", "anyio", "sniffio", "typer", "rich.progress", "httptools", "jsonschema_rs")
+LIBRARIES = ("pydantic.fields", "anyio", "sniffio", "typer", "rich.progress", "httptools", "jsonschema_rs")
 """What a fast-path run needs before its first request, each imported whole by its package's `__init__` (`sniffio`,
-which anyio imports when it first asks which event loop runs): no narrower import of theirs loads less, so this is
-the floor."""
+which anyio imports when it first asks which event loop runs; pydantic's, which imports lazily, by its models' and
+fields' module): no narrower import of theirs loads less, so this is the floor."""
 
 
 def first_request_report(tmp_path: Path) -> dict:

@@ -104,8 +104,8 @@ def test_a_read_only_call_is_retried_after_a_transport_failure_and_a_destructive
         async with open_world("banking") as world:
             world.read_only_retries = 1
             episode = world.episode("retry-test")
-            flaky = _FlakyTransport(world.client.call_tool)
-            world.client.call_tool = flaky
+            flaky = _FlakyTransport(world.client.wire_call)  # the in-process world's tools/call (`World.call_tool`)
+            world.client.wire_call = flaky
             name = _tool_with(world, read_only=True, destructive=False)
             record = await episode.call(name, {}, call_id="c0", message_index=0, agent_turn=0)
             assert flaky.calls == 2 and record.timing["attempts"] == 2  # answered (an error result is fine)

@@ -86,18 +86,23 @@ class LyingSession:
 
     def __init__(self, answers: list[dict | None]):
         self.answers = answers
-        self.server_info = None
+        self.identity = None
         self.server = self
         self.calls = 0
 
-    def listed_tools(self) -> list[McpTool]:
-        return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())]
+    def wire_tools(self) -> list[dict]:
+        return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())
+                .model_dump(mode="json", by_alias=True, exclude_none=True)]
 
     async def call_tool(self, name, arguments=None, *, meta=None) -> CallToolResult:
         structured = self.answers.pop(0)
         content = [TextContent(type="text", text=json.dumps(structured))]
         return CallToolResult(content=content) if structured is None else CallToolResult(
             content=content, structured_content=structured)
+
+    async def wire_call(self, name, arguments=None, *, meta=None) -> dict:
+        return (await self.call_tool(name, arguments, meta=meta)).model_dump(mode="json", by_alias=True,
+                                                                             exclude_none=True)
 
 
 @pytest.mark.parametrize(("sent", "error"), [
@@ -111,6 +116,10 @@ async def test_in_process_a_result_breaking_the_output_schema_is_refused_as_the_
     assert ok.structured_content == {"item_id": "i0", "count": 2}
     with pytest.raises(RuntimeError, match=error):
         await session.call_tool("lookup", {})
+    session = SchemaCheckedSession(LyingSession([{"item_id": "i0", "count": 2}, sent]))  # the world's wire dicts
+    assert (await session.wire_call("lookup", {}))["structuredContent"] == {"item_id": "i0", "count": 2}
+    with pytest.raises(RuntimeError, match=error):
+        await session.wire_call("lookup", {})
     async with Client(lying_server([sent])) as client:  # the SDK's client refuses it with the same words
         await client.list_tools()
         with pytest.raises(RuntimeError, match=error):

@@ -16,6 +16,7 @@ from mcp_types.version import (
 
 from shiftbox_servers.kit import DomainServer, get_domain
 from shiftbox_servers.kit._binding import without_tracing
+from shiftbox_servers.kit._errors import result_model
 from shiftbox_servers.kit._server import structured_parts
 from tests.servers.banking.conftest import write_fixture_snapshot
 from tests.servers.helpers import call
@@ -100,7 +101,7 @@ def test_structured_results_are_shaped_as_the_sdk_shapes_them(tmp_path, version)
     for name, arguments in [("get_account", {"account_id": "acc_a1"}), ("get_account", {"account_id": "acc_zz"}),
                             ("get_transactions", {"account_id": "acc_a1"})]:
         metadata = server.sdk_tools[name].fn_metadata
-        raw = server.run_tool(server.tools.specs[name], "e", metadata.validate_arguments(arguments))
+        raw = result_model(server.run_tool(server.tools.specs[name], "e", metadata.validate_arguments(arguments)))
         variants = [raw]
         if name == "get_account" and type(raw) is metadata.output_model:  # as a dict, odd values
             variants += [raw.model_dump(), {**raw.model_dump(), "masked_number": "Ünïcode ✓ \"q\" \u2022"},

@@ -39,7 +39,7 @@ def test_a_write_past_the_episodes_size_limit_is_a_capacity_error_and_changes_no
     payees = "SELECT count(*) FROM payees"
     before = (episode.db.execute(payees).fetchone(), episode.now_iso())
     failed = server.run_tool(server.tools.specs["add_payee"], "full", {"customer_id": "cust_a", "name": "One more"})
-    assert failed.is_error, "the episode never reached its size limit"
+    assert failed["isError"], "the episode never reached its size limit"
     error = result_error(failed)
     assert error["kind"] == ErrorKind.CAPACITY == "capacity", error
     assert "size limit" in error["message"]

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
-from mcp_types import CallToolResult
 
 from shiftbox_servers.kit import DomainServer, Snapshot, get_domain, task_domains
+from shiftbox_servers.kit._errors import is_refusal
 from tests.servers.banking.conftest import write_fixture_snapshot
 from tests.servers.helpers import call
 from tests.servers.kit.test_fuzz_arguments import arguments_for, json_values
@@ -78,7 +78,7 @@ def test_the_kits_parse_is_the_sdks(domain_server):
 
     def compare(spec, arguments):
         checked = domain_server.check_arguments({"name": spec.name, "arguments": arguments})
-        if isinstance(checked, CallToolResult):
+        if is_refusal(checked):
             return
         sdk = metadata[spec.name]
         kit = domain_server.kit_arguments(spec.name, arguments, checked)
