@@ -248,7 +248,8 @@ class ReplayHooks(RunHooks):
         transcripts differ from the recorded trajectories (each difference named): tool results are then served
         from, or compared with, a recording checked whole."""
         self.dir, self.tools = fixture_dir, tools
-        self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
+        self.trajectories = read_trajectories(fixture_dir)  # the recording, read once: also what the replay is
+        self.recorded = {t.simulation_id: t for t in self.trajectories}  # compared with when it has run
         self.problems = check_transcripts(fixture_dir, self.recorded)
         self._tools = SharedTools()
         self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt

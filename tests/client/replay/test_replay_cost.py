@@ -311,3 +311,81 @@ def test_a_line_whose_tools_text_also_sits_in_a_message_is_answered_only_for_wha
     again = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
     for before in [*interactions[:n], odd, *interactions[n + 1:]]:
         assert again.replay(before.request) == before.response
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replay_reads_the_recording_once_and_its_own_trajectories_never(tools, tmp_path, monkeypatch):
+    """After the run, the replay read both runs from disk to compare them: the recording's trajectories a second time
+    (it had read them to start) and the replayed run's, which it had just written. Each run is still scored by
+    today's code (twice in all), from the recording as read at the start and the trajectories the run wrote."""
+    import shiftbox.replay._replay as replay_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[str] = Counter()
+    real_read = Path.read_bytes
+
+    def counted_read(self):
+        if self.name == "trajectories.jsonl":
+            reads[self.parent.name] += 1
+        return real_read(self)
+
+    scored: list[int] = []
+    real_score = replay_module.score_trajectories
+
+    def counted_score(trajectories, tasks, *args, **kwargs):
+        scored.append(len(trajectories))
+        return real_score(trajectories, tasks, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_bytes", counted_read)
+    monkeypatch.setattr(replay_module, "score_trajectories", counted_score)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert reads == {fixture.name: 1}  # was {run: 2, replayed: 1}
+    assert scored == [10, 10]
+
+
+def test_the_trajectories_a_replay_compares_are_the_ones_its_run_directory_holds(tmp_path, monkeypatch):
+    """The replayed run's trajectories are compared as the run wrote them, not read back: the file holds each one
+    dumped (`TrajectoryWriter`) in the order the run returned them, and each reads back equal to itself, field by
+    field."""
+    import shiftbox.replay._replay as replay_module
+    from shiftbox.runs._files import read_run
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    compared: list = []
+    real = replay_module._compared_runs
+
+    def kept(recorded, replayed):
+        compared.append(replayed)
+        return real(recorded, replayed)
+
+    monkeypatch.setattr(replay_module, "_compared_runs", kept)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    [(trajectories, tasks)] = compared
+    on_disk, disk_tasks = read_run(tmp_path / "replayed")
+    # every field (not the MCP result a tool call keeps aside in memory, which is never written nor scored)
+    assert [t.model_dump() for t in trajectories] == [t.model_dump() for t in on_disk] and len(on_disk) == 10
+    assert tasks == disk_tasks
+    assert replay_module.compare_runs(fixture, tmp_path / "replayed") == []
+
+
+def test_metrics_that_differ_between_the_runs_are_still_named(tmp_path, monkeypatch):
+    """Both runs are scored (the replayed one from the trajectories it wrote): scores that differ are a problem even
+    when every trajectory is equal."""
+    import shiftbox.replay._replay as replay_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    real = replay_module.score_trajectories
+    calls: list[int] = []
+
+    def second_differs(trajectories, tasks, *args, **kwargs):
+        calls.append(1)
+        run_metrics, sims = real(trajectories, tasks, *args, **kwargs)
+        if len(calls) == 2:
+            sims = sims[1:]
+        return run_metrics, sims
+
+    monkeypatch.setattr(replay_module, "score_trajectories", second_differs)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.problems == ["metrics differ from the recording's although every trajectory is equal"]
