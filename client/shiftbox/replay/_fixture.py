@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
-from .._cassette_file import cassette_text, check_json_depth
+from .._cassette_file import cassette_text, check_json_lines_depth
 from .._jsonl import dump_json, load_json
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
@@ -194,7 +194,7 @@ class SharedTools:
         cuts = [line.find(self.marker) for line in lines]
         reduced = [line if at < 0 else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):]
                    for line, at in zip(lines, cuts, strict=True)]
-        check_json_depth(path, "\n".join(reduced))  # the list put back is as deep as where it sat in a checked line
+        check_json_lines_depth(path, reduced)  # the list put back is as deep as where it sat in a checked line
         answers = []
         for short, at in zip(reduced, cuts, strict=True):
             if not short.strip():

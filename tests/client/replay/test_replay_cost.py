@@ -487,3 +487,48 @@ def test_a_response_holding_a_response_key_is_still_found_where_it_starts(tmp_pa
     assert [cassette.replay(x.request) for x in interactions[:3]] == [interactions[0].response, odd,
                                                                       interactions[2].response]
     assert cassette.interactions == []  # answered by digest: the file was not read again
+
+
+def test_a_cassette_line_with_fewer_brackets_than_the_depth_limit_is_not_scanned(tmp_path, monkeypatch):
+    """Every cassette line's nesting was measured by scanning its text (strings skipped) before it was parsed: most
+    of a replay's start once the tools list was cut out. A line holding no more opening brackets than the limit
+    cannot nest deeper than the limit, so only the other lines are scanned (each line is parsed alone)."""
+    from shiftbox._cassette_file import MAX_CASSETTE_DEPTH
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    wide = Interaction.model_validate_json(lines[1])  # many brackets, nested 4 deep
+    lines[1] = dump_json(wide.model_copy(update={"response": {**wide.response, "pad": [[] for _ in range(120)]}}))
+    path.write_text("\n".join(lines) + "\n")
+    marker = f',"tools":{written_tools(fixture)},"params":'
+    others = [line.replace(marker, ',"tools":null,"params":', 1) for p in (fixture / "cassettes").iterdir()
+              if p.name != "hw_banking_001_0.jsonl" for line in p.read_text().splitlines()]
+    deep = [line for line in others if line.count("[") + line.count("{") > MAX_CASSETTE_DEPTH]
+    assert len(others) > 90 and deep == [lines[1].replace(marker, ',"tools":null,"params":', 1)]
+    scanned: list[str] = []
+    real = json_depth
+
+    def depth(text):
+        scanned.append(text)
+        return real(text)
+
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    cassette = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    first = (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text()
+    assert scanned == [first, deep[0]]  # the first cassette read whole, to learn the tools list; was every line
+    assert cassette.replay(Interaction.model_validate_json(lines[0]).request) is not None
+    assert cassette.replay(wide.request)["pad"] == [[]] * 120 and cassette.interactions == []  # by digest
+
+
+def test_a_line_nested_past_the_limit_in_a_later_cassette_is_still_refused_by_name(tmp_path, monkeypatch):
+    from shiftbox.errors import CassetteFileError
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"
+    lines = path.read_text().splitlines()
+    line = Interaction.model_validate_json(lines[1])
+    lines[1] = dump_json(line.model_copy(update={"response": {**line.response, "deep": json.loads("[" * 101 + "]" * 101)}}))
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CassetteFileError, match=r"hw_banking_002_0.jsonl: nested deeper than 100"):
+        ReplayHooks(fixture, "reexecute")
