@@ -532,3 +532,25 @@ def test_a_line_nested_past_the_limit_in_a_later_cassette_is_still_refused_by_na
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(CassetteFileError, match=r"hw_banking_002_0.jsonl: nested deeper than 100"):
         ReplayHooks(fixture, "reexecute")
+
+
+def test_a_replayed_requests_parameters_are_split_into_words_once_per_key(tmp_path, monkeypatch):
+    """Every request a replay matches is redacted first (as it was recorded): each parameter key was split into words
+    twice a request (is it a credential, does it name headers), a regular expression each time, for the same few
+    keys. A key's words are now worked out once a process."""
+    import shiftbox.redact as redact_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    splits: list[str] = []
+    real = redact_module._WORD_SEPARATORS
+
+    class Counted:
+        def split(self, text):
+            splits.append(text)
+            return real.split(text)
+
+    monkeypatch.setattr(redact_module, "_WORD_SEPARATORS", Counted())
+    redact_module._words.cache_clear()
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert splits and sorted(splits) == sorted(set(splits))  # was each key twice for each of 114 requests
