@@ -351,7 +351,7 @@ def test_the_trajectories_a_replay_compares_are_the_ones_its_run_directory_holds
     dumped (`TrajectoryWriter`) in the order the run returned them, and each reads back equal to itself, field by
     field."""
     import shiftbox.replay._replay as replay_module
-    from shiftbox.runs._files import read_run
+    from shiftbox.trajectory import read_trajectories
 
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     compared: list = []
@@ -364,11 +364,10 @@ def test_the_trajectories_a_replay_compares_are_the_ones_its_run_directory_holds
     monkeypatch.setattr(replay_module, "_compared_runs", kept)
     result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
-    [(trajectories, tasks)] = compared
-    on_disk, disk_tasks = read_run(tmp_path / "replayed")
+    [(trajectories, _)] = compared  # (the tasks are read from the run directory)
+    on_disk = read_trajectories(tmp_path / "replayed")
     # every field (not the MCP result a tool call keeps aside in memory, which is never written nor scored)
     assert [t.model_dump() for t in trajectories] == [t.model_dump() for t in on_disk] and len(on_disk) == 10
-    assert tasks == disk_tasks
     assert replay_module.compare_runs(fixture, tmp_path / "replayed") == []
 
 
@@ -493,8 +492,6 @@ def test_a_cassette_line_with_fewer_brackets_than_the_depth_limit_is_not_scanned
     """Every cassette line's nesting was measured by scanning its text (strings skipped) before it was parsed: most
     of a replay's start once the tools list was cut out. A line holding no more opening brackets than the limit
     cannot nest deeper than the limit, so only the other lines are scanned (each line is parsed alone)."""
-    from shiftbox._cassette_file import MAX_CASSETTE_DEPTH
-
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
     lines = path.read_text().splitlines()
@@ -504,7 +501,7 @@ def test_a_cassette_line_with_fewer_brackets_than_the_depth_limit_is_not_scanned
     marker = f',"tools":{written_tools(fixture)},"params":'
     others = [line.replace(marker, ',"tools":null,"params":', 1) for p in (fixture / "cassettes").iterdir()
               if p.name != "hw_banking_001_0.jsonl" for line in p.read_text().splitlines()]
-    deep = [line for line in others if line.count("[") + line.count("{") > MAX_CASSETTE_DEPTH]
+    deep = [line for line in others if line.count("[") + line.count("{") > 100]  # the depth limit
     assert len(others) > 90 and deep == [lines[1].replace(marker, ',"tools":null,"params":', 1)]
     scanned: list[str] = []
     real = json_depth
