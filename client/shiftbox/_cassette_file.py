@@ -75,3 +75,12 @@ def check_json_depth(path: Path, text: str) -> None:
     """Raise CassetteFileError when the JSON lines `text` (of the cassette at `path`) nest deeper than the limit."""
     if json_depth(text) > MAX_CASSETTE_DEPTH:
         raise _too_deep(path)
+
+
+def check_json_lines_depth(path: Path, lines: list[str]) -> None:
+    """`check_json_depth` of JSON lines each parsed alone: a line holding no more opening brackets than the limit
+    cannot nest deeper than it, so only the others are scanned (counting brackets is a pass in C; the scan skips
+    strings, and most of a cassette is the text of its messages)."""
+    deep = [line for line in lines if line.count("[") + line.count("{") > MAX_CASSETTE_DEPTH]
+    if deep:
+        check_json_depth(path, "\n".join(deep))

@@ -21,6 +21,7 @@ messages (which may quote an api_base).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -43,8 +44,13 @@ _OPTION = re.compile(r"(?<!\S)(?P<name>--?[A-Za-z][\w.-]*)(?P<sep>=|\s+)(?P<valu
 _ASSIGNMENT = re.compile(r"(?<!\S)(?P<name>[A-Za-z_][\w.]*)(?P<sep>=)(?P<value>\S+)")
 
 
-def _words(key: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z0-9]+", key.lower()) if w]
+_WORD_SEPARATORS = re.compile(r"[^a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(key: str) -> tuple[str, ...]:
+    """The words of a key, once a process: every request a replay matches is redacted, with the same few keys."""
+    return tuple(w for w in _WORD_SEPARATORS.split(key.lower()) if w)
 
 
 def is_credential_key(key: str, words: frozenset[str] = _CREDENTIAL_WORDS) -> bool:

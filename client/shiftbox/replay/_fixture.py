@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
 
-from .._cassette_file import cassette_text, check_json_depth
+from .._cassette_file import cassette_text, check_json_lines_depth
 from .._jsonl import dump_json, load_json
 from ..agents import Agent
 from ..errors import CassetteMiss, ShiftboxError
@@ -45,7 +45,7 @@ def read_transcript(path: Path, known: dict[str, Any] | None = None) -> tuple[li
     text: the tools/list line is the same in every transcript of a fixture, so it is parsed once."""
     rel = f"{TRANSCRIPTS}/{path.name}"
     lines = []
-    for number, text in enumerate(path.read_text().splitlines(), 1):
+    for number, text in enumerate(path.read_text().split("\n"), 1):  # not splitlines: U+2028 sits raw in a string
         if not text.strip():
             continue
         line = known.get(text) if known is not None and not lines else None
@@ -122,22 +122,42 @@ def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[d
     return []
 
 
-def _request_digest(request: LLMRequest) -> bytes:
-    """sha256 of the request written as a cassette writes it: equal digests, equal requests."""
-    return _text_digest(dump_json(request))
-
-
 def _text_digest(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
+
+
+_RESPONSE = ',"response":'
+_DECODER = json.JSONDecoder()
+
+
+def _request_span(line: str, index: int) -> tuple[int, int] | None:
+    """Where the request's text is in a cassette line that parsed as the interaction `index`, written as a cassette
+    writes it (`{"index":N,"request":...,"response":{...}}`); None for a line written otherwise. The response is
+    the last `,"response":` whose value ends where the line does: one found inside the response or the request
+    ends before an enclosing bracket closes, so it cannot end there."""
+    head = f'{{"index":{index},"request":'
+    if not line.startswith(head) or not line.endswith("}"):
+        return None
+    at = len(line)
+    while (at := line.rfind(_RESPONSE, len(head), at)) >= 0:
+        with contextlib.suppress(ValueError):
+            if _DECODER.raw_decode(line, at + len(_RESPONSE))[1] == len(line) - 1:
+                return len(head), at
+    return None
 
 
 class SharedTools:
     """The tools list a fixture's agent requests carry, as its cassette lines hold it (`,"tools":[...],"params":`).
     Every agent request of a run carries the same list (13 KB of each of the bench's 14 KB agent lines), so it is
-    checked and parsed once a fixture: learnt from the first cassette read whole, then cut out of the other lines
-    before their depth scan and parse and put back in each parsed request."""
+    checked, parsed and hashed once a fixture: learnt from the first cassette read whole, then cut out of the other
+    lines before their depth scan and parse, and left out of the digest of every request that carries it, recorded
+    or replayed (`digest`)."""
 
     PLACEHOLDER = ',"tools":null,"params":'
+    CUT, WHOLE = "cut\n", "whole\n"
+    """Digested before a request's text: with the list left out (`tools` null in its place), or written whole. A
+    request without tools and one carrying the list are written alike once the list is left out: the mark tells
+    them apart."""
 
     def __init__(self) -> None:
         self.marker: str | None = None  # ',"tools":' + the list's text + ',"params":'
@@ -156,56 +176,51 @@ class SharedTools:
                     self.value = interaction.request.tools
                 return
 
+    def digest(self, request: LLMRequest) -> bytes:
+        """sha256 of the request written as a cassette writes it, the list left out when its tools equal it (as
+        values: a transcript's list has its keys sorted): equal digests, equal requests."""
+        if self.value is not None and request.tools is not None and request.tools == self.value:
+            return _text_digest(self.CUT + dump_json(request.model_copy(update={"tools": None})))
+        return _text_digest(self.WHOLE + dump_json(request))
+
     def read(self, path: Path) -> list[tuple[bytes, dict[str, Any]]] | None:
         """Each line's (request digest, response), the tools list cut out of the lines that carry it (its first
-        occurrence) before they are scanned and parsed; None when a line does not read back exactly, the list put
-        back where its request writes it (the caller then reads the file whole)."""
+        occurrence) before they are scanned and parsed, the digest taken over the line's own text (as `digest`
+        takes it); None when a line is not written as a cassette writes it, or the list was cut from anywhere but
+        the top of its request (the caller then reads the file whole)."""
         if self.marker is None:
             return None
-        lines = cassette_text(path).splitlines()
-        reduced = [line if (at := line.find(self.marker)) < 0
-                   else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):] for line in lines]
-        check_json_depth(path, "\n".join(reduced))  # the list put back is as deep as where it sat in a checked line
+        lines = cassette_text(path).split("\n")  # not splitlines: U+2028 sits raw in a JSON string
+        cuts = [line.find(self.marker) for line in lines]
+        reduced = [line if at < 0 else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):]
+                   for line, at in zip(lines, cuts, strict=True)]
+        check_json_lines_depth(path, reduced)  # the list put back is as deep as where it sat in a checked line
         answers = []
-        for line, short in zip(lines, reduced, strict=True):
+        for short, at in zip(reduced, cuts, strict=True):
             if not short.strip():
                 continue
             try:
                 interaction = load_json(Interaction, short)
             except ValueError:  # not an interaction: read whole, to name the line
                 return None
-            if short is line:
-                written = dump_json(interaction.request)
-            elif (written := self._put_back(interaction.request)) is None or not _begins(line, interaction.index,
-                                                                                       written):
-                return None  # the cut was not the request's own tools: the line does not read back exactly
-            answers.append((_text_digest(written), interaction.response))
+            span = _request_span(short, interaction.index)
+            if span is None:
+                return None
+            start, end = span
+            if at >= 0 and not self._cut_at_top(short, at, start, end):
+                return None  # the list sat elsewhere first (in a message): the line does not read back as cut
+            answers.append((_text_digest((self.WHOLE if at < 0 else self.CUT) + short[start:end]), interaction.response))
         return answers
 
-    def write(self, request: LLMRequest) -> str:
-        """The request written as a cassette line writes it; when its tools equal the list (as values: a transcript's
-        list has its keys sorted), the list is not dumped again but written as the recording wrote it."""
-        if self.value is None or request.tools is None or request.tools != self.value:
-            return dump_json(request)
-        written = self._put_back(request.model_copy(update={"tools": None}))
-        return dump_json(request) if written is None else written
-
-    def _put_back(self, request: LLMRequest) -> str | None:
-        """The request written with the list put back in place of its null tools (its last `,"tools":null,"params":`:
-        only `params` follows the field), or None when it has tools of its own."""
-        written = dump_json(request)
-        at = written.rfind(self.PLACEHOLDER)
-        if request.tools is not None or at < 0:
-            return None
-        return written[:at] + self.marker + written[at + len(self.PLACEHOLDER):]
-
-
-def _begins(line: str, index: int, request: str) -> bool:
-    """Whether the cassette line begins as the interaction `index` with the request written `request` is written:
-    then its request is exactly that text (a JSON value ends where it ends)."""
-    head = f'{{"index":{index},"request":'
-    return (line.startswith(head) and line.startswith(request, len(head))
-            and line.startswith(',"response":', len(head) + len(request)))
+    def _cut_at_top(self, line: str, at: int, start: int, end: int) -> bool:
+        """Whether the placeholder at `at` is the request's own `tools` field (the request spans `start:end`): the
+        value after it (`params`) ends where the request does, which one nested deeper cannot (its own brackets
+        close first)."""
+        if at < start:
+            return False
+        with contextlib.suppress(ValueError):
+            return _DECODER.raw_decode(line, at + len(self.PLACEHOLDER))[1] == end - 1 and line[end - 1] == "}"
+        return False
 
 
 class CheckedCassette(Cassette):
@@ -224,14 +239,14 @@ class CheckedCassette(Cassette):
         if answers is None:
             interactions = read_interactions(path)
             tools.learn(interactions)
-            answers = [(_request_digest(i.request), i.response) for i in interactions]
+            answers = [(tools.digest(i.request), i.response) for i in interactions]
         self._answers: list[tuple[bytes, dict[str, Any]]] = answers
         self._tools = tools
 
     def replay(self, request: LLMRequest) -> dict[str, Any]:
         n = self.position
         if not self.interactions:
-            if n < len(self._answers) and _text_digest(self._tools.write(without_credentials(request))) == self._answers[n][0]:
+            if n < len(self._answers) and self._tools.digest(without_credentials(request)) == self._answers[n][0]:
                 self.position += 1
                 return self._answers[n][1]
             self.interactions = read_interactions(self.path)
@@ -248,7 +263,8 @@ class ReplayHooks(RunHooks):
         transcripts differ from the recorded trajectories (each difference named): tool results are then served
         from, or compared with, a recording checked whole."""
         self.dir, self.tools = fixture_dir, tools
-        self.recorded = {t.simulation_id: t for t in read_trajectories(fixture_dir)}
+        self.trajectories = read_trajectories(fixture_dir)  # the recording, read once: also what the replay is
+        self.recorded = {t.simulation_id: t for t in self.trajectories}  # compared with when it has run
         self.problems = check_transcripts(fixture_dir, self.recorded)
         self._tools = SharedTools()
         self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt

@@ -21,8 +21,9 @@ from ..runs import (
     score_trajectories,
     selected_tasks,
 )
-from ..runs._files import read_run
-from ..tasks import load_task_file
+from ..runs._files import read_run, read_run_tasks
+from ..tasks import Task, load_task_file
+from ..trajectory import Trajectory
 from ._fixture import ReplayHooks, ToolsMode
 
 TOOLS_MODES: tuple[ToolsMode, ...] = ("reexecute", "transcript")
@@ -44,33 +45,34 @@ class ReplayResult:
 
 def compare_runs(recorded_dir: Path, replayed_dir: Path) -> list[str]:
     """Every difference between two runs' trajectories (timings excluded) and metrics, named."""
-    return _compared(recorded_dir, replayed_dir)[1]
+    return _compared_runs(*(read_run(d, allow_empty=True) for d in (recorded_dir, replayed_dir)))
 
 
-def _compared(recorded_dir: Path, replayed_dir: Path) -> tuple[int, list[str]]:
-    """(simulations replayed, `compare_runs`' problems), each run read once."""
+Run = tuple[list[Trajectory], dict[str, Task]]
+"""A run's trajectories and tasks, as `read_run` returns them."""
+
+
+def _compared_runs(recorded: Run, replayed: Run) -> list[str]:
+    """`compare_runs` of two runs already read: each is scored by today's code once every trajectory is equal."""
     problems = []
-    (recorded_trajectories, recorded_tasks), (replayed_trajectories, replayed_tasks) = (
-        read_run(d, allow_empty=True) for d in (recorded_dir, replayed_dir))
-    recorded = {t.simulation_id: t for t in recorded_trajectories}
-    replayed = {t.simulation_id: t for t in replayed_trajectories}
-    for sim in sorted(recorded.keys() | replayed.keys()):
-        if sim not in replayed:
+    by_sim = [{t.simulation_id: t for t in run[0]} for run in (recorded, replayed)]
+    for sim in sorted(by_sim[0].keys() | by_sim[1].keys()):
+        before, after = (trajectories.get(sim) for trajectories in by_sim)
+        if after is None:
             problems.append(f"{sim}: not replayed")
-        elif sim not in recorded:
+        elif before is None:
             problems.append(f"{sim}: replayed but not in the recording")
-        elif replayed[sim].termination.reason == "replay_mismatch":
-            problems.append(replayed[sim].termination.detail)
+        elif after.termination.reason == "replay_mismatch":
+            problems.append(after.termination.detail)
         else:
-            diff = first_difference(recorded[sim].canonical(), replayed[sim].canonical())
+            diff = first_difference(before.canonical(), after.canonical())
             if diff:
                 problems.append(f"{sim}: trajectory differs from the recording at {diff}")
     if not problems:
-        before, after = (metrics_document(*score_trajectories(*run), indent=None)
-                         for run in ((recorded_trajectories, recorded_tasks), (replayed_trajectories, replayed_tasks)))
-        if before != after:
+        scored = (metrics_document(*score_trajectories(*run), indent=None) for run in (recorded, replayed))
+        if next(scored) != next(scored):
             problems.append("metrics differ from the recording's although every trajectory is equal")
-    return len(replayed_trajectories), problems
+    return problems
 
 
 def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "reexecute",
@@ -104,9 +106,14 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     selected = selected_tasks(config, task_file.tasks)
     prepare_run_dir(out, metadata, task_file, resume=False)
     try:
-        run_sync(lambda: execute_run(
+        replayed = run_sync(lambda: execute_run(
             config, selected, out, options, make_agent=lambda: agent_from_spec(config.agent, config.agent_args),
             make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks))
     except ReplayDivergence as exc:
         return ReplayResult(out, 0, failed=str(exc))
-    return ReplayResult(out, *_compared(fixture, out))
+    # Neither run is read again: the recording's trajectories are the ones its file held when the replay started, the
+    # replayed run's the ones it wrote (its file holds each dumped, in this order, and a trajectory reads back with
+    # every field equal; only the MCP result a tool call keeps aside in memory is not written, and nothing compares
+    # or scores it): `compare_runs(fixture, out)` finds what this finds, each file read once more.
+    problems = _compared_runs((hooks.trajectories, read_run_tasks(fixture)), (replayed, read_run_tasks(out)))
+    return ReplayResult(out, len(replayed), problems)

@@ -72,18 +72,31 @@ def read_run(path: Path, *, allow_empty: bool = False) -> tuple[list[Trajectory]
     trajectories: list[Trajectory] = []
     tasks: dict[str, Task] = {}
     for run_dir in run_dirs(path):
-        file_tasks = load_task_file(run_dir / TASKS_FILE).tasks
-        if (run_dir / RUN_FILE).exists():  # a run.json that does not parse is an error here too, not ignored
-            file_tasks = tasks_as_run(read_run_metadata(run_dir).config, file_tasks)
-        for task in file_tasks:
-            if tasks.setdefault(task.id, task) != task:
-                raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
-                                 "score them separately")
+        _add_run_tasks(tasks, run_dir, path)
         trajectories += read_trajectories(run_dir)
     if not trajectories and not allow_empty:
         raise NoSimulationsError(f"no simulations in {path}: nothing to score (the run ended before its first "
                                  "simulation did); finish it with `shiftbox run` and the same options plus --resume")
     return trajectories, tasks
+
+
+def read_run_tasks(path: Path) -> dict[str, Task]:
+    """The tasks `read_run` returns, without reading any trajectory (for a caller that holds them already)."""
+    tasks: dict[str, Task] = {}
+    for run_dir in run_dirs(path):
+        _add_run_tasks(tasks, run_dir, path)
+    return tasks
+
+
+def _add_run_tasks(tasks: dict[str, Task], run_dir: Path, path: Path) -> None:
+    """Add one run directory's tasks as run (tasks.json, with run.json's configuration applied) to `tasks`."""
+    file_tasks = load_task_file(run_dir / TASKS_FILE).tasks
+    if (run_dir / RUN_FILE).exists():  # a run.json that does not parse is an error here too, not ignored
+        file_tasks = tasks_as_run(read_run_metadata(run_dir).config, file_tasks)
+    for task in file_tasks:
+        if tasks.setdefault(task.id, task) != task:
+            raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "
+                             "score them separately")
 
 
 def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:

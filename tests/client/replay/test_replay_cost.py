@@ -266,8 +266,8 @@ def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a
 @pytest.mark.parametrize("tools", ["reexecute", "transcript"])
 def test_a_replayed_request_is_matched_without_dumping_the_tools_list_again(tools, tmp_path, monkeypatch):
     """Each request the agent makes is written as its cassette line writes it, for its digest: the tools list (most
-    of an agent request) was dumped again at every call. A request whose tools equal the fixture's list is written
-    with the list's recorded text (also a transcript's list, whose keys are sorted)."""
+    of an agent request) was dumped again at every call. A request whose tools equal the fixture's list (also a
+    transcript's list, whose keys are sorted) is written without it, as its recorded line is digested."""
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     text = written_tools(fixture)
     in_first = (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text().count(text)
@@ -282,7 +282,9 @@ def test_a_replayed_request_is_matched_without_dumping_the_tools_list_again(tool
     monkeypatch.setattr("shiftbox.replay._fixture.dump_json", counted)
     result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
-    assert sum(dumped) == in_first + 1  # the first cassette's requests, read whole, and the list learnt; were +68
+    # only the list learnt (its first cassette's requests, read whole, are now digested without it); were
+    # in_first + 1, and before that + 68
+    assert in_first > 1 and sum(dumped) == 1
 
 
 @pytest.mark.parametrize("n", [0, 1])  # a user request (no tools of its own) and an agent request (the list)
@@ -311,3 +313,241 @@ def test_a_line_whose_tools_text_also_sits_in_a_message_is_answered_only_for_wha
     again = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
     for before in [*interactions[:n], odd, *interactions[n + 1:]]:
         assert again.replay(before.request) == before.response
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replay_reads_the_recording_once_and_its_own_trajectories_never(tools, tmp_path, monkeypatch):
+    """After the run, the replay read both runs from disk to compare them: the recording's trajectories a second time
+    (it had read them to start) and the replayed run's, which it had just written. Each run is still scored by
+    today's code (twice in all), from the recording as read at the start and the trajectories the run wrote."""
+    import shiftbox.replay._replay as replay_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[str] = Counter()
+    real_read = Path.read_bytes
+
+    def counted_read(self):
+        if self.name == "trajectories.jsonl":
+            reads[self.parent.name] += 1
+        return real_read(self)
+
+    scored: list[int] = []
+    real_score = replay_module.score_trajectories
+
+    def counted_score(trajectories, tasks, *args, **kwargs):
+        scored.append(len(trajectories))
+        return real_score(trajectories, tasks, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_bytes", counted_read)
+    monkeypatch.setattr(replay_module, "score_trajectories", counted_score)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert reads == {fixture.name: 1}  # was {run: 2, replayed: 1}
+    assert scored == [10, 10]
+
+
+def test_the_trajectories_a_replay_compares_are_the_ones_its_run_directory_holds(tmp_path, monkeypatch):
+    """The replayed run's trajectories are compared as the run wrote them, not read back: the file holds each one
+    dumped (`TrajectoryWriter`) in the order the run returned them, and each reads back equal to itself, field by
+    field."""
+    import shiftbox.replay._replay as replay_module
+    from shiftbox.trajectory import read_trajectories
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    compared: list = []
+    real = replay_module._compared_runs
+
+    def kept(recorded, replayed):
+        compared.append(replayed)
+        return real(recorded, replayed)
+
+    monkeypatch.setattr(replay_module, "_compared_runs", kept)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    [(trajectories, _)] = compared  # (the tasks are read from the run directory)
+    on_disk = read_trajectories(tmp_path / "replayed")
+    # every field (not the MCP result a tool call keeps aside in memory, which is never written nor scored)
+    assert [t.model_dump() for t in trajectories] == [t.model_dump() for t in on_disk] and len(on_disk) == 10
+    assert replay_module.compare_runs(fixture, tmp_path / "replayed") == []
+
+
+def test_metrics_that_differ_between_the_runs_are_still_named(tmp_path, monkeypatch):
+    """Both runs are scored (the replayed one from the trajectories it wrote): scores that differ are a problem even
+    when every trajectory is equal."""
+    import shiftbox.replay._replay as replay_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    real = replay_module.score_trajectories
+    calls: list[int] = []
+
+    def second_differs(trajectories, tasks, *args, **kwargs):
+        calls.append(1)
+        run_metrics, sims = real(trajectories, tasks, *args, **kwargs)
+        if len(calls) == 2:
+            sims = sims[1:]
+        return run_metrics, sims
+
+    monkeypatch.setattr(replay_module, "score_trajectories", second_differs)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.problems == ["metrics differ from the recording's although every trajectory is equal"]
+
+
+def test_reading_a_cassette_dumps_none_of_its_requests_again(tmp_path, monkeypatch):
+    """A cassette line's request was parsed, then dumped again (the tools list put back) to digest it as written:
+    each line was written twice more than it was read. Its digest is now taken over the line's own text; only the
+    first cassette, read whole to learn the tools list, has its requests dumped."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    first_lines = len((fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text().splitlines())
+    all_lines = sum(len(p.read_text().splitlines()) for p in (fixture / "cassettes").iterdir())
+    assert all_lines > 5 * first_lines
+    dumped: list[str] = []
+    real = dump_json
+
+    def counted(model):
+        dumped.append(type(model).__name__)
+        return real(model)
+
+    monkeypatch.setattr("shiftbox.replay._fixture.dump_json", counted)
+    ReplayHooks(fixture, "reexecute")
+    assert len(dumped) == first_lines + 1  # and the list learnt; was all_lines + 1
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_request_carrying_the_fixtures_tools_list_is_digested_without_it(tools, tmp_path, monkeypatch):
+    """The tools list (most of an agent request) was hashed again for every recorded line and every replayed request.
+    A request whose tools equal the fixture's list is digested with the list left out (and marked so), on both sides."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    text = written_tools(fixture)
+    hashed: list[int] = []
+    import shiftbox.replay._fixture as fixture_module
+
+    real = fixture_module._text_digest
+
+    def counted(written):
+        hashed.append(written.count(text))
+        return real(written)
+
+    monkeypatch.setattr(fixture_module, "_text_digest", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert len(hashed) > 100 and sum(hashed) == 0
+
+
+@pytest.mark.parametrize("agent", [True, False])
+def test_a_request_without_the_list_is_never_taken_for_one_carrying_it(agent, tmp_path, monkeypatch):
+    """With the list left out of the digest, a request carrying it and the same request with no tools are written
+    alike: the digest's mark tells them apart, so either asked in place of the other is a miss naming `tools`."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    tools = json.loads(written_tools(fixture))
+    lines = (fixture / "cassettes" / "hw_banking_002_0.jsonl").read_text().splitlines()  # not the first cassette
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    n = next(i for i, x in enumerate(interactions) if (x.request.tools == tools) == agent)
+    asked = interactions[n].request.model_copy(update={"tools": None if agent else tools})
+    cassette = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    for before in interactions[:n]:
+        assert cassette.replay(before.request) == before.response
+    with pytest.raises(CassetteMiss, match=rf"hw_banking_002#0/call {n}: request differs in tools"):
+        cassette.replay(asked)
+
+
+def test_the_list_cut_from_a_message_is_never_taken_for_the_requests_own(tmp_path, monkeypatch):
+    """A line whose first copy of the list sits in a message (the request itself has no tools) is not digested as
+    cut: the request with that message's list moved to its own tools would be written alike."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    tools = json.loads(written_tools(fixture))
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    original = interactions[0]
+    assert original.request.tools is None  # a user request
+    messages = [*original.request.messages[:-1], {**original.request.messages[-1], "tools": tools, "params": {}}]
+    lines[0] = dump_json(original.model_copy(update={"request": original.request.model_copy(
+        update={"messages": messages})}))
+    path.write_text("\n".join(lines) + "\n")
+    moved = original.request.model_copy(update={
+        "messages": [*messages[:-1], {**messages[-1], "tools": None}], "tools": tools})
+    last = len(messages) - 1
+    with pytest.raises(CassetteMiss, match=rf"hw_banking_002#0/call 0: request differs in messages\[{last}\]\.tools"):
+        ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0").replay(moved)
+
+
+def test_a_response_holding_a_response_key_is_still_found_where_it_starts(tmp_path, monkeypatch):
+    """A line's request is the text between its head and the last `,"response":` whose value ends the line: one
+    inside the response (or the request) closes before the line does."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"
+    lines = path.read_text().splitlines()
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    odd = {**interactions[1].response, "extra": {"a": 1, "response": {"b": [2]}}}
+    lines[1] = dump_json(interactions[1].model_copy(update={"response": odd}))
+    assert lines[1].count(',"response":') == 2
+    path.write_text("\n".join(lines) + "\n")
+    cassette = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    assert [cassette.replay(x.request) for x in interactions[:3]] == [interactions[0].response, odd,
+                                                                      interactions[2].response]
+    assert cassette.interactions == []  # answered by digest: the file was not read again
+
+
+def test_a_cassette_line_with_fewer_brackets_than_the_depth_limit_is_not_scanned(tmp_path, monkeypatch):
+    """Every cassette line's nesting was measured by scanning its text (strings skipped) before it was parsed: most
+    of a replay's start once the tools list was cut out. A line holding no more opening brackets than the limit
+    cannot nest deeper than the limit, so only the other lines are scanned (each line is parsed alone)."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    wide = Interaction.model_validate_json(lines[1])  # many brackets, nested 4 deep
+    lines[1] = dump_json(wide.model_copy(update={"response": {**wide.response, "pad": [[] for _ in range(120)]}}))
+    path.write_text("\n".join(lines) + "\n")
+    marker = f',"tools":{written_tools(fixture)},"params":'
+    others = [line.replace(marker, ',"tools":null,"params":', 1) for p in (fixture / "cassettes").iterdir()
+              if p.name != "hw_banking_001_0.jsonl" for line in p.read_text().splitlines()]
+    deep = [line for line in others if line.count("[") + line.count("{") > 100]  # the depth limit
+    assert len(others) > 90 and deep == [lines[1].replace(marker, ',"tools":null,"params":', 1)]
+    scanned: list[str] = []
+    real = json_depth
+
+    def depth(text):
+        scanned.append(text)
+        return real(text)
+
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    cassette = ReplayHooks(fixture, "reexecute").cassette("hw_banking_002#0")
+    first = (fixture / "cassettes" / "hw_banking_001_0.jsonl").read_text()
+    assert scanned == [first, deep[0]]  # the first cassette read whole, to learn the tools list; was every line
+    assert cassette.replay(Interaction.model_validate_json(lines[0]).request) is not None
+    assert cassette.replay(wide.request)["pad"] == [[]] * 120 and cassette.interactions == []  # by digest
+
+
+def test_a_line_nested_past_the_limit_in_a_later_cassette_is_still_refused_by_name(tmp_path, monkeypatch):
+    from shiftbox.errors import CassetteFileError
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"
+    lines = path.read_text().splitlines()
+    line = Interaction.model_validate_json(lines[1])
+    lines[1] = dump_json(line.model_copy(update={"response": {**line.response, "deep": json.loads("[" * 101 + "]" * 101)}}))
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CassetteFileError, match=r"hw_banking_002_0.jsonl: nested deeper than 100"):
+        ReplayHooks(fixture, "reexecute")
+
+
+def test_a_replayed_requests_parameters_are_split_into_words_once_per_key(tmp_path, monkeypatch):
+    """Every request a replay matches is redacted first (as it was recorded): each parameter key was split into words
+    twice a request (is it a credential, does it name headers), a regular expression each time, for the same few
+    keys. A key's words are now worked out once a process."""
+    import shiftbox.redact as redact_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    splits: list[str] = []
+    real = redact_module._WORD_SEPARATORS
+
+    class Counted:
+        def split(self, text):
+            splits.append(text)
+            return real.split(text)
+
+    monkeypatch.setattr(redact_module, "_WORD_SEPARATORS", Counted())
+    redact_module._words.cache_clear()
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert splits and sorted(splits) == sorted(set(splits))  # was each key twice for each of 114 requests
