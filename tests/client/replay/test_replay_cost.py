@@ -143,9 +143,10 @@ def test_a_request_written_differently_but_equal_is_answered_and_a_changed_one_i
 
 
 def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, monkeypatch):
-    """Live fsyncs every trajectory as it is written: `--resume` goes on from what is on disk. A replay never resumes
-    (its --out must be new), so it syncs the file once, when every trajectory is written: a sync blocks every
-    simulation of the process while the disk works (about 4 ms here, a tenth of a replayed simulation)."""
+    """Live fsyncs every trajectory before its append returns: `--resume` goes on from what is on disk. Lines written
+    while a sync runs share the next one (group commit), so live syncs at least twice (the first sync covers the first
+    line alone) and at most once a line. A replay never resumes (its --out must be new), so it syncs the file once,
+    when every trajectory is written."""
     synced: Counter[str] = Counter()
     real = os.fsync
 
@@ -155,7 +156,7 @@ def test_a_replay_syncs_its_trajectories_once_where_live_syncs_each(tmp_path, mo
 
     monkeypatch.setattr(os, "fsync", counted)
     fixture = record_scripted(tmp_path)
-    assert synced["trajectories.jsonl"] == 10
+    assert 2 <= synced["trajectories.jsonl"] <= 10
     synced.clear()
     result = replay_fixture(fixture, tmp_path / "replayed")
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
