@@ -1,8 +1,10 @@
-"""Shared test fixtures: paths, the anyio backend, a local Ray cluster, and a tiny MCP call helper."""
+"""Shared test fixtures: paths, the anyio backend, a local Ray cluster, a tiny MCP call helper, and httpx's transport
+unwrapped after each test."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,19 @@ TAU2 = SHARED / "external" / "tau2"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def no_cassette_routing():
+    """An HTTP cassette wraps httpx's async transport for the rest of its process (`_http_cassette`, simulations may
+    still be running): each test ends with the wrap undone, so the next one sees the transport of a fresh process."""
+    yield
+    routing = sys.modules.get("shiftbox.llm._http_cassette")
+    if routing is not None and routing._original:
+        import httpx
+
+        httpx.AsyncHTTPTransport.handle_async_request = routing._original[0]
+        routing._original.clear()
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,20 @@ after the run, each scanning every module) to about 40.
 
 `Program` also loads its commands on first use (`commands`: name -> the module and attribute defining it): a
 command's module, and the library it imports, load only when that command runs or `--help` lists the commands, so
-`shiftbox run` never pays for the metrics, reports and servers of the other commands.
+`shiftbox run` never pays for the metrics, reports and servers of the other commands. `shiftbox --help` loads none:
+it lists each command with its help text read from its module's source (`_help_in_source`), which is the text the
+loaded command would show.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import functools
 import importlib
+import importlib.util
+import inspect
 import logging
 import os
 import sys
@@ -33,7 +38,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 import typer.main
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 _marked: list[str] = []
@@ -74,12 +79,22 @@ class Program(typer.Typer):
     of subcommands, whether the command exits fast), in the order `--help` lists them."""
 
     def __init__(self, *, package: str, commands: Mapping[str, tuple[str, str, bool]], **settings: Any) -> None:
-        load = self._load
+        load, listed = self._load, self._listed
 
         class Commands(TyperGroup):
             def __init__(self, **kwargs: Any) -> None:
                 super().__init__(**kwargs)
                 self.commands = _LazyCommands(load, commands)
+
+            def format_commands(self, ctx: Any, formatter: Any) -> None:
+                """`--help`'s list of commands, from each command's help text as its source holds it: the same rows
+                as the loaded commands give, without loading them."""
+                lazy = self.commands
+                self.commands = {name: listed(name, lazy) for name in lazy}
+                try:
+                    super().format_commands(ctx, formatter)
+                finally:
+                    self.commands = lazy
 
         super().__init__(cls=Commands, **settings)
         self._package, self._commands = package, commands
@@ -97,6 +112,13 @@ class Program(typer.Typer):
             one.command(name)(exits_fast(target) if fast else target)
         return typer.main.get_group(one).commands[name]
 
+    def _listed(self, name: str, lazy: _LazyCommands) -> Any:
+        """The command `name` as `--help` lists it: a stand-in holding the help text its module's source gives, or the
+        command itself when already loaded or when its source says more than a help text (`_help_in_source`)."""
+        module, attribute, _ = self._commands.get(name, ("", "", False))
+        text = None if not module or lazy.loaded(name) else _help_in_source(f"{self._package}.{module}", attribute)
+        return lazy[name] if text is None else TyperCommand(name, help=text)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import gc  # built in: no start-up cost
 
@@ -111,12 +133,36 @@ class Program(typer.Typer):
             raise
 
 
+def _help_in_source(module: str, attribute: str) -> str | None:
+    """The help text typer gives `attribute` of `module`, read from its source, not imported: a function's docstring,
+    or the `help` of `attribute = typer.Typer(help=..., no_args_is_help=...)`. None for anything else (another
+    setting could change how the command is listed: the caller loads it)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    with open(spec.origin, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == attribute and not node.decorator_list:
+            return ast.get_docstring(node, clean=True)
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [attribute]
+                and isinstance(call := node.value, ast.Call) and ast.unparse(call.func) == "typer.Typer"
+                and not call.args and {k.arg for k in call.keywords} <= {"help", "no_args_is_help"}):
+            text = next((k.value for k in call.keywords if k.arg == "help"), None)
+            return inspect.cleandoc(text.value) if isinstance(text, ast.Constant) and isinstance(text.value, str) \
+                else None
+    return None
+
+
 class _LazyCommands(MutableMapping[str, Any]):
     """A group's commands, name -> click command, each built by `load` on first access; every name is listed (help,
     "did you mean") before any is built."""
 
     def __init__(self, load: Callable[[str], Any], names: Mapping[str, Any]) -> None:
         self._load, self._names, self._built = load, list(names), {}
+
+    def loaded(self, name: str) -> bool:
+        return name in self._built
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbox_servers.kit import text_lines
+
 SECTION = "Deliberate differences from the reference tools"
 CLASS_LABELS = {
     "identical": "identical",
@@ -73,7 +75,7 @@ def _cells(line: str) -> list[str]:
 
 def load_deliberate_differences(path: Path) -> list[DeliberateDifference]:
     """Every row of the table (ValueError naming the line for a row that does not parse)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = text_lines(Path(path).read_text(encoding="utf-8"))
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("#") and SECTION in line), None)
     if start is None:
         raise ValueError(f"{path}: no section '{SECTION}'")

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from shiftbox_servers.kit import text_lines
+
 from .._cassette_file import check_cassette_file
 from .._jsonl import dump_json, load_json
 from ..errors import CassetteFileError, CassetteMiss
@@ -59,7 +61,7 @@ def read_interactions(path: Path) -> list[Interaction]:
     """A boundary cassette's interactions; CassetteFileError naming the file and the limit or line it breaks."""
     check_cassette_file(path)
     interactions = []
-    for number, line in enumerate(path.read_text().split("\n"), 1):  # not splitlines: U+2028 sits raw in a string
+    for number, line in enumerate(text_lines(path.read_text()), 1):
         if line.strip():
             try:
                 interactions.append(load_json(Interaction, line))

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root
+from shiftbox_servers.kit import Snapshot, get_domain, loads_json, snapshots_root, text_lines
 
 from .._cassette_file import cassette_text, check_json_lines_depth
 from .._jsonl import dump_json, load_json
@@ -45,7 +45,7 @@ def read_transcript(path: Path, known: dict[str, Any] | None = None) -> tuple[li
     text: the tools/list line is the same in every transcript of a fixture, so it is parsed once."""
     rel = f"{TRANSCRIPTS}/{path.name}"
     lines = []
-    for number, text in enumerate(path.read_text().split("\n"), 1):  # not splitlines: U+2028 sits raw in a string
+    for number, text in enumerate(text_lines(path.read_text()), 1):
         if not text.strip():
             continue
         line = known.get(text) if known is not None and not lines else None
@@ -190,7 +190,7 @@ class SharedTools:
         the top of its request (the caller then reads the file whole)."""
         if self.marker is None:
             return None
-        lines = cassette_text(path).split("\n")  # not splitlines: U+2028 sits raw in a JSON string
+        lines = text_lines(cassette_text(path))
         cuts = [line.find(self.marker) for line in lines]
         reduced = [line if at < 0 else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):]
                    for line, at in zip(lines, cuts, strict=True)]

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from shiftbox_servers.kit import text_lines
+
 from ..tasks import Task, canonical_value
 from ..users._scripted import parse_known_info
 from .fake_openai import Reply
@@ -162,7 +164,7 @@ class ScriptedJudge:
         """Every item's verdict and notes ("seen: phrase; phrase") from the window and the item's earlier notes."""
         text = window.lower()
         verdicts = []
-        for line in lines.splitlines():
+        for line in text_lines(lines):
             state = json.loads(line)
             wanted, _, undo = state["item"].partition(" unless ")
             needed, undone = _QUOTED.findall(wanted), _QUOTED.findall(undo)

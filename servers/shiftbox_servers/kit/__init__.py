@@ -73,6 +73,7 @@ from ._input_files import (
     load_toml_file,
     loads_json,
     read_input_text,
+    text_lines,
 )
 from ._missions import (
     ACTION_TYPES,
@@ -134,7 +135,7 @@ from ._types import NOT_BLANK, IsoDate, IsoDateOrDateTime, identifier, money, ro
 __all__ = [
     "DeferredToolSets", "installed_entry_points",
     "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
-    "loads_json", "read_input_text",
+    "loads_json", "read_input_text", "text_lines",
     "EPISODE_SCOPE_KEY",
     "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "DirectSession", "Domain", "DomainServer",

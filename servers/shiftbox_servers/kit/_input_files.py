@@ -103,6 +103,12 @@ def read_input_text(path: Path) -> str:
         raise InputFileError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
 
 
+def text_lines(text: str) -> list[str]:
+    """`text` cut at each "\\n" only, as shiftbox and JSON-lines writers end a line: JSON and Markdown keep U+2028,
+    U+2029 and U+0085 raw inside a line, where `str.splitlines()` would end it and tear the record."""
+    return text.split("\n")
+
+
 def loads_json(text: str | bytes, source: object, *, finite: bool = True) -> Any:
     """`text` as JSON, or InputFileError naming `source`: not JSON, nested too deep, or (`finite`) a number that is
     not finite. A line shiftbox wrote itself is read with `finite=False`: `json.dumps` may have written a NaN."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbox_servers.kit import InputFileError, loads_json, read_input_text
+from shiftbox_servers.kit import InputFileError, loads_json, read_input_text, text_lines
 
 ASK_STEP = "ask_user_for_required_parameters"
 ANSWER_STEP = "prepare_to_answer"
@@ -133,7 +133,7 @@ def read_mmtb_file(path: Path, language: str = "en") -> list[Record]:
     path = Path(path)
     records: list[Record] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(read_input_text(path).splitlines(), 1):
+    for number, line in enumerate(text_lines(read_input_text(path)), 1):
         if not line.strip():
             continue
         record = _record(loads_json(line, f"{path} line {number}"), _Where(path, number), language)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 
+import pytest
+import typer
 from typer.testing import CliRunner
 
-from shiftbox.cli import app
+from shiftbox.cli import COMMANDS, app
 from tests.client.harness import HANDWRITTEN
 
 runner = CliRunner()
@@ -39,6 +43,30 @@ def test_version_prints_both_distributions_versions():
     assert res.exit_code == 0, res.output
     assert res.output.split("\n")[:2] == [f"shiftbox {version('shiftbox')}",
                                           f"shiftbox-servers {version('shiftbox-servers')}"]
+
+
+@pytest.mark.parametrize("width", [40, 80, 400])
+def test_help_lists_each_command_as_the_loaded_command_would(width):
+    """`shiftbox --help` lists the commands from their help text read in their source, none loaded: byte for byte
+    the list the loaded commands give, at any terminal width (the short help is cut to fit it)."""
+    group = typer.main.get_command(app)
+    listed = group.get_help(group.context_class(group, info_name="shiftbox", terminal_width=width))
+    assert not any(group.commands.loaded(name) for name in COMMANDS)
+    for name in COMMANDS:
+        group.commands[name]  # noqa: B018  # loads the command
+    assert group.get_help(group.context_class(group, info_name="shiftbox", terminal_width=width)) == listed
+
+
+def test_help_loads_no_command_nor_the_library_behind_them():
+    """`shiftbox --help` (the program, in a fresh process) imports no command's module: each used to load with its
+    library (MCP's SDK for `serve`, the metrics for `metrics`...), over a second of CPU to print 25 lines."""
+    probe = ("import sys; sys.argv = ['shiftbox', '--help']\nfrom shiftbox.cli import app\ntry:\n    app()\n"
+             "except SystemExit:\n    pass\nprint('MODULES', *sorted(sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Commands:" in done.stdout, done.stderr[-2000:]
+    modules = set(done.stdout.split("MODULES", 1)[1].split())
+    commands = {f"shiftbox.cli.{module}" for module, _, _ in COMMANDS.values()}
+    assert modules & (commands | {"mcp", "mcp_types", "litellm", "shiftbox.metrics", "shiftbox.runs"}) == set()
 
 
 def make_run(tmp_path):

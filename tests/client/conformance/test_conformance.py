@@ -357,3 +357,14 @@ def test_recorded_runs_on_the_default_toolset_are_explained_by_its_rows(acb_snap
     unexplained = [c for c in report["calls"] if c["class"] in UNEXPLAINED_CLASSES and not c["deliberate"]]
     assert not unexplained, json.dumps(unexplained[:3], indent=1)
     assert res.exit_code == 0
+
+
+def test_a_row_holding_unicode_line_separators_is_one_row(tmp_path):
+    """Markdown ends a line at \\n (or \\r) only: a reason holding U+2028, U+2029 or U+0085 stays in its row."""
+    doc = tmp_path / "d.md"
+    doc.write_text("## Deliberate differences from the reference tools\n\n"
+                   "| domain | tool | class | when | reason |\n|---|---|---|---|---|\n"
+                   "| banking | `file_dispute` | shiftbox succeeds | `DISPUTED` | one\u2028two\u2029three\x85four |\n"
+                   "| banking | * | content differs | `fields: timestamp` | clocks differ |\n", encoding="utf-8")
+    assert [(r.tool, r.reason) for r in load_deliberate_differences(doc)] == [
+        ("file_dispute", "one\u2028two\u2029three\x85four"), ("*", "clocks differ")]

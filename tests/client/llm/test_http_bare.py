@@ -11,7 +11,7 @@ import socket
 import httpx
 import pytest
 
-from shiftbox.llm import LLMConnection, LLMEndpoint, _http_cassette, check_endpoints
+from shiftbox.llm import LLMConnection, LLMEndpoint, check_endpoints
 from shiftbox.llm import _openai_http as fast_http
 from shiftbox.llm._credentials import provider_message
 from shiftbox.llm._http_bare import bare_head
@@ -22,21 +22,6 @@ from tests.client.llm.test_http_pool import CountingServer, fresh_fast_path_clie
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture(autouse=True)
-def no_cassette_routing():
-    """An earlier test of this process may have made an HTTP cassette, whose routing (kept for the process) sends
-    every request through httpx's client: undone for these tests, which are about the path without it, and put back
-    after."""
-    kept = list(_http_cassette._original)
-    wrapped = httpx.AsyncHTTPTransport.handle_async_request
-    if kept:
-        httpx.AsyncHTTPTransport.handle_async_request = kept[0]
-        _http_cassette._original.clear()
-    yield
-    if kept:
-        _http_cassette._original[:] = kept
-        httpx.AsyncHTTPTransport.handle_async_request = wrapped
 
 PLAIN = ["http://127.0.0.1:8000/v1/chat/completions", "http://localhost/v1/chat/completions",
          "http://localhost:80/chat/completions", "http://my-host.internal:9000/openai/v1.2/chat/completions/",

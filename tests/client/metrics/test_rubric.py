@@ -407,3 +407,12 @@ def test_a_replay_that_differs_from_the_recording_is_raised_not_dropped(tmp_path
             rubric_score(trajectory(4), task(), judge)
     with use_cassette(Cassette("t1#0", tmp_path / "c.jsonl", "replay")), pytest.raises(CassetteMiss):
         rubric_score(trajectory(4), task(ITEMS[:2]), LLMJudge("openai/fake-model"))
+
+
+def test_the_scripted_judge_reads_an_item_holding_unicode_line_separators_as_one_line() -> None:
+    """The rubric prompt lists one item a line in JSON, written with U+2028 raw inside its strings: the scripted judge
+    reads a line to its "\\n", not torn where `str.splitlines()` would end it."""
+    item = 'say "one\u2028two" unless "three\x85four"'
+    lines = json.dumps({"index": 1, "item": item, "met": False, "notes": ""}, ensure_ascii=False)
+    assert ScriptedJudge.rubric("she did say one\u2028two", lines) == [
+        {"index": 1, "met": True, "notes": "seen: one\u2028two"}]

@@ -12,7 +12,7 @@ from mcp import Client
 
 from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
 from shiftbox_servers.mmtb._import import import_mmtb
-from shiftbox_servers.mmtb._records import RecordFormatError
+from shiftbox_servers.mmtb._records import RecordFormatError, read_mmtb_file
 from tests.servers.mmtb.mmtb_file import HOLIDAY, TRIP, write_mmtb_file
 
 
@@ -73,3 +73,12 @@ def test_calls_get_the_annotated_observations_and_others_a_tool_error(tmp_path):
         assert not result.is_error and json.loads(result.content[0].text) == flights
     assert other.is_error and "no gold call of task 'rec_trip' (this conversation's)" in other.content[0].text
     assert wrong_type.is_error and "'seats'" in wrong_type.content[0].text
+
+
+def test_a_record_holding_unicode_line_separators_is_read_whole(tmp_path):
+    """JSON keeps U+2028, U+2029 and U+0085 raw inside a string (json.dumps with ensure_ascii=False writes them so);
+    a line of the file ends at "\\n" only, so such a record is one line, not a torn one refused as not JSON."""
+    trip = copy.deepcopy(TRIP)
+    trip["english_answer_list"][0][-1]["observation"] = "one\u2028two\u2029three\x85four"
+    (record, _) = read_mmtb_file(write_mmtb_file(tmp_path / "odd.jsonl", [trip, HOLIDAY]))
+    assert (record.id, record.missions[0].steps[-1].observation) == ("rec_trip", "one\u2028two\u2029three\x85four")
