@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import operator
 import random
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
@@ -61,9 +60,16 @@ def percentile_interval(values: list[float]) -> Interval | None:
     if len(values) == 1:
         return Interval(low=values[0], high=values[0])
     tail = (1 - CONFIDENCE) / 2
-    qs = statistics.quantiles(sorted(values), n=1000, method="inclusive")
-    low, high = qs[round(tail * 1000) - 1], qs[round((1 - tail) * 1000) - 1]
+    data = sorted(values)
+    low, high = inclusive_quantile(data, round(tail * 1000)), inclusive_quantile(data, round((1 - tail) * 1000))
     return Interval(low=round(low, 12), high=round(high, 12))
+
+
+def inclusive_quantile(data: Sequence[float], i: int, n: int = 1000) -> float:
+    """The `i`-th of the n-1 cut points `statistics.quantiles(data, n=n, method="inclusive")` returns (1-based), the
+    same float, made alone: an interval needs two of the 999, not all of them (`data` sorted, two values or more)."""
+    j, delta = divmod(i * (len(data) - 1), n)
+    return (data[j] * (n - delta) + data[j + 1] * delta) / n
 
 
 def resample_picks(n: int, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Counter[int]]:
