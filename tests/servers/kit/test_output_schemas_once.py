@@ -1,5 +1,5 @@
 """The tools returning the same pydantic model share its published results (`model_output`): its validator and output
-schema are made once a process, not once per tool (the banking domain's 20 tools return 13 models), and each tool
+schema are made once a process, not once per tool (the banking domain's 20 tools return 12 models), and each tool
 still publishes that model's schema."""
 
 from __future__ import annotations
