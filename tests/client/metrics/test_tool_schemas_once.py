@@ -11,7 +11,6 @@ from pydantic import BaseModel
 from shiftbox.metrics._aggregate import domain_facts
 from shiftbox.metrics._mmtb_arguments import resolve
 from shiftbox_servers.kit import DomainServer, Snapshot, get_domain
-from shiftbox_servers.kit._server import sdk_input_schema
 
 
 def test_the_server_and_the_metrics_make_each_tools_schema_once(monkeypatch):
@@ -43,9 +42,10 @@ def test_the_server_and_the_metrics_make_each_tools_schema_once(monkeypatch):
 
 
 def test_no_copy_changes_the_shared_schema():
-    spec = next(s for s in get_domain("banking").toolset("default") if s.arguments_model.model_fields)
+    domain = get_domain("banking")
+    spec = next(s for s in domain.toolset("default") if s.arguments_model.model_fields)
     before = spec.arguments_model.model_json_schema()
-    published = sdk_input_schema(spec)
+    published = DomainServer(domain, Snapshot.load(domain.default_snapshot_dir())).input_schema(spec)
     published["title"] = "changed"
     next(iter(published["properties"].values()))["description"] = "changed"
     assert spec.arguments_schema == before
