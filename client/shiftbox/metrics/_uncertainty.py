@@ -87,6 +87,8 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
     out = []
     columns = [shared_keys([task[j] for task in per_task]) for j in range(len(per_task[0]))] if per_task else []
     values = [[tuple(task[j].values()) for task in per_task] for j in range(len(columns))]
+    # per series, (task, times drawn) -> the task's row of values times that: the same products, made once each
+    scaled: list[dict[tuple[int, int], tuple]] = [{} for _ in columns]
     for drawn in picks if picks is not None else resample_picks(len(per_task)):
         series = []
         for j, keys in enumerate(columns):
@@ -97,8 +99,12 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
                         summed[key] += value * times
             else:  # the same additions, in the same order, a row of values at a time
                 row = [0] * len(keys)
-                for i, times in drawn.items():
-                    row = list(map(operator.add, row, map(operator.mul, values[j][i], repeat(times))))
+                for drawn_times in drawn.items():
+                    product = scaled[j].get(drawn_times)
+                    if product is None:
+                        i, times = drawn_times
+                        product = scaled[j][drawn_times] = tuple(map(operator.mul, values[j][i], repeat(times)))
+                    row = list(map(operator.add, row, product))
                 summed = Counter(dict(zip(keys, row, strict=True)))
             series.append(summed)
         out.append(series)
