@@ -98,7 +98,7 @@ def domain_facts(name: str, toolset: str = "default") -> DomainFacts:
         every = list({s.name: s for ts in (domain.tools, *domain.toolsets.values()) for s in ts}.values())
     return DomainFacts(
         schemas={s.name: s.arguments_model for s in every},
-        json_schemas={s.name: resolve(s.arguments_model.model_json_schema()) for s in every},
+        json_schemas={s.name: resolve(s.arguments_schema) for s in every},  # resolve copies: the shared one unchanged
         read_only={s.name for s in every if s.annotations.read_only_hint},
         goal_tools={g: set(t) for g, t in domain.goal_tools.items()},
         lexicon=dict(domain.goal_lexicon), generic_terms=tuple(domain.generic_terms),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import operator
 import random
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
@@ -61,9 +60,16 @@ def percentile_interval(values: list[float]) -> Interval | None:
     if len(values) == 1:
         return Interval(low=values[0], high=values[0])
     tail = (1 - CONFIDENCE) / 2
-    qs = statistics.quantiles(sorted(values), n=1000, method="inclusive")
-    low, high = qs[round(tail * 1000) - 1], qs[round((1 - tail) * 1000) - 1]
+    data = sorted(values)
+    low, high = inclusive_quantile(data, round(tail * 1000)), inclusive_quantile(data, round((1 - tail) * 1000))
     return Interval(low=round(low, 12), high=round(high, 12))
+
+
+def inclusive_quantile(data: Sequence[float], i: int, n: int = 1000) -> float:
+    """The `i`-th of the n-1 cut points `statistics.quantiles(data, n=n, method="inclusive")` returns (1-based), the
+    same float, made alone: an interval needs two of the 999, not all of them (`data` sorted, two values or more)."""
+    j, delta = divmod(i * (len(data) - 1), n)
+    return (data[j] * (n - delta) + data[j + 1] * delta) / n
 
 
 def resample_picks(n: int, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Counter[int]]:
@@ -81,6 +87,8 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
     out = []
     columns = [shared_keys([task[j] for task in per_task]) for j in range(len(per_task[0]))] if per_task else []
     values = [[tuple(task[j].values()) for task in per_task] for j in range(len(columns))]
+    # per series, (task, times drawn) -> the task's row of values times that: the same products, made once each
+    scaled: list[dict[tuple[int, int], tuple]] = [{} for _ in columns]
     for drawn in picks if picks is not None else resample_picks(len(per_task)):
         series = []
         for j, keys in enumerate(columns):
@@ -91,8 +99,12 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
                         summed[key] += value * times
             else:  # the same additions, in the same order, a row of values at a time
                 row = [0] * len(keys)
-                for i, times in drawn.items():
-                    row = list(map(operator.add, row, map(operator.mul, values[j][i], repeat(times))))
+                for drawn_times in drawn.items():
+                    product = scaled[j].get(drawn_times)
+                    if product is None:
+                        i, times = drawn_times
+                        product = scaled[j][drawn_times] = tuple(map(operator.mul, values[j][i], repeat(times)))
+                    row = list(map(operator.add, row, product))
                 summed = Counter(dict(zip(keys, row, strict=True)))
             series.append(summed)
         out.append(series)

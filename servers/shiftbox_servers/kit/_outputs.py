@@ -48,6 +48,18 @@ def tool_output(function_name: str, return_annotation: Any) -> ToolOutput:
         raise TypeError(f"{function_name}: the kit publishes no output of Annotated return type {return_annotation!r}; "
                         "return a pydantic model (or Annotated[CallToolResult, Model])")
     model, wrap = output_model(function_name, kind)
+    return model_output(model, wrap) if isinstance(model, type) else checked_output(model, wrap)
+
+
+@functools.cache
+def model_output(model: type, wrap: bool) -> ToolOutput:
+    """`checked_output` made once per model class: the tools returning the same model share its validator and output
+    schema (which nobody changes)."""
+    return checked_output(model, wrap)
+
+
+def checked_output(model: Any, wrap: bool) -> ToolOutput:
+    """The published results checked against `model`: its validator and output schema."""
     adapter = TypeAdapter(model)
     return ToolOutput(model, wrap, inline_root_ref(adapter.json_schema()), adapter)
 

@@ -626,7 +626,7 @@ def sdk_input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The input schema the SDK derives from a tool's signature (`Tool.from_function`), from the kit's strict model
     of the same parameters (`kit_parsable`): the same but for the title the SDK gives its model, and the closing
     `additionalProperties` the kit adds last."""
-    schema = spec.arguments_model.model_json_schema(by_alias=True)
+    schema = copy.deepcopy(spec.arguments_schema)
     schema["title"] = f"{spec.fn.__name__}Arguments"
     schema.pop("additionalProperties", None)
     return schema

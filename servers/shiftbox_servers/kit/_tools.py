@@ -7,6 +7,7 @@ wrapper that runs the call atomically in the request's episode.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -57,6 +58,12 @@ class ToolSpec:
     @property
     def description(self) -> str:
         return inspect.cleandoc(self.fn.__doc__ or "")
+
+    @functools.cached_property
+    def arguments_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments model (`model_json_schema`, by alias), made once for the server that
+        publishes it and the metrics that read it: shared, so never changed (copy it to change it)."""
+        return self.arguments_model.model_json_schema(by_alias=True)
 
     @property
     def signature(self) -> inspect.Signature:

@@ -2,7 +2,7 @@
 own command, not the other commands' libraries; no metrics, reports or comparisons, which load once the run has
 ended; no httpx for a plain-http endpoint, no tool set but the one it serves), loads no SSL certificates for a
 plain-http endpoint, scans the installed entry points once and never parses litellm's price map for a model it does
-not hold. Checked in
+not hold, and makes each JSON schema its tools publish once. Checked in
 the program itself (a subprocess stopped at its first completion request), so a saving cannot silently go."""
 
 from __future__ import annotations
@@ -16,11 +16,18 @@ from pathlib import Path
 from shiftbox.testing.fake_brains import ScriptedLLM
 from shiftbox.testing.fake_llm import scripted_tasks
 from shiftbox.testing.fake_openai import FakeOpenAI
+from shiftbox_servers.kit import get_domain
 from tests.client.llm.test_llm_without_litellm import REPO, TASK_FILE, run_args
 
 PROBE = """
 import importlib.metadata, json, os, socket, ssl, sys
-certificate_loads, scans = [], []
+import pydantic.json_schema
+certificate_loads, scans, schemas = [], [], []
+generate = pydantic.json_schema.GenerateJsonSchema.generate
+def counted_generate(self, *args, **kwargs):
+    schemas.append(1)
+    return generate(self, *args, **kwargs)
+pydantic.json_schema.GenerateJsonSchema.generate = counted_generate
 scan = importlib.metadata.entry_points
 def counted_scan(**selection):
     scans.append(sys._getframe(1).f_globals["__name__"])
@@ -37,7 +44,7 @@ def first_request(self, data, *args):
         from shiftbox.llm._prices import local_price_map
         with open(os.environ["SHIFTBOX_TEST_REPORT"], "w") as report:
             json.dump({"modules": sorted(sys.modules), "certificate_loads": len(certificate_loads),
-                       "entry_point_scans": scans,
+                       "entry_point_scans": scans, "json_schemas_made": len(schemas),
                        "price_map_parsed": local_price_map.cache_info().currsize > 0}, report)
         os._exit(0)
     return send(self, data, *args)
@@ -107,3 +114,7 @@ def test_a_fast_path_run_reaches_its_first_request_loading_only_what_it_needs(tm
     assert seen["price_map_parsed"] is False  # fake-model is nowhere in litellm's price map: not parsed
     # the domain, the agent's and the user's kinds found in one scan (pydantic's own for its plug-ins aside)
     assert [m for m in seen["entry_point_scans"] if m.startswith("shiftbox")] == ["shiftbox_servers.kit._domain"]
+    # each JSON schema the tools publish made once: a tool's arguments (not again for the tool contract's check), a
+    # return model's (shared by the tools returning it)
+    tools = list(get_domain("banking").toolset("default"))
+    assert seen["json_schemas_made"] == len(tools) + len({t.signature.return_annotation for t in tools})

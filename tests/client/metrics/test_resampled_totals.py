@@ -49,3 +49,28 @@ def test_tasks_with_different_keys_and_paired_series():
     got = resampled_totals(per_task, picks)
     assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(per_task, picks)]
     assert got[0] == [{"b": 2 + 2, "c": 0.5, "a": 1.5}, {"a": 4 + 1}]
+
+
+class Counted(float):
+    """A count that tallies how often it is multiplied."""
+
+    products: list[tuple[float, int]] = []
+
+    def __mul__(self, times):
+        Counted.products.append((float(self), times))
+        return float(self) * times
+
+
+def test_each_tasks_row_times_a_draw_count_is_made_once():
+    per_task = [[Counter({"tsr_sum": Counted(0.1), "calls": Counted(3.0)})],
+                [Counter({"tsr_sum": Counted(0.2), "calls": Counted(1.0)})],
+                [Counter({"tsr_sum": Counted(0.3), "calls": Counted(0.0)})]]
+    picks = resample_picks(3, resamples=200, seed=5)
+    Counted.products.clear()
+    got = resampled_totals(per_task, picks)
+    # by hand: one product per key for each distinct (task, times drawn) pair; 200 resamples of 3 tasks draw at most
+    # 3 x 3 such pairs, where a product made at every draw would be made about 2 x 200 times per key
+    pairs = {(i, times) for drawn in picks for i, times in drawn.items()}
+    assert len(Counted.products) == 2 * len(pairs) <= 18
+    plain = [[Counter({k: float(v) for k, v in c.items()}) for c in task] for task in per_task]
+    assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(plain, picks)]
