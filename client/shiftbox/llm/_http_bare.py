@@ -41,6 +41,10 @@ _TOKEN = re.compile(r"[\x21-\x7e]+")
 """A credential httpx sends as it is (visible ASCII)."""
 
 
+LENGTH_SLOT = b"\0length\0"
+"""Stands for the Content-Length value in a head made once (`Head`: split around it)."""
+
+
 class Head(NamedTuple):
     """A request's origin, and its head as sent, split around its Content-Length value (`after` empty without
     one)."""
@@ -48,6 +52,10 @@ class Head(NamedTuple):
     origin: Origin
     before: bytes
     after: bytes
+
+    def request(self, content: bytes) -> bytes:
+        """The head with `content`'s length in its slot, then `content`: the request's bytes as sent."""
+        return b"%s%d%s%s" % (self.before, len(content), self.after, content)
 
 
 @functools.cache
@@ -87,12 +95,11 @@ def bare_head(method: bytes, url: str, api_key: str, content_type: bool) -> Head
     if number > 65535:
         return None
     netloc = host if number == DEFAULT_PORTS[b"http"] else f"{host}:{number}"
-    length = b"\0length\0"
     headers = [(b"Host", netloc.encode()), *_client_headers(), (b"Authorization", f"Bearer {api_key}".encode())]
     if content_type:
-        headers += [(b"Content-Type", b"application/json"), (b"Content-Length", length)]
+        headers += [(b"Content-Type", b"application/json"), (b"Content-Length", LENGTH_SLOT)]
     head, _ = request_head(method, path.encode(), headers)
-    before, _, after = head.partition(length)
+    before, _, after = head.partition(LENGTH_SLOT)
     return Head(Origin(b"http", host.encode(), number), before, after)
 
 

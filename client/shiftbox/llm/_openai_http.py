@@ -29,7 +29,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._jsonl import dump_json
-from ._http_bare import Head, bare_head, httpx_errors, httpx_response, no_proxies, timeouts
+from ._http_bare import (
+    LENGTH_SLOT,
+    Head,
+    bare_head,
+    httpx_errors,
+    httpx_response,
+    no_proxies,
+    timeouts,
+)
 from ._http_cassette import routing_installed
 from ._http_connection import Reply, request_head
 from ._http_pool import MAX_CONNECTIONS, POOL_ENV, StackPool, check_pool_name
@@ -196,7 +204,6 @@ def _completions_url(provider: str, model: str, base: str, api_key: str) -> str:
 
 _Parts = tuple["httpx.URL", "httpx.Headers", dict[str, Any], Head | None]
 _prepared: weakref.WeakKeyDictionary[httpx.AsyncClient, dict[tuple[str, str, float], _Parts]] = weakref.WeakKeyDictionary()
-_LENGTH = b"\0length\0"  # stands for the Content-Length value in a head made once
 
 
 def forget_api_keys() -> None:
@@ -221,14 +228,14 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
     """The URL, headers and extensions `client.post` would give this call's request, merged once per client, URL,
     key and timeout (a few of each in a run) rather than on every call; with the head the pool is sent directly,
     when the client's own `PoolTransport` serves the URL (no proxy mounted for it)."""
-    import httpcore
-    import httpx
-
-    from ._http_client import PoolTransport
-
     parts = _prepared.setdefault(client, {})
     key = (url, api_key, timeout_s)
     if key not in parts:
+        import httpcore
+        import httpx
+
+        from ._http_client import PoolTransport
+
         if len(parts) >= 256:
             parts.clear()
         headers = httpx.Headers(client.headers)
@@ -238,8 +245,8 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
         if isinstance(client._transport, PoolTransport) and client._transport_for_url(target) is client._transport:  # noqa: SLF001
             sample = httpx.Request("POST", target, headers=headers, content=b"-")  # as `_post` makes each request
             head, _ = request_head(b"POST", target.raw_path, [
-                (name, _LENGTH if name.lower() == b"content-length" else value) for name, value in sample.headers.raw])
-            before, after = head.split(_LENGTH)
+                (name, LENGTH_SLOT if name.lower() == b"content-length" else value) for name, value in sample.headers.raw])
+            before, after = head.split(LENGTH_SLOT)
             origin = httpcore.URL(scheme=target.raw_scheme, host=target.raw_host, port=target.port,
                                   target=target.raw_path).origin  # as httpx's transport addresses the pool
             direct = Head(origin, before, after)  # httpcore.Origin: the same three fields
@@ -250,11 +257,17 @@ def _prepared_parts(client: httpx.AsyncClient, url: str, api_key: str, timeout_s
 def _unwrapped(transport: httpx.AsyncBaseTransport) -> bool:
     """Whether the transport's `handle_async_request` is httpx's own: an HTTP cassette (`_http_cassette`, vcrpy)
     wraps it to see every request, so then each request goes through it."""
+    code = getattr(type(transport).handle_async_request, "__code__", None)
+    return (code is not None and code.co_filename == _httpx_transport_file()
+            and code.co_name == "handle_async_request")
+
+
+@functools.cache
+def _httpx_transport_file() -> str:
+    """The file of httpx's own transports (looked up once; the check above runs on every request)."""
     from httpx._transports import default as httpx_transports
 
-    code = getattr(type(transport).handle_async_request, "__code__", None)
-    return (code is not None and code.co_filename == httpx_transports.__file__
-            and code.co_name == "handle_async_request")
+    return httpx_transports.__file__
 
 
 class _Received:
@@ -283,6 +296,13 @@ class _Received:
         return self._response
 
 
+async def _exchanged(pool: StackPool, head: Head, content: bytes, timeout: dict[str, float]) -> Reply:
+    """The request (its head made once, and `content`) sent straight into the pool and its reply read whole, the
+    pool's failures raised as httpx's transport raises them."""
+    with httpx_errors():
+        return await pool.exchange(head.origin, b"POST", head.request(content), timeout)
+
+
 async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> httpx.Response | _Received:
     """`client.post` of the body, read whole, minus what the fast path never uses of httpx's client layer (its
     auth flow, redirect loop, event hooks, per-call URL and header merging), with the same bytes on the wire. With
@@ -294,10 +314,8 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
     go through `client.post`."""
     pool = _bare_pool()
     head = bare_head(b"POST", url, api_key, True) if pool is not None and not routing_installed() else None
-    if pool is not None and head is not None:
-        data = b"%s%d%s%s" % (head.before, len(content), head.after, content)
-        with httpx_errors():
-            reply = await pool.exchange(head.origin, b"POST", data, timeouts(timeout_s))
+    if head is not None:
+        reply = await _exchanged(pool, head, content, timeouts(timeout_s))
         received = _Received(reply, lambda: _prepared_parts(_client(), url, api_key, timeout_s), content)
         return received if not received.needs_response() else _kept_cookies(_client(), received.response())
     client = _client()
@@ -307,9 +325,7 @@ async def _post(url: str, content: bytes, timeout_s: float, api_key: str) -> htt
     target, headers, extensions, direct = parts
     transport = client._transport  # noqa: SLF001
     if direct is not None and _unwrapped(transport):
-        data = b"%s%d%s%s" % (direct.before, len(content), direct.after, content)
-        with httpx_errors():
-            reply = await transport._pool.exchange(direct.origin, b"POST", data, extensions["timeout"])  # type: ignore[attr-defined]  # noqa: SLF001
+        reply = await _exchanged(transport._pool, direct, content, extensions["timeout"])  # type: ignore[attr-defined]  # noqa: SLF001
         received = _Received(reply, lambda: parts, content)
         if not received.needs_response():
             return received
