@@ -52,9 +52,9 @@ def mcp_server(server: DomainServer) -> MCPServer:
     """`server` as the SDK's `MCPServer`: its identity, tools in declaration order, resources, the policy prompt and
     the episode middleware (the SDK's tracing span per message left out)."""
     mcp = MCPServer(
-        name=server.info.name,
-        version=server.info.version,
-        description=server.info.description,
+        name=server.identity.name,
+        version=server.identity.version,
+        description=server.identity.description,
         instructions=server.instructions,
         log_level="WARNING",
         middleware=[server._episode_middleware],
@@ -143,7 +143,7 @@ def http_app(server: DomainServer, host: str) -> ASGIApp:
     async def healthz(request: Request) -> Response:
         m = server.snapshot.manifest
         return JSONResponse(
-            {"server": mcp.name, "version": server.info.version, "snapshot": m.snapshot_id,
+            {"server": mcp.name, "version": server.identity.version, "snapshot": m.snapshot_id,
              "sha256": m.sha256, "episodes": len(store), "rss_bytes": resident_bytes()}
         )
 

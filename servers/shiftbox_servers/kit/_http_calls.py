@@ -40,7 +40,6 @@ from mcp.shared.inbound import (
     x_mcp_header_map,
 )
 from mcp_types import JSONRPCError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -48,6 +47,7 @@ from starlette.types import Message, Receive, Scope, Send
 from ._episode import EPISODE_SCOPE_KEY
 from ._errors import is_refusal
 from ._jsonrpc import is_request_id, remember
+from ._protocol import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from ._server import DomainServer
