@@ -44,17 +44,21 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
 
 @functools.cache
 def _factory(group: str, kind: str) -> Any:
-    """The factory registered for `kind` (looked up once per process: entry point scans are slow)."""
+    """The factory registered for `kind`, loaded once per process (`installed_entry_points` scans once)."""
     found = installed_entry_points(group, kind)
     return next(iter(found)).load() if found else None
+
+
+def _installed_kinds(group: str) -> str:
+    """The kinds installed for `group`, named for an error message."""
+    return ", ".join(sorted({ep.name for ep in installed_entry_points(group)}))
 
 
 def _make(group: str, what: str, spec: str, options: dict[str, str], base: type) -> Any:
     kind, arg = parse_spec(spec)
     factory = _factory(group, kind)
     if factory is None:
-        known = ", ".join(sorted({ep.name for ep in installed_entry_points(group)}))
-        raise SpecError(f"no {what} kind {kind!r} installed (SPEC {spec!r}); installed kinds: {known}")
+        raise SpecError(f"no {what} kind {kind!r} installed (SPEC {spec!r}); installed kinds: {_installed_kinds(group)}")
     try:
         made = factory(arg, options)
     except (TypeError, ValueError) as exc:
@@ -80,5 +84,4 @@ def check_spec(group: str, spec: str) -> None:
     """Fail early (before a run starts) if SPEC names nothing installed."""
     kind, _ = parse_spec(spec)
     if _factory(group, kind) is None:
-        known = ", ".join(sorted({ep.name for ep in installed_entry_points(group)}))
-        raise SpecError(f"no kind {kind!r} installed for {spec!r}; installed kinds: {known}")
+        raise SpecError(f"no kind {kind!r} installed for {spec!r}; installed kinds: {_installed_kinds(group)}")

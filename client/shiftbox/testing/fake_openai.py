@@ -9,8 +9,9 @@ user simulators, judges) is exercised against this server instead:
 
 It listens on 127.0.0.1 only (an ephemeral port unless given one) and serves from a daemon thread: one event loop
 (uvloop where installed) with llhttp's parser (`httptools`), or, with `transport="threads"`, the stdlib's HTTP server
-with a thread per connection. Both send the same bytes (`FakeOpenAI.answer` makes every response; the Date header's
-value aside). The event loop is the default: a bench's fake model should cost the machine as little CPU as it can
+with a thread per connection. Both send the same bytes to a GET or a POST (`FakeOpenAI.answer` makes every response;
+the Date header's value aside); another method gets the answer's JSON 501 from the event loop, the stdlib's HTML 501
+from the threads. The event loop is the default: a bench's fake model should cost the machine as little CPU as it can
 (a third less CPU per completion than the threads). Endpoints:
 `POST /v1/chat/completions` (non-streaming, and `stream: true` as server-sent events including
 tool-call deltas and, when `stream_options.include_usage` is set, a final usage chunk) and

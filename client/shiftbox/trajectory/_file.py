@@ -97,7 +97,7 @@ class TrajectoryWriter:
                 continue
             self._syncing, target = anyio.Event(), self._written
             try:
-                await anyio.to_thread.run_sync(_fsync, self._file.fileno())
+                await anyio.to_thread.run_sync(os.fsync, self._file.fileno())  # os.fsync looked up here: tests replace it
                 self._synced = max(self._synced, target)
             except OSError as exc:
                 await self._cut(exc)
@@ -125,7 +125,3 @@ class TrajectoryWriter:
                                    "fix it)") from exc
         finally:
             self._file.close()
-
-
-def _fsync(fd: int) -> None:
-    os.fsync(fd)  # looked up at each call: tests stand in for a failing disk by replacing os.fsync
