@@ -15,7 +15,6 @@ import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -23,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ._episode import EPISODE_SCOPE_KEY
 from ._http_calls import SessionCalls, first_values, read_body, replay
 from ._jsonrpc import invalid_id_error, remember
-from ._requests import RequestRefused, choose_episode, params_episode_id
+from ._requests import as_sdk_errors, choose_episode, params_episode_id
 from ._sdk import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 
 if TYPE_CHECKING:
@@ -34,18 +33,11 @@ ORIGIN_HEADERS = (b"host", b"origin")
 """What the SDK's DNS-rebinding check of a request reads (`TransportSecurityMiddleware.validate_request`)."""
 
 
-def sdk_error(refused: RequestRefused) -> MCPError:
-    """The SDK's JSON-RPC error for a request the kit refused (what its client raises for the answer)."""
-    return MCPError(code=refused.code, message=refused.message, data=refused.data)
-
-
 def meta_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """`_meta["shiftbox/episode"]` of the request, if it names one (`params_episode_id`; a malformed one: the SDK's
     Invalid params error)."""
-    try:
+    with as_sdk_errors():
         return params_episode_id(ctx.params)
-    except RequestRefused as exc:
-        raise sdk_error(exc) from None
 
 
 def mcp_server(server: DomainServer) -> MCPServer:
@@ -77,19 +69,15 @@ def refusals_as_sdk_errors(read: Callable[[], Any]) -> Callable[[], Any]:
     if inspect.iscoroutinefunction(read):
         @functools.wraps(read)
         async def read_async() -> Any:
-            try:
+            with as_sdk_errors():
                 return await read()
-            except RequestRefused as exc:
-                raise sdk_error(exc) from None
 
         return read_async
 
     @functools.wraps(read)
     def read_sync() -> Any:
-        try:
+        with as_sdk_errors():
             return read()
-        except RequestRefused as exc:
-            raise sdk_error(exc) from None
 
     return read_sync
 

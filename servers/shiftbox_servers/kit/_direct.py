@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._episode import current_episode_id
 from ._errors import is_refusal
 from ._protocol import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, result_dump
-from ._requests import RequestRefused, choose_episode
+from ._requests import RequestRefused, as_sdk_errors, choose_episode, sdk_error
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult, Implementation, ListToolsResult, ReadResourceResult
@@ -96,16 +96,15 @@ class DirectSession:
         server = self.server
         resource = server.resources.get(uri)
         if resource is None:
-            raise self._error(RequestRefused(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri}))
+            raise sdk_error(RequestRefused(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri}))
         params = {"uri": uri, "_meta": meta}
         episode_id = self._episode(params)
         token = current_episode_id.set(episode_id)
         try:
-            text = resource.read()
-            if not isinstance(text, str):
-                text = await text
-        except RequestRefused as exc:
-            raise self._error(exc) from None
+            with as_sdk_errors():
+                text = resource.read()
+                if not isinstance(text, str):
+                    text = await text
         finally:
             current_episode_id.reset(token)
         server.after_read(episode_id, params)
@@ -114,10 +113,8 @@ class DirectSession:
         return server.wire_result(self.version, read, method="resources/read", surface=False)
 
     def _episode(self, params: dict[str, Any]) -> str:
-        try:
+        with as_sdk_errors():
             return choose_episode(None, params)
-        except RequestRefused as exc:
-            raise self._error(exc) from None
 
     async def _sdk_call(self, params: dict[str, Any], episode_id: str, checked: Any) -> dict[str, Any]:
         """A call only the SDK's lenient parse can answer: its handler's steps, as it answers them in process."""
@@ -134,9 +131,3 @@ class DirectSession:
         except Exception as exc:  # what the SDK's tools/call handler answers for a tool's failure
             result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         return self.server.wire_result(self.version, result, surface=False)
-
-    @staticmethod
-    def _error(refused: RequestRefused) -> Exception:
-        from ._binding import sdk_error
-
-        return sdk_error(refused)

@@ -4,6 +4,7 @@ in-process session): the episode it belongs to, and the JSON-RPC refusals of the
 from __future__ import annotations
 
 import json
+from types import TracebackType
 from typing import Any
 
 from ._episode import DEFAULT_EPISODE, EPISODE_META_KEY
@@ -21,6 +22,37 @@ class RequestRefused(Exception):
     def __init__(self, code: int, message: str, data: Any = None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
+
+
+def sdk_error(refused: RequestRefused) -> Exception:
+    """The SDK's JSON-RPC error (`MCPError`) for a request the kit refused, what its client raises for the answer; the
+    SDK's error type is loaded only then."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=refused.code, message=refused.message, data=refused.data)
+
+
+class _RefusalsAsSdkErrors:
+    """The context manager of `as_sdk_errors` (one, stateless: entering it makes nothing)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if isinstance(exc, RequestRefused):
+            raise sdk_error(exc) from None
+
+
+_AS_SDK_ERRORS = _RefusalsAsSdkErrors()
+
+
+def as_sdk_errors() -> _RefusalsAsSdkErrors:
+    """`with as_sdk_errors():` a `RequestRefused` raised in the block leaves it as the SDK's error (`sdk_error`), where
+    the kit answers as the SDK does (its middleware and resource readers, the in-process session)."""
+    return _AS_SDK_ERRORS
 
 
 def params_episode_id(params: dict[str, Any] | None) -> str | None:

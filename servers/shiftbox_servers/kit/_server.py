@@ -37,7 +37,14 @@ from ._protocol import (
     loaded_model,
     result_dump,
 )
-from ._requests import EpisodeAccessError, RequestRefused, choose_episode, params_episode_id
+from ._requests import (
+    EpisodeAccessError,
+    RequestRefused,
+    as_sdk_errors,
+    choose_episode,
+    params_episode_id,
+    sdk_error,
+)
 from ._snapshot import Snapshot
 from ._tools import ToolSpec, describe_validation_error, not_unicode_error
 
@@ -322,12 +329,8 @@ class DomainServer:
     async def _episode_middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         """The SDK's view of each request: episodes chosen, calls checked and answered by the kit (`_episode_step`);
         a refusal is the SDK's JSON-RPC error."""
-        from ._binding import sdk_error
-
-        try:
+        with as_sdk_errors():
             return await self._episode_step(ctx, call_next)
-        except RequestRefused as exc:
-            raise sdk_error(exc) from None
 
     async def _episode_step(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         from ._binding import request_episode_id
@@ -555,8 +558,6 @@ class DomainServer:
             wire = data if not surface and version == LATEST_PROTOCOL_VERSION else (
                 methods().serialize_server_result(method, version, data))
         except ValidationError:
-            from ._binding import sdk_error
-
             logger.exception("handler for %r returned an invalid result", method)
             raise sdk_error(RequestRefused(INTERNAL_ERROR, "Handler returned an invalid result")) from None
         if version in MODERN_PROTOCOL_VERSIONS:
