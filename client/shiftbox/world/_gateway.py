@@ -29,7 +29,9 @@ from mcp_types import INVALID_PARAMS
 from shiftbox_servers.kit import (
     DEFAULT_EPISODE,
     EPISODE_META_KEY,
+    POLICY_PROMPT,
     POLICY_URI,
+    READ_THE_POLICY,
     SERVER_VERSION,
     EpisodePathRouter,
     ErrorKind,
@@ -86,8 +88,7 @@ class Gateway:
             version=SERVER_VERSION,
             description=f"recording gateway for {world.info.name} {world.info.version}, snapshot "
                         f"{world.info.snapshot} sha256={world.info.snapshot_sha256}",
-            instructions=(f"shiftbox {domain.name} tools. Read the policy (prompt 'policy' or resource "
-                          f"{POLICY_URI}) before acting."),
+            instructions=f"shiftbox {domain.name} tools. {READ_THE_POLICY}",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts,
@@ -114,11 +115,11 @@ class Gateway:
 
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[
-            types.Prompt(name="policy", description=f"The {self.world.domain.name} agent policy")])
+            types.Prompt(name=POLICY_PROMPT, description=self.world.domain.policy_description)])
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        if params.name != "policy":  # Invalid params, as MCP prescribes for an unknown prompt
-            raise MCPError(INVALID_PARAMS, f"unknown prompt {params.name!r}; this gateway has: policy")
+        if params.name != POLICY_PROMPT:  # Invalid params, as MCP prescribes for an unknown prompt
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {params.name!r}; this gateway has: {POLICY_PROMPT}")
         text = types.TextContent(type="text", text=self.world.domain.policy)
         return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text)])
 

@@ -23,6 +23,7 @@ from ._cross import (
 from ._direct import DirectSession
 from ._domain import (
     DEFAULT_TOOLSET,
+    POLICY_PROMPT,
     DeferredToolSets,
     Domain,
     deferred,
@@ -97,6 +98,7 @@ from ._server import (
     DEPENDENCY_GRAPH_MARK,
     GRAPH_REFUSAL_MARK,
     POLICY_URI,
+    READ_THE_POLICY,
     SERVER_VERSION,
     SNAPSHOT_URI,
     STATE_DIFF_URI,
@@ -137,7 +139,8 @@ __all__ = [
     "MAX_INPUT_DEPTH", "InputFileError", "check_not_empty", "json_depth", "load_json_file", "load_toml_file",
     "loads_json", "read_input_text", "text_lines",
     "EPISODE_SCOPE_KEY",
-    "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_URI", "SERVER_VERSION", "SNAPSHOT_URI",
+    "CLOSE_META_KEY", "NOT_BLANK", "DEFAULT_EPISODE", "DEFAULT_TOOLSET", "ERROR_META_KEY", "EPISODE_META_KEY", "POLICY_PROMPT", "POLICY_URI",
+    "READ_THE_POLICY", "SERVER_VERSION", "SNAPSHOT_URI",
     "STATE_DIFF_URI", "STATE_DIGEST_URI", "SessionCalls", "Conflict", "DirectSession", "Domain", "DomainServer",
     "Episode", "EpisodePathRouter", "EpisodeStore", "ErrorKind", "InvalidArguments",
     "NotFound", "PreconditionFailed", "Snapshot", "SnapshotError", "SnapshotManifest", "ToolSet",

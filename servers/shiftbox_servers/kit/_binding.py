@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ._domain import POLICY_PROMPT
 from ._episode import EPISODE_SCOPE_KEY
 from ._http_calls import SessionCalls, first_values, read_body, replay
 from ._jsonrpc import invalid_id_error, remember
@@ -57,7 +58,7 @@ def mcp_server(server: DomainServer) -> MCPServer:
     for resource in server.resources.values():
         mcp.resource(resource.uri, mime_type=resource.mime_type)(refusals_as_sdk_errors(resource.read))
 
-    @mcp.prompt(name="policy", description=f"The {server.domain.name} agent policy")
+    @mcp.prompt(name=POLICY_PROMPT, description=server.domain.policy_description)
     def policy_prompt() -> str:
         return server.domain.policy
     return mcp

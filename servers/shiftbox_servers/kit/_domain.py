@@ -22,6 +22,8 @@ from ._transfer import TRANSFER_TOOL
 DOMAIN_ENTRY_POINT_GROUP = "shiftbox.domains"
 SNAPSHOTS_ENV = "SHIFTBOX_SNAPSHOTS"
 DEFAULT_TOOLSET = "default"
+POLICY_PROMPT = "policy"
+"""The name of the prompt that serves a domain's agent policy (`prompts/get`), on its server and its gateway."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ class Domain:
         default_factory=dict)
     """Source format (e.g. 'mmtb') -> function(source file, out dir) writing the snapshot the source's tasks run
     on and returning those tasks (`shiftbox tasks import-<format>`)."""
+
+    @property
+    def policy_description(self) -> str:
+        """How the policy prompt (`POLICY_PROMPT`) is listed."""
+        return f"The {self.name} agent policy"
 
     @property
     def transfer_tools(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import anyio
 import pydantic_core
 from pydantic import BaseModel, ValidationError
 
-from ._domain import Domain
+from ._domain import POLICY_PROMPT, Domain
 from ._episode import (
     CLOSE_META_KEY,
     Episode,
@@ -63,6 +63,8 @@ SERVER_VERSION = package_version("shiftbox-servers")
 STATE_DIGEST_URI = "shiftbox://episode/digest"
 STATE_DIFF_URI = "shiftbox://episode/diff"
 POLICY_URI = "shiftbox://policy"
+READ_THE_POLICY = f"Read the policy (prompt '{POLICY_PROMPT}' or resource {POLICY_URI}) before acting."
+"""What a server's (and the recording gateway's) instructions tell an agent of the policy."""
 SNAPSHOT_URI = "shiftbox://snapshot"
 DEPENDENCY_GRAPH_MARK = "dependency-graph"
 """Appended to the server's description (its identity in `initialize`) when its tool descriptions carry the
@@ -144,7 +146,7 @@ class DomainServer:
         m = snapshot.manifest
         instructions = (
             f"shiftbox {domain.name} server {SERVER_VERSION}. Snapshot {m.snapshot_id} "
-            f"sha256={m.sha256}. Read the policy (prompt 'policy' or resource {POLICY_URI}) before acting."
+            f"sha256={m.sha256}. {READ_THE_POLICY}"
         )
         if toolset != "default":
             instructions += f" Tool set: {toolset}."
@@ -181,7 +183,7 @@ class DomainServer:
             ServerResource(SNAPSHOT_URI, "application/json", self.snapshot_manifest),
             ServerResource(POLICY_URI, "text/markdown", self.policy_text))}
         """URI -> the resource (`resources/read`), in the order they are listed."""
-        self.prompt_names = frozenset({"policy"})
+        self.prompt_names = frozenset({POLICY_PROMPT})
         """The prompts `prompts/get` serves (any other name is refused before the SDK's handler)."""
 
     @functools.cached_property
