@@ -88,7 +88,7 @@ import_agentchangebench = deferred(f"{__name__}._import_acb", "import_agentchang
 _TOOLSETS = DeferredToolSets({"tau2": (f"{__name__}._tau2", "tau2_tools"),
                               "agentchangebench": (f"{__name__}._tau2", "acb_tools")})
 """The tool sets beside the default, each loaded when asked for."""
-__getattr__ = _TOOLSETS.exports(__name__)
+__getattr__, __dir__ = _TOOLSETS.exports(__name__)
 
 DOMAIN = Domain(
     name="airline",

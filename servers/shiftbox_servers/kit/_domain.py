@@ -12,6 +12,7 @@ from importlib.metadata import EntryPoints, entry_points
 from pathlib import Path
 from typing import Any
 
+from .._lazy import lazy_exports
 from ._cross import cross_policy, domain_list, is_cross_domain, namespaced, namespaced_tools
 from ._graph import DependencyGraph
 from ._missions import ImportedTask, MissionSet
@@ -125,17 +126,10 @@ class DeferredToolSets(Mapping[str, ToolSet]):
     def __reduce__(self) -> tuple[Any, ...]:
         return DeferredToolSets, (self._where,)
 
-    def exports(self, package: str) -> Callable[[str], ToolSet]:
-        """The domain package's module `__getattr__`: the names its modules give these tool sets
-        (`reference_tools`) load them as asking the domain does."""
-        by_name = {attribute: name for name, (_, attribute) in self._where.items()}
-
-        def exported(attribute: str) -> ToolSet:
-            if attribute not in by_name:
-                raise AttributeError(f"module {package!r} has no attribute {attribute!r}")
-            return self[by_name[attribute]]
-
-        return exported
+    def exports(self, package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+        """The domain package's module `__getattr__` and `__dir__` (`lazy_exports`): the names its modules give these
+        tool sets (`reference_tools`) are imported on first use, the same objects asking the domain loads."""
+        return lazy_exports(package, {attribute: module for module, attribute in self._where.values()})
 
 
 def deferred(module: str, function: str) -> Callable[..., Any]:

@@ -98,7 +98,7 @@ check_payments_balance = deferred(f"{__name__}._builder", "check_payments_balanc
 _TOOLSETS = DeferredToolSets({"tau2": (f"{__name__}._tau2", "tau2_tools"),
                               "agentchangebench": (f"{__name__}._tau2", "acb_tools")})
 """The tool sets beside the default, each loaded when asked for."""
-__getattr__ = _TOOLSETS.exports(__name__)
+__getattr__, __dir__ = _TOOLSETS.exports(__name__)
 
 DOMAIN = Domain(
     name="retail",
