@@ -94,14 +94,18 @@ class SchemaCheckedSession:
         self.session = session
         self.server_info = session.server.identity
         """The server's name, version and description (`initialize`'s serverInfo, not as the protocol's model)."""
-        self._schemas = {tool["name"]: tool.get("outputSchema") for tool in session.wire_tools()}
+        self._tools = session.wire_tools()
+        """The server's tools, listed once (`wire_tools`: the world reads them as they are)."""
+        self._schemas = {tool["name"]: tool.get("outputSchema") for tool in self._tools}
         self._validators = CompiledValidators()
 
     async def list_tools(self) -> ListToolsResult:
         return await self.session.list_tools()
 
     def wire_tools(self) -> list[dict[str, Any]]:
-        return self.session.wire_tools()
+        """The server's tools as listed when the session was made (`DirectSession.wire_tools`), the listing whose
+        output schemas are checked: the world's to read, never to change."""
+        return self._tools
 
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         return await self.session.read_resource(uri, meta=meta)

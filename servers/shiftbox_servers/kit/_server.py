@@ -236,7 +236,13 @@ class DomainServer:
 
     def wire_tools(self) -> list[dict[str, Any]]:
         """`listed_tools` as their models dump them (`Tool`: its aliases, in its order, without the fields left None),
-        made without the protocol's models; the caller's own copy."""
+        made without the protocol's models; the caller's own copy (of `_wire_listing`)."""
+        return copy.deepcopy(self._wire_listing)
+
+    @functools.cached_property
+    def _wire_listing(self) -> list[dict[str, Any]]:
+        """The listing `wire_tools` copies, made once: what it reads (the tools, their schemas, descriptions and
+        output schemas) is fixed for the server's life. Never handed out: its parts are the tools' own."""
         listed = []
         for spec in self.tools:
             schema = self.input_schema(spec)
@@ -248,7 +254,7 @@ class DomainServer:
                 tool["outputSchema"] = output_schema
             tool["annotations"] = spec.annotations.wire()
             listed.append(tool)
-        return copy.deepcopy(listed)
+        return listed
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[dict[str, Any]]:
