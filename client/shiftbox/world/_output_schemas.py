@@ -87,8 +87,9 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
 class SchemaCheckedSession:
     """An in-process `DirectSession` as the harness holds a client: the same calls, each successful tool result
     checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
-    a result without structured content, or with content its schema refuses, raises `RuntimeError`). The harness
-    reads its `wire_` answers (the results' JSON dumps: no protocol model is built in a run); the rest are the SDK's."""
+    a result without structured content, or with content its schema refuses, raises `RuntimeError`). The world
+    reads its `wire_` answers and `read_text` (the results' JSON dumps: no protocol model is built in a run), as it
+    reads the SDK's client's (`SdkClientSession`); the rest are the SDK's client's calls."""
 
     def __init__(self, session: DirectSession):
         self.session = session
@@ -102,7 +103,7 @@ class SchemaCheckedSession:
     async def list_tools(self) -> ListToolsResult:
         return await self.session.list_tools()
 
-    def wire_tools(self) -> list[dict[str, Any]]:
+    async def wire_tools(self) -> list[dict[str, Any]]:
         """The server's tools as listed when the session was made (`DirectSession.wire_tools`), the listing whose
         output schemas are checked: the world's to read, never to change."""
         return self._tools
@@ -110,8 +111,9 @@ class SchemaCheckedSession:
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         return await self.session.read_resource(uri, meta=meta)
 
-    async def wire_read(self, uri: str, *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.session.wire_read(uri, meta=meta)
+    async def read_text(self, uri: str, *, meta: dict[str, Any] | None = None) -> str:
+        """The text of resource `uri` (its first contents), read from the session's wire dict."""
+        return (await self.session.wire_read(uri, meta=meta))["contents"][0]["text"]
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> CallToolResult:

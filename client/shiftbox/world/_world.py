@@ -54,9 +54,6 @@ if TYPE_CHECKING:  # the SDK's client serves the modes that speak MCP (stdio, ht
     from mcp import Client as SdkClient
     from mcp_types import CallToolResult
 
-    Client = SdkClient | SchemaCheckedSession
-    """What the world holds: the SDK's client, or in process the kit's session (the same calls, `_connect`)."""
-
 ServerMode = Literal["inproc", "stdio", "http", "docker"]
 SERVER_MODES: tuple[str, ...] = ("inproc", "stdio", "http", "docker")
 
@@ -69,28 +66,25 @@ class CallOutcome:
     latency_ms: float
 
 
-def call_outcome(result: CallToolResult | dict[str, Any], latency_ms: float) -> CallOutcome:
+def call_outcome(result: dict[str, Any], latency_ms: float) -> CallOutcome:
     """The recorded result: the structured content, or the text; a shiftbox error (`_meta`) as
-    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown". `result` as the SDK's client
-    parses it, or the in-process session's wire dict of it (`World.call_tool`)."""
+    `{"error": {kind, message, ...}}` with its kind, any other error of kind "unknown". `result` as its wire dict
+    (`World.call_tool`)."""
     error = result_error(result)
     if error is not None:
         return CallOutcome({"error": error}, True, error["kind"], latency_ms)
-    if isinstance(result, dict):
-        recorded, is_error = result.get("structuredContent"), bool(result.get("isError"))
-    else:
-        recorded, is_error = result.structured_content, bool(result.is_error)
+    recorded, is_error = result.get("structuredContent"), bool(result.get("isError"))
     if recorded is None:
         recorded = "\n".join(result_texts(result))
     return CallOutcome(recorded, is_error, "unknown" if is_error else None, latency_ms)
 
 
-def result_texts(result: CallToolResult | dict[str, Any] | None) -> list[str]:
-    """The text of each content item of a tool result (a parsed one or its wire dict; "" for an item that is not
-    text), none for no result."""
-    if isinstance(result, dict):
-        return [c.get("text", "") if isinstance(c, dict) else "" for c in result.get("content") or ()]
-    return [getattr(c, "text", "") for c in getattr(result, "content", None) or ()]
+def result_texts(result: dict[str, Any] | None) -> list[str]:
+    """The text of each content item of a tool result's wire dict ("" for an item that is not text), none for no
+    result."""
+    if result is None:
+        return []
+    return [c.get("text", "") if isinstance(c, dict) else "" for c in result.get("content") or ()]
 
 
 def tool_message_content(record: ToolCallRecord) -> str:
@@ -104,9 +98,7 @@ def client_result(record: ToolCallRecord) -> CallToolResult:
     from mcp_types import CallToolResult, TextContent
 
     sent = record._client_result
-    if isinstance(sent, CallToolResult):
-        return sent
-    if isinstance(sent, dict):  # the in-process session's wire dict, parsed as the SDK's client would
+    if sent is not None:  # the result's wire dict (`World.call_tool`), parsed as the SDK's client parses it
         return CallToolResult.model_validate(sent)
     error = record.result.get("error") if record.is_error and isinstance(record.result, dict) else None
     if isinstance(error, dict):
@@ -231,21 +223,14 @@ class World:
     def episode(self, episode_id: str) -> EpisodeClient:
         return EpisodeClient(self, episode_id)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any],
-                        meta: dict[str, Any]) -> CallToolResult | dict[str, Any]:
-        """One tools/call on the server: in process, the result's wire dict as the kit shapes it (checked, never
-        parsed into the protocol's model: `SchemaCheckedSession.wire_call`); else the SDK client's result."""
-        client = self.client
-        if isinstance(client, SchemaCheckedSession):
-            return await client.wire_call(name, arguments, meta=meta)
-        return await client.call_tool(name, arguments, meta=meta)
+    async def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+        """One tools/call on the server, its result as its wire dict (in process, as the kit shapes it, never parsed
+        into the protocol's model: `SchemaCheckedSession.wire_call`; else the SDK client's result dumped)."""
+        return await self.client.wire_call(name, arguments, meta=meta)
 
     async def read_text(self, uri: str, meta: dict[str, Any]) -> str:
-        """The text of resource `uri` (its first contents) read on the server (in process, from its wire dict)."""
-        client = self.client
-        if isinstance(client, SchemaCheckedSession):
-            return (await client.wire_read(uri, meta=meta))["contents"][0]["text"]
-        return (await client.read_resource(uri, meta=meta)).contents[0].text
+        """The text of resource `uri` (its first contents) read on the server."""
+        return await self.client.read_text(uri, meta=meta)
 
     @property
     def servers(self) -> dict[str, ServerInfo]:
@@ -350,7 +335,44 @@ async def _connect(domain: Domain, snapshot: Snapshot, mode: ServerMode,
         compile_output_schemas(client)
         if container is not None:
             container.check(client.server_info, snapshot.manifest)
-        yield client, container.image.id if container is not None else None
+        yield SdkClientSession(client), container.image.id if container is not None else None
+
+
+def _dump(result: Any) -> dict[str, Any]:
+    """A protocol model as its wire dict (the JSON dump the in-process session gives the world)."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SdkClientSession:
+    """The SDK's client, entered, as the world holds a session: the in-process session's calls (`wire_tools`,
+    `wire_call`, `read_text`), its answers the SDK's models dumped, so the world reads one shape whatever the
+    transport. `session` is the client's `ClientSession` (its results' check: `compile_output_schemas`)."""
+
+    def __init__(self, client: SdkClient):
+        self.client = client
+        self.session = client.session
+
+    @property
+    def server_info(self) -> Any:
+        return self.client.server_info
+
+    async def list_tools(self) -> Any:
+        return await self.client.list_tools()
+
+    async def wire_tools(self) -> list[dict[str, Any]]:
+        return [_dump(tool) for tool in (await self.client.list_tools()).tools]
+
+    async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        return _dump(await self.client.call_tool(name, arguments, meta=meta))
+
+    async def read_text(self, uri: str, *, meta: dict[str, Any] | None = None) -> str:
+        return (await self.client.read_resource(uri, meta=meta)).contents[0].text
+
+
+Client = SdkClientSession | SchemaCheckedSession
+"""What the world holds: the SDK's client, or in process the kit's session, as one shape (`_connect` picks it):
+`server_info`, `wire_tools`, `wire_call` (results as their wire dicts), `read_text`, `list_tools`."""
 
 
 class _Connection:
@@ -407,10 +429,7 @@ async def _identify(client: Client, domain: Domain, snapshot: Snapshot, image_id
             f"the {domain.name} server runs graph modes {shown or 'none'}, but the run asked for "
             f"{options.marks() or 'none'}; it answered {info.description!r} (a server image older than "
             "--dependency-graph / --graph-refusal? rebuild the images)")
-    if isinstance(client, SchemaCheckedSession):  # in process: the kit's dumps, no protocol model built
-        tools = client.wire_tools()
-    else:
-        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
+    tools = await client.wire_tools()
     contract = tool_contract(tools)
     expected = await _expected_contract(domain, snapshot, options)
     if expected is not None and expected.digest != contract.digest:
