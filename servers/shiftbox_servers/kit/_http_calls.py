@@ -146,8 +146,7 @@ class SessionCalls:
         """A 2026-07-28 POST: answered as the SDK's single-exchange entry answers it (JSON responses), after
         the checks it makes (Host/Origin and Content-Type, Accept, routing headers given once and equal to
         the body, the `_meta` envelope and its version), when it is a tools/call the kit answers itself."""
-        if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
-                and message.get("method") == "tools/call" and is_request_id(message.get("id"))):
+        if not is_call_request(message):
             return False
         params = message.get("params")
         if (not isinstance(params, dict) or not params.keys() <= MODERN_CALL_KEYS or "name" not in params
@@ -196,8 +195,7 @@ class SessionCalls:
 
     def _answer(self, message: Any, version: str, episode_id: str) -> str | None:
         """The JSON-RPC answer to a plain tools/call, as the SDK's transport writes it; None: not one."""
-        if not (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
-                and message.get("method") == "tools/call" and is_request_id(message.get("id"))):
+        if not is_call_request(message):
             return None
         params = message.get("params")
         if not isinstance(params, dict) or not params.keys() <= {"name", "arguments"} or "name" not in params:
@@ -223,6 +221,13 @@ class SessionCalls:
         except MCPError as exc:
             return JSONRPCError(jsonrpc="2.0", id=message["id"], error=exc.error)
         return result
+
+
+def is_call_request(message: Any) -> bool:
+    """A JSON-RPC 2.0 tools/call request of only the envelope's keys, its id one MCP accepts: what the fast path
+    may take (its params checked by the caller)."""
+    return (isinstance(message, dict) and message.keys() <= REQUEST_KEYS and message.get("jsonrpc") == "2.0"
+            and message.get("method") == "tools/call" and is_request_id(message.get("id")))
 
 
 def response_json(request_id: Any, result: dict[str, Any]) -> str:
