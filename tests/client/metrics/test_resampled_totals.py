@@ -74,3 +74,28 @@ def test_each_tasks_row_times_a_draw_count_is_made_once():
     assert len(Counted.products) == 2 * len(pairs) <= 18
     plain = [[Counter({k: float(v) for k, v in c.items()}) for c in task] for task in per_task]
     assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(plain, picks)]
+
+
+class Watched(Counter):
+    """A task's counts that tally how often their values are read as a row."""
+
+    rows = 0
+
+    def values(self):
+        Watched.rows += 1
+        return super().values()
+
+
+def test_a_series_whose_keys_differ_between_tasks_is_never_read_as_rows():
+    """Rows of values are only added for a series whose tasks share their keys; a series whose keys differ is added
+    key by key, so its rows were read for nothing (once per task)."""
+    per_task = [[Counter({"a": 1.0, "b": 2}), Watched({"a": 1})],
+                [Counter({"a": 0.5, "b": 1}), Watched({"a": 2, "c": 1})],
+                [Counter({"a": 0.25, "b": 0}), Watched({"c": 3})]]
+    picks = [Counter({1: 2, 0: 1}), Counter({2: 3}), Counter({0: 1, 1: 1, 2: 1})]
+    Watched.rows = 0
+    got = resampled_totals(per_task, picks)
+    assert Watched.rows == 0
+    plain = [[Counter(c) for c in task] for task in per_task]
+    assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(plain, picks)]
+    assert got[0] == [{"a": 0.5 + 0.5 + 1.0, "b": 2 + 2}, {"a": 2 + 2 + 1, "c": 2}]
