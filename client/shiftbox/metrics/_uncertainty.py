@@ -126,10 +126,12 @@ def bootstrap_intervals(per_task: Mapping[str, Counts], ks: Iterable[int]) -> di
     if interval_gap(len(tasks)):
         return {}
     draws = resampled_totals([[c] for c in tasks])
+    whole = total(tasks)
     out = {}
     for name, fn in fns.items():
-        values = [v for (c,) in draws if (v := fn(c)) is not None]
-        interval = percentile_interval(values) if fn(total(tasks)) is not None else None
+        if fn(whole) is None:  # the run has no such figure: no interval
+            continue
+        interval = percentile_interval([v for (c,) in draws if (v := fn(c)) is not None])
         if interval is not None:
             out[name] = interval
     return out

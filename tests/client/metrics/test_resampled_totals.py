@@ -99,3 +99,32 @@ def test_a_series_whose_keys_differ_between_tasks_is_never_read_as_rows():
     plain = [[Counter(c) for c in task] for task in per_task]
     assert [[list(c.items()) for c in s] for s in got] == [[list(c.items()) for c in s] for s in by_hand(plain, picks)]
     assert got[0] == [{"a": 0.5 + 0.5 + 1.0, "b": 2 + 2}, {"a": 2 + 2 + 1, "c": 2}]
+
+
+def test_the_bootstrap_adds_every_task_once_and_skips_a_figure_the_run_has_not(monkeypatch):
+    """The run's whole counts (does the figure exist?) were added up again for every figure, and a figure the run
+    has no value of was still worked out on all 1000 resamples before being dropped."""
+    from shiftbox.metrics import _uncertainty
+
+    calls: Counter[str] = Counter()
+    real_total = _uncertainty.total
+
+    def counted_total(counts):
+        calls["total"] += 1
+        return real_total(counts)
+
+    def share(c):
+        calls["share"] += 1
+        return c["hits"] / c["n"]
+
+    def absent(c):
+        calls["absent"] += 1
+        return None
+
+    monkeypatch.setattr(_uncertainty, "total", counted_total)
+    monkeypatch.setattr(_uncertainty, "figures", lambda ks: {"share": share, "absent": absent})
+    per_task = {"t1": Counter({"hits": 1, "n": 2}), "t2": Counter({"hits": 0, "n": 1}), "t3": Counter({"hits": 3, "n": 3})}
+    intervals = _uncertainty.bootstrap_intervals(per_task, [1])
+    assert set(intervals) == {"share"}
+    assert calls == {"total": 1, "share": 1 + 1000, "absent": 1}  # were 2, 1000 + 1 and 1000 + 1
+    assert 0 <= intervals["share"].low <= intervals["share"].high <= 1  # shares of resampled tasks
