@@ -128,3 +128,37 @@ def test_the_bootstrap_adds_every_task_once_and_skips_a_figure_the_run_has_not(m
     assert set(intervals) == {"share"}
     assert calls == {"total": 1, "share": 1 + 1000, "absent": 1}  # were 2, 1000 + 1 and 1000 + 1
     assert 0 <= intervals["share"].low <= intervals["share"].high <= 1  # shares of resampled tasks
+
+
+def test_a_comparison_resamples_only_the_differences_both_runs_have(monkeypatch):
+    """`shiftbox compare` worked out every figure and every GSRT stage's median on all 1000 paired resamples, then
+    dropped the samples when a run had no value of it (a stage no shift reached, a figure without its counts)."""
+    from shiftbox.metrics import _compare, score_by_agent
+    from tests.client.metrics.build import Builder, task
+
+    trajectories = [Builder().user("hi", goal="authentication").agent("hello").build(task_id=f"t{i}")
+                    for i in range(3)]  # no goal shift: no GSRT stage has a value
+    sims = score_by_agent(trajectories, {f"t{i}": task(task_id=f"t{i}") for i in range(3)})["test"].simulations
+    calls: Counter[str] = Counter()
+    real_median = _compare._median
+
+    def counted_median(values):
+        calls["median"] += 1
+        return real_median(values)
+
+    def share(c):
+        calls["share"] += 1
+        return c["tsr_n"]
+
+    def absent(c):
+        calls["absent"] += 1
+        return None
+
+    monkeypatch.setattr(_compare, "_median", counted_median)
+    monkeypatch.setattr(_compare, "figures", lambda ks: {"share": share, "absent": absent})
+    comparison = _compare.compare(sims, sims)
+    by_metric = {d.metric: d for d in comparison.differences}
+    assert by_metric["share"].interval is not None and by_metric["absent"].interval is None
+    assert all(by_metric[f"median {s} turns"].difference is None for s in ("ack", "tool", "outcome"))
+    # each run once, then both runs on each of the 1000 resamples for the one difference there is
+    assert calls == {"share": 2 + 2 * 1000, "absent": 2, "median": 3 * 2}  # absent was 2 + 1000, median 6 + 3000
