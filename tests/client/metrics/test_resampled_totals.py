@@ -101,28 +101,27 @@ def test_a_series_whose_keys_differ_between_tasks_is_never_read_as_rows():
     assert got[0] == [{"a": 0.5 + 0.5 + 1.0, "b": 2 + 2}, {"a": 2 + 2 + 1, "c": 2}]
 
 
+def counted(calls: Counter[str], name: str, fn):
+    """`fn`, each call counted in `calls[name]`."""
+    def wrapper(*args):
+        calls[name] += 1
+        return fn(*args)
+    return wrapper
+
+
+def two_figures(calls: Counter[str], share):
+    """Figures in place of the catalog's: `share` (a value) and one no run has (None), each call counted."""
+    return {"share": counted(calls, "share", share), "absent": counted(calls, "absent", lambda c: None)}
+
+
 def test_the_bootstrap_adds_every_task_once_and_skips_a_figure_the_run_has_not(monkeypatch):
     """The run's whole counts (does the figure exist?) were added up again for every figure, and a figure the run
     has no value of was still worked out on all 1000 resamples before being dropped."""
     from shiftbox.metrics import _uncertainty
 
     calls: Counter[str] = Counter()
-    real_total = _uncertainty.total
-
-    def counted_total(counts):
-        calls["total"] += 1
-        return real_total(counts)
-
-    def share(c):
-        calls["share"] += 1
-        return c["hits"] / c["n"]
-
-    def absent(c):
-        calls["absent"] += 1
-        return None
-
-    monkeypatch.setattr(_uncertainty, "total", counted_total)
-    monkeypatch.setattr(_uncertainty, "figures", lambda ks: {"share": share, "absent": absent})
+    monkeypatch.setattr(_uncertainty, "total", counted(calls, "total", _uncertainty.total))
+    monkeypatch.setattr(_uncertainty, "figures", lambda ks: two_figures(calls, lambda c: c["hits"] / c["n"]))
     per_task = {"t1": Counter({"hits": 1, "n": 2}), "t2": Counter({"hits": 0, "n": 1}), "t3": Counter({"hits": 3, "n": 3})}
     intervals = _uncertainty.bootstrap_intervals(per_task, [1])
     assert set(intervals) == {"share"}
@@ -140,22 +139,8 @@ def test_a_comparison_resamples_only_the_differences_both_runs_have(monkeypatch)
                     for i in range(3)]  # no goal shift: no GSRT stage has a value
     sims = score_by_agent(trajectories, {f"t{i}": task(task_id=f"t{i}") for i in range(3)})["test"].simulations
     calls: Counter[str] = Counter()
-    real_median = _compare._median
-
-    def counted_median(values):
-        calls["median"] += 1
-        return real_median(values)
-
-    def share(c):
-        calls["share"] += 1
-        return c["tsr_n"]
-
-    def absent(c):
-        calls["absent"] += 1
-        return None
-
-    monkeypatch.setattr(_compare, "_median", counted_median)
-    monkeypatch.setattr(_compare, "figures", lambda ks: {"share": share, "absent": absent})
+    monkeypatch.setattr(_compare, "_median", counted(calls, "median", _compare._median))
+    monkeypatch.setattr(_compare, "figures", lambda ks: two_figures(calls, lambda c: c["tsr_n"]))
     comparison = _compare.compare(sims, sims)
     by_metric = {d.metric: d for d in comparison.differences}
     assert by_metric["share"].interval is not None and by_metric["absent"].interval is None
