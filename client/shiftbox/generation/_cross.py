@@ -38,13 +38,13 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
-from mcp import Client
 
 from shiftbox_servers.kit import (
     CLOSE_META_KEY,
     EPISODE_META_KEY,
     NAMESPACE_SEPARATOR,
     STATE_DIGEST_URI,
+    DirectSession,
     DomainServer,
     Fact,
     Given,
@@ -165,7 +165,7 @@ async def _generate(servers: dict[str, DomainServer], per_pair: int, seed: int, 
     openers = {name: server.domain.missions.opener for name, server in servers.items()}
     tasks: list[Task] = []
     async with contextlib.AsyncExitStack() as stack:
-        clients = {name: await stack.enter_async_context(Client(s.mcp)) for name, s in servers.items()}
+        clients = {name: await stack.enter_async_context(DirectSession(s)) for name, s in servers.items()}
         for order in itertools.permutations(servers, 2):
             shared = sorted(people[order[0]].keys() & people[order[1]].keys())
             if not shared:
@@ -217,7 +217,7 @@ def _scoped(domain: str, action: ActionSet) -> ActionSet:
         depends_on=[scoped_id(d) for d in action.depends_on], required_parameters=action.required_parameters)
 
 
-async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], task_id: str, episode: str,
+async def _build(clients: dict[str, DirectSession], servers: dict[str, DomainServer], task_id: str, episode: str,
                  persona: str, plan: list[tuple[str, str]], name: str, subjects: dict[str, dict[str, Any]],
                  rng: random.Random, label: str, link: Link | None) -> Task | None:
     """One attempt on a fresh episode of each domain; None if a mission doesn't fit or the identity conflicts."""
@@ -292,7 +292,7 @@ async def _build(clients: dict[str, Client], servers: dict[str, DomainServer], t
                  f"{label}; subjects {who}{note}")
 
 
-async def _read_fact(client: Client, server: DomainServer, episode: str, kind: str, subject: dict[str, Any],
+async def _read_fact(client: DirectSession, server: DomainServer, episode: str, kind: str, subject: dict[str, Any],
                      rng: random.Random) -> tuple[Fact, Given] | None:
     """The domain's fact of `kind` about the subject, read on the task's episode: the fact and its values."""
     fact = server.domain.missions.facts[kind](server.episodes.get(episode).db, rng, subject)

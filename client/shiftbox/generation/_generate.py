@@ -8,7 +8,7 @@ see `shiftbox_servers.kit.MissionSet`). The engine, from `random.Random(seed)` o
    labels appears at least once; most start with the identification goal (`MissionSet.opener`); personas are the whole persona catalog (`shiftbox/users/personas.json`), each in
    turn within every block of len(catalog) tasks, the blocks rotated (`persona_for`);
 2. per task, picks a subject (`MissionSet.subjects`) and, goal by goal, builds the mission on the task's own episode
-   (in process: `DomainServer` + `mcp.Client`) and runs its gold calls there in the order the oracle
+   (in process: the kit's `DirectSession` on a `DomainServer`) and runs its gold calls there in the order the oracle
    agent will (dependency levels), so later missions see earlier effects and created ids
    (`{"$from": "key.path"}` params) come from real outputs; a mission that is infeasible or a gold
    call that fails discards the attempt and another customer is tried;
@@ -43,13 +43,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 
 from shiftbox_servers.kit import (
     ACTION_TYPES,
     CLOSE_META_KEY,
     EPISODE_META_KEY,
     STATE_DIGEST_URI,
+    DirectSession,
     Domain,
     DomainServer,
     Given,
@@ -282,7 +282,7 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int | None, seed: int
     server = DomainServer(domain, snapshot, max_episodes=4)
     personas = catalog_personas()
     tasks: list[Task] = []
-    async with Client(server.mcp) as client:
+    async with DirectSession(server) as client:
         for i, goals in enumerate(plans):
             task_id = f"gen_{domain.name}_{i + 1:03d}"
             persona = persona_for(i, personas)
@@ -302,7 +302,7 @@ async def _generate(domain: Domain, snapshot: Snapshot, n: int | None, seed: int
     return TaskFile(domain=domain.name, snapshot=snapshot.manifest.snapshot_id, source=label, tasks=tasks)
 
 
-async def _build_task(client: Client, server: DomainServer, task_id: str, episode: str, persona: str,
+async def _build_task(client: DirectSession, server: DomainServer, task_id: str, episode: str, persona: str,
                       goals: list[str], subject: dict[str, Any], rng: random.Random, label: str,
                       types: tuple[str, ...] | None = None) -> Task | None:
     """One attempt: build and run every goal's mission on a fresh episode (of the MMTB type `types` names, when
@@ -337,7 +337,7 @@ async def _build_task(client: Client, server: DomainServer, task_id: str, episod
                  f"{label}; subject {subject.get('customer_id', '?')}")
 
 
-async def play_mission(client: Client, server: DomainServer, episode: str, goal: str, subject: dict[str, Any],
+async def play_mission(client: DirectSession, server: DomainServer, episode: str, goal: str, subject: dict[str, Any],
                        rng: random.Random, opened: list[str], given: Given | None = None, given_by: str = "",
                        want: str | None = None
                        ) -> tuple[Mission, list[ActionSet], dict[str, Any]] | None:

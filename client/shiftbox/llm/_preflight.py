@@ -107,16 +107,16 @@ class LLMEndpoint(Endpoint):
                                             timeout_s=timeout_s))
 
     async def _list_models(self, base: str, api_key: str, timeout_s: float) -> int:
-        """`GET <base>/models`: its status; a refused key (401) raises, and so does an endpoint nobody serves. Sent
-        without httpx where `bare_get` can (a plain http endpoint, no proxy); after a failure other than a timeout,
-        httpx's client asks again, so what the error says is what it always said."""
+        """`GET <base>/models`, asked once: its status; a refused key (401) raises, and so does an endpoint nobody
+        serves. Sent without httpx where `bare_get` can (a plain http endpoint, no proxy); its failures are named as
+        httpx's client names them (the same exception names, `HTTPFailure`)."""
         url = f"{base.rstrip('/')}/models"
         try:
             reply = await bare_get(url, api_key, timeout_s)
         except TimeoutFailure:
             raise self._unreachable(f"no answer within {timeout_s:g} s") from None
-        except HTTPFailure:
-            reply = None
+        except HTTPFailure as failure:
+            raise self._unreachable(provider_message(repr(failure))) from None
         if reply is not None:
             return self._listed(reply.status, lambda: httpx_response(reply))
         import httpx

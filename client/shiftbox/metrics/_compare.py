@@ -8,6 +8,8 @@ same agent give intervals that contain 0.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +26,8 @@ from ._uncertainty import (
     resampled_totals,
     total,
 )
+
+D = TypeVar("D")
 
 
 class MetricDifference(BaseModel):
@@ -83,11 +87,8 @@ def compare(a: list[SimulationMetrics], b: list[SimulationMetrics], label_a: str
     totals = [total(c[0] for c in per_task), total(c[1] for c in per_task)]
     differences = []
     for name, fn in figures(ks).items():
-        va, vb = fn(totals[0]), fn(totals[1])
-        diff = None if va is None or vb is None else vb - va
-        samples = [y - x for ca, cb in draws if (x := fn(ca)) is not None and (y := fn(cb)) is not None]
-        differences.append(MetricDifference(metric=name, a=va, b=vb, difference=diff,
-                                            interval=percentile_interval(samples) if diff is not None else None))
+        differences.append(_difference(name, fn(totals[0]), fn(totals[1]), draws,
+                                       lambda drawn, side, fn=fn: fn(drawn[side])))
     for stage in ("ack", "tool", "outcome"):
         differences.append(_median_difference(stage, [stages[t] for t in task_ids], picks))
     return Comparison(a=label_a, b=label_b, paired_simulations=len(paired), tasks=len(per_task),
@@ -110,8 +111,14 @@ def _median_difference(stage: str, per_task: list[list[dict[str, list[int | None
         chosen = drawn if drawn is not None else Counter(range(len(per_task)))
         return _median([v for i, times in sorted(chosen.items()) for _ in range(times) for v in per_task[i][side][stage]])
 
-    va, vb = median(0), median(1)
-    diff = None if va is None or vb is None else vb - va
-    samples = [y - x for drawn in picks if (x := median(0, drawn)) is not None and (y := median(1, drawn)) is not None]
-    return MetricDifference(metric=f"median {stage} turns", a=va, b=vb, difference=diff,
-                            interval=percentile_interval(samples) if diff is not None else None)
+    return _difference(f"median {stage} turns", median(0), median(1), picks, lambda drawn, side: median(side, drawn))
+
+
+def _difference(metric: str, va: float | None, vb: float | None, draws: Iterable[D],
+                value: Callable[[D, int], float | None]) -> MetricDifference:
+    """B - A, with its interval over the resamples where both runs have a value (`value(draw, 0)` is A's); none,
+    and nothing resampled, when a run itself has no value."""
+    if va is None or vb is None:
+        return MetricDifference(metric=metric, a=va, b=vb, difference=None, interval=None)
+    samples = [y - x for drawn in draws if (x := value(drawn, 0)) is not None and (y := value(drawn, 1)) is not None]
+    return MetricDifference(metric=metric, a=va, b=vb, difference=vb - va, interval=percentile_interval(samples))

@@ -86,7 +86,8 @@ def resampled_totals(per_task: Sequence[Sequence[Counts]], picks: list[Counter[i
     """
     out = []
     columns = [shared_keys([task[j] for task in per_task]) for j in range(len(per_task[0]))] if per_task else []
-    values = [[tuple(task[j].values()) for task in per_task] for j in range(len(columns))]
+    # per series whose tasks share their keys, each task's row of values (a series whose keys differ is added by key)
+    values = [None if keys is None else [tuple(task[j].values()) for task in per_task] for j, keys in enumerate(columns)]
     # per series, (task, times drawn) -> the task's row of values times that: the same products, made once each
     scaled: list[dict[tuple[int, int], tuple]] = [{} for _ in columns]
     for drawn in picks if picks is not None else resample_picks(len(per_task)):
@@ -125,10 +126,12 @@ def bootstrap_intervals(per_task: Mapping[str, Counts], ks: Iterable[int]) -> di
     if interval_gap(len(tasks)):
         return {}
     draws = resampled_totals([[c] for c in tasks])
+    whole = total(tasks)
     out = {}
     for name, fn in fns.items():
-        values = [v for (c,) in draws if (v := fn(c)) is not None]
-        interval = percentile_interval(values) if fn(total(tasks)) is not None else None
+        if fn(whole) is None:  # the run has no such figure: no interval
+            continue
+        interval = percentile_interval([v for (c,) in draws if (v := fn(c)) is not None])
         if interval is not None:
             out[name] = interval
     return out

@@ -21,7 +21,8 @@ from ..runs import (
     score_trajectories,
     selected_tasks,
 )
-from ..runs._files import read_run, read_run_tasks
+from ..runs._config import tasks_as_run
+from ..runs._files import add_tasks, read_run, read_run_tasks
 from ..tasks import Task, load_task_file
 from ..trajectory import Trajectory
 from ._fixture import ReplayHooks, ToolsMode
@@ -115,5 +116,9 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
     # replayed run's the ones it wrote (its file holds each dumped, in this order, and a trajectory reads back with
     # every field equal; only the MCP result a tool call keeps aside in memory is not written, and nothing compares
     # or scores it): `compare_runs(fixture, out)` finds what this finds, each file read once more.
-    problems = _compared_runs((hooks.trajectories, read_run_tasks(fixture)), (replayed, read_run_tasks(out)))
+    # The recording's tasks are the ones its files held when the replay started (read once, as `read_run_tasks` reads
+    # them); the replayed run's are read from the directory it wrote, as `shiftbox metrics` would score it.
+    recorded_tasks: dict[str, Task] = {}
+    add_tasks(recorded_tasks, tasks_as_run(config, task_file.tasks), fixture)
+    problems = _compared_runs((hooks.trajectories, recorded_tasks), (replayed, read_run_tasks(out)))
     return ReplayResult(out, len(replayed), problems)

@@ -93,6 +93,12 @@ def _add_run_tasks(tasks: dict[str, Task], run_dir: Path, path: Path) -> None:
     file_tasks = load_task_file(run_dir / TASKS_FILE).tasks
     if (run_dir / RUN_FILE).exists():  # a run.json that does not parse is an error here too, not ignored
         file_tasks = tasks_as_run(read_run_metadata(run_dir).config, file_tasks)
+    add_tasks(tasks, file_tasks, path)
+
+
+def add_tasks(tasks: dict[str, Task], file_tasks: list[Task], path: Path) -> None:
+    """Add tasks as run to `tasks` by id (a caller that read the run's files already); one id that names two
+    different tasks is a ValueError."""
     for task in file_tasks:
         if tasks.setdefault(task.id, task) != task:
             raise ValueError(f"task {task.id!r} differs between the run directories under {path}; "

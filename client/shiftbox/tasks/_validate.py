@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field, ValidationError
 from shiftbox_servers.kit import (
     EPISODE_META_KEY,
     STATE_DIGEST_URI,
+    DirectSession,
     Domain,
     DomainServer,
     Snapshot,
@@ -52,7 +53,6 @@ from ._model import INDEPENDENT_GOALS, ExpectedError, Task, TaskFile, ToolCallSp
 from ._reference import REFERENCE_SOURCE, is_reference_file
 
 if TYPE_CHECKING:
-    from mcp import Client
     from mcp_types import CallToolResult
 
 FILE_LEVEL = "*"
@@ -326,7 +326,7 @@ class GoldStep:
         return self.error.get("kind") if self.result is not None and self.result.is_error else None
 
 
-async def gold_path(client: Client, task: Task, domain: str, tools: ToolSet, episode: str) -> list[GoldStep]:
+async def gold_path(client: DirectSession, task: Task, domain: str, tools: ToolSet, episode: str) -> list[GoldStep]:
     """Run the task's gold path (initial-state calls, then the first allowed tool of every action set, in
     order) in `episode` of a server offering `tools`; calls with tool-name or param problems are not run."""
     steps = []
@@ -341,12 +341,10 @@ async def gold_path(client: Client, task: Task, domain: str, tools: ToolSet, epi
 
 async def _replay(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> list[Finding]:
     """Run each task's gold path on a fresh episode; report the calls whose outcome is not the expected one."""
-    from mcp import Client  # the SDK, loaded by the commands that validate tasks only
-
     server = DomainServer(domain, snapshot, toolset=toolset)
     snapshot_id = snapshot.manifest.snapshot_id
     found: list[Finding] = []
-    async with Client(server.mcp) as client:
+    async with DirectSession(server) as client:
         for n, task in enumerate(tasks):
             episode = f"validate-{n}"
             for step in await gold_path(client, task, domain.name, server.tools, episode):
@@ -432,10 +430,8 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iter
 
 
 async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> None:
-    from mcp import Client
-
     server = DomainServer(domain, snapshot, toolset=toolset)
-    async with Client(server.mcp) as client:
+    async with DirectSession(server) as client:
         for n, task in enumerate(tasks):
             episode = f"record-{n}"
             steps = await gold_path(client, task, domain.name, server.tools, episode)

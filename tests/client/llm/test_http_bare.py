@@ -1,11 +1,12 @@
 """Requests made without httpx (`_http_bare`): the head is byte for byte what httpx's client sends, for every URL it
 takes (any other URL, or key, goes through httpx's client); a run posts that way until an answer needs httpx's
 response, and then the client it makes shares the same pool; the preflight's listing is sent so too, with its
-errors as before."""
+errors named as httpx names them and the endpoint asked once."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 
 import httpx
@@ -13,7 +14,6 @@ import pytest
 
 from shiftbox.llm import LLMConnection, LLMEndpoint, check_endpoints
 from shiftbox.llm import _openai_http as fast_http
-from shiftbox.llm._credentials import provider_message
 from shiftbox.llm._http_bare import bare_head
 from shiftbox.llm._http_client import shared_ssl_context
 from shiftbox.llm._openai_http import ProviderHTTPError, post_completion
@@ -115,22 +115,41 @@ def test_the_preflight_words_a_silent_endpoint_as_no_answer_in_time(monkeypatch)
                         "model server there, or give its address with --agent-arg api_base=URL"]
 
 
-def test_the_preflight_words_a_refused_connection_as_httpx_does(monkeypatch):
-    """A failure other than a timeout is asked again by httpx's client: the message is httpx's, as before."""
+def test_the_preflight_words_a_refused_connection_with_the_systems_reason(monkeypatch):
+    """A refused connection is named as httpx names the failure (ConnectError), with the reason the system gave, and
+    not asked again through httpx's client (whose words were 'All connection attempts failed')."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fine")
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
-        base = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+        port = free.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/v1"
     problems = listing(base)
-
-    async def listed_by_httpx() -> None:
-        async with httpx.AsyncClient() as client:
-            await client.get(f"{base}/models")
-
-    with pytest.raises(httpx.ConnectError) as caught:
-        asyncio.run(listed_by_httpx())
-    assert problems == [f"cannot reach model openai/fake-model at {base}: {provider_message(repr(caught.value))}; "
+    reason = f"[Errno {errno.ECONNREFUSED}] Connect call failed ('127.0.0.1', {port})"
+    assert problems == [f"cannot reach model openai/fake-model at {base}: ConnectError(\"{reason}\"); "
                         "fix: start the model server there, or give its address with --agent-arg api_base=URL"]
+
+
+def test_the_preflight_asks_a_listing_that_fails_after_it_was_sent_once(monkeypatch):
+    """A listing that failed other than by a timeout was sent again through httpx's client, for httpx's words: the
+    endpoint was asked twice. It is asked once; the problem says what broke, where, and the fix."""
+    from shiftbox.testing.fake_openai import Answer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fine")
+    with fake_openai(["never"]) as server:
+        asked: list[str] = []
+
+        def cut_short(method, target, headers, raw):  # promises 100 bytes, sends 2 and hangs up
+            asked.append(f"{method} {target}")
+            return Answer(200, (("Content-Length", "100"), ("Connection", "close")), b"{}")
+
+        monkeypatch.setattr(server, "answer", cut_short)
+        base = server.base_url
+        problems = listing(base)
+    assert asked == ["GET /v1/models"]  # was twice
+    # worded as a run's request sent the same way names it (httpx's name for the failure, the fast path's message)
+    assert problems == [f"cannot reach model openai/fake-model at {base}: RemoteProtocolError('Server disconnected "
+                        "without sending a complete response.'); fix: start the model server there, or give its "
+                        "address with --agent-arg api_base=URL"]
 
 
 def test_no_proxy_variable_means_no_proxy_without_importing_urllib_request(monkeypatch):

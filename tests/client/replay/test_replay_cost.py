@@ -552,3 +552,27 @@ def test_a_replayed_requests_parameters_are_split_into_words_once_per_key(tmp_pa
     result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     assert splits and sorted(splits) == sorted(set(splits))  # was each key twice for each of 114 requests
+
+
+def test_a_replay_reads_the_fixtures_task_file_and_run_file_once(tmp_path, monkeypatch):
+    """The replay read the fixture's tasks.json and run.json to start, then both again after the run to score the
+    recording. It scores with the tasks it read to start; the run directory it wrote is read as written."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[tuple[str, str]] = Counter()
+    real_text, real_bytes = Path.read_text, Path.read_bytes
+
+    def counted_text(self, *args, **kwargs):
+        reads[self.parent.name, self.name] += 1
+        return real_text(self, *args, **kwargs)
+
+    def counted_bytes(self):
+        reads[self.parent.name, self.name] += 1
+        return real_bytes(self)
+
+    monkeypatch.setattr(Path, "read_text", counted_text)
+    monkeypatch.setattr(Path, "read_bytes", counted_bytes)
+    result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    assert reads[fixture.name, "tasks.json"] == 1  # was 2
+    assert reads[fixture.name, "run.json"] == 1  # was 2
+    assert reads["replayed", "tasks.json"] == 1  # the run directory written is scored as it reads back
