@@ -19,7 +19,7 @@ import jsonschema_rs
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.session import ClientSession
-    from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult
+    from mcp_types import CallToolResult
 
     from shiftbox_servers.kit import DirectSession
 
@@ -100,16 +100,10 @@ class SchemaCheckedSession:
         self._schemas = {tool["name"]: tool.get("outputSchema") for tool in self._tools}
         self._validators = CompiledValidators()
 
-    async def list_tools(self) -> ListToolsResult:
-        return await self.session.list_tools()
-
     async def wire_tools(self) -> list[dict[str, Any]]:
         """The server's tools as listed when the session was made (`DirectSession.wire_tools`), the listing whose
         output schemas are checked: the world's to read, never to change."""
         return self._tools
-
-    async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
-        return await self.session.read_resource(uri, meta=meta)
 
     async def read_text(self, uri: str, *, meta: dict[str, Any] | None = None) -> str:
         """The text of resource `uri` (its first contents), read from the session's wire dict."""
