@@ -72,6 +72,35 @@ def tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
                          "parameters": parameters}}
 
 
+_SCHEMAS_KEPT = 16
+_schemas: dict[tuple[Any, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+"""`_schemas_key` of an MCP tools list -> (that list, held so the ids in the key are not reused; its OpenAI function
+tools)."""
+
+
+def _schemas_key(tools: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """What `tool_schema` reads of each tool: its name and description, and its input schema by identity (the
+    function tool holds that very object as its parameters)."""
+    return tuple((t.get("name"), t.get("description"), id(t.get("inputSchema"))) for t in tools)
+
+
+def tool_schemas(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`tool_schema` of each tool, one list for tools of the same names, descriptions and schema objects: every
+    simulation of a run is given copies of its world's tools (`AgentContext` copies the list and the dicts, not the
+    schemas), and its agent sends the same list, which the fast path's body templates know by identity however many
+    simulations are in flight. The lists are never changed: a world's tools are fixed once it is connected, and a
+    request never changes its own."""
+    key = _schemas_key(tools)
+    kept = _schemas.get(key)
+    if kept is not None:
+        return kept[1]
+    if len(_schemas) >= _SCHEMAS_KEPT:
+        _schemas.pop(next(iter(_schemas)))
+    schemas = [tool_schema(t) for t in tools]
+    _schemas[key] = (tools, schemas)
+    return schemas
+
+
 def arguments_json(arguments: dict[str, Any]) -> str:
     """Arguments as the model sees them again; a lone surrogate it sent stays a JSON escape (UTF-8 cannot
     carry it, so the next request could not be sent)."""
@@ -151,7 +180,7 @@ class LiteLLMAgent(Agent):
     async def start(self, context: AgentContext) -> None:
         self.context = context
         self.system_prompt = agent_system_prompt(context)
-        self.tools = [tool_schema(t) for t in context.tools]
+        self.tools = tool_schemas(context.tools)
         self._sent, self._items = [], [{"role": "system", "content": self.system_prompt}]
 
     async def close(self) -> None:

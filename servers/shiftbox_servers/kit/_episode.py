@@ -158,6 +158,8 @@ class EpisodeStore:
         self._episodes: dict[str, Episode] = {}
         self.closed_ids: OrderedDict[str, str] = OrderedDict()
         """Recently closed episode ids -> why they closed."""
+        self._drops_untrimmed = 0
+        """Drops since the heap was last trimmed (`drop`)."""
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -190,7 +192,11 @@ class EpisodeStore:
         return episode
 
     def drop(self, episode_id: str, reason: str = "dropped") -> bool:
-        """Close an open episode and free its memory; False if it was not open."""
+        """Close an open episode and free its memory; False if it was not open.
+
+        The heap is trimmed once as many drops as episodes stay open have freed theirs (and when the last one
+        closes): a trim walks the whole heap, which grows with the episodes open, so trimming at every drop cost
+        each one more the more were open."""
         episode = self._episodes.pop(episode_id, None)
         if episode is None:
             return False
@@ -198,7 +204,10 @@ class EpisodeStore:
         self.closed_ids[episode_id] = reason
         while len(self.closed_ids) > self.closed_ids_kept:
             self.closed_ids.popitem(last=False)
-        trim_heap()
+        self._drops_untrimmed += 1
+        if self._drops_untrimmed >= len(self._episodes):
+            self._drops_untrimmed = 0
+            trim_heap()
         return True
 
     def evict_idle(self) -> int:

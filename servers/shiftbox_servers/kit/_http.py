@@ -9,8 +9,9 @@ YOUNG_COLLECTION_EVERY = 20_000
 
 
 def collect_less() -> None:
-    """For a serving process, once started: freeze what start-up built out of the collector's scans and space out
-    its young passes (the objects a request builds die with it; the passes kept walking the same survivors)."""
+    """For a serving process (and a `shiftbox run` or `replay`), once started: freeze what start-up built out of the
+    collector's scans and space out its young passes (the objects a request builds die with it; the passes kept
+    walking the same survivors)."""
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_EVERY, 20, 20)
 

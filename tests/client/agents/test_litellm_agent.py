@@ -8,7 +8,13 @@ import json
 import pytest
 
 from shiftbox import SpecError, agent_from_spec
-from shiftbox.agents import INVALID_JSON_KEY, AgentContext, LiteLLMAgent, parse_arguments
+from shiftbox.agents import (
+    INVALID_JSON_KEY,
+    AgentContext,
+    LiteLLMAgent,
+    parse_arguments,
+    tool_schema,
+)
 from shiftbox.errors import LLMRequestRejected, LLMUnavailable
 from shiftbox.llm import Cassette, use_cassette
 from shiftbox.orchestrator import run_simulation, simulation_id
@@ -78,6 +84,22 @@ async def test_tool_schemas_sent_match_the_mcp_tools():
     # determinism: temperature and the simulation's seed go with every request
     assert sent["temperature"] == 0.0 and sent["seed"] == 5
     assert "parallel_tool_calls" not in sent
+
+
+async def test_agents_started_on_one_tools_list_send_one_schema_list():
+    """Regression: every simulation's agent built its own copy of the tool schemas, and the body templates know a
+    tools list by identity for 64 lists at most; with more simulations in flight (256) nearly every agent call
+    compared its 20 schemas by value again. Agents started on the same tools (a world's, every simulation of a
+    run) now send the same list."""
+    import copy
+
+    with fake_openai(["ok"]) as server:
+        agents = [await started(server, seed=i) for i in range(100)]
+        other = await started(server, tools=copy.deepcopy(TOOLS))  # other schema objects: its own list, equal
+    sent = [agent.request([user("hi")]).tools for agent in agents]
+    assert len({id(tools) for tools in sent}) == 1
+    assert sent[0] == [tool_schema(t) for t in TOOLS]
+    assert other.request([user("hi")]).tools == sent[0] and other.request([user("hi")]).tools is not sent[0]
 
 
 async def test_options_become_request_params():
