@@ -292,8 +292,14 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         nodes = [first.node_id.remote() for first in firsts] if lasting and not kept else []
         try:
             try:
-                await _preflight(ray, job, [member.handle for member in members], run)
-                servers = await members[0].handle.server.remote(run=run)
+                serving = members[0].handle.server.remote(run=run)  # its servers open while the nodes are checked
+                try:
+                    await _preflight(ray, job, [member.handle for member in members], run)
+                except Exception:
+                    with contextlib.suppress(Exception), anyio.move_on_after(10):
+                        await serving  # read (Ray reports an error never read), but the run fails as the nodes say
+                    raise
+                servers = await serving
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
             except ray.exceptions.RayActorError as exc:  # before any simulation: nothing to fail but the run
