@@ -27,6 +27,7 @@ import functools
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -251,6 +252,19 @@ def kept_actor_class(ray: Any) -> Any:
     return ray.remote(max_restarts=0, max_task_retries=0)(KeptActor)
 
 
+def warm() -> None:
+    """Nothing to do: a Ray worker that runs this as its setup hook (`actor_runtime_env`) has imported this module,
+    and with it the harness, as it started, before it was given an actor."""
+
+
+def actor_runtime_env(ray: Any) -> dict[str, Any]:
+    """The runtime environment of a run's actors and of the workers prestarted for them (`prestart_workers`): only
+    Ray's setup-hook variable, naming `warm`, so a worker imports the harness as it starts; a raylet gives a worker
+    only to an actor of the same runtime environment."""
+    hook = sys.modules["ray._private.ray_constants"].WORKER_PROCESS_SETUP_HOOK_ENV_VAR
+    return {"env_vars": {hook: f"{__name__}.{warm.__name__}"}}
+
+
 @functools.cache
 def actor_class(ray: Any) -> Any:
     """`SimulationActor` as a Ray actor class; Ray neither restarts it nor re-sends a call to it (the run replaces
@@ -279,14 +293,14 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         kept: list[Any] = []
         renewing: asyncio.Task | None = None
         if options.ray_keep_actors is None:
-            firsts = [actor_class(ray).options(max_concurrency=share + 1, **placed).remote(job_ref, surroundings)
-                      for share in shares]
+            firsts = [actor_class(ray).options(max_concurrency=share + 1, runtime_env=actor_runtime_env(ray),
+                                               **placed).remote(job_ref, surroundings) for share in shares]
         else:
             firsts = kept = await _lease_kept(ray, run, job_ref, surroundings, placed, workers,
                                               options.ray_keep_actors)
             renewing = asyncio.get_running_loop().create_task(_renew(kept, run))
-        members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1,
-                                                                             num_cpus=0).remote,
+        members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0,
+                                                                             runtime_env=actor_runtime_env(ray)).remote,
                                                     job_ref, surroundings))
                    for first, share in zip(firsts, shares, strict=True)]
         # where the actors run, asked now (answered with their start): a worker is prestarted there for the next run
@@ -471,8 +485,9 @@ PRESTART_TIMEOUT_S = 2.0
 async def prestart_workers(ray: Any, nodes: list[Any]) -> None:
     """Ask the raylet of each node in `nodes` (the run's actors' `node_id` answers) to start, now, one idle Python
     worker per actor the run had there, for the next run's actors: a worker no job has used, started by the raylet
-    in its own environment (none of this run's), which holds no CPUs while idle. An actor of the next run then
-    starts in it instead of waiting for a fresh process to import Ray (most of an actor's start-up). Best effort:
+    in its own environment (none of this run's) with the actors' runtime environment (`actor_runtime_env`: it
+    imports the harness as it starts), which holds no CPUs while idle. An actor of the next run then starts in it
+    instead of waiting for a fresh process to import Ray and the harness (most of an actor's start-up). Best effort:
     a node that does not answer is passed over; through the Ray Client the raylets are not reached."""
     if ray.util.client.ray.is_connected():
         return
@@ -487,8 +502,13 @@ def _prestart(ray: Any, workers: collections.Counter) -> None:
     Ray's own channel: its token authentication and TLS as the cluster has them)."""
     from ray._common.network_utils import build_address
     from ray._private.grpc_utils import init_grpc_channel
+    from ray._private.utils import get_runtime_env_info
     from ray.core.generated import common_pb2, node_manager_pb2, node_manager_pb2_grpc
+    from ray.runtime_env import RuntimeEnv
 
+    environment = RuntimeEnv(**actor_runtime_env(ray))  # the actors', as Ray serializes it: the workers match them
+    info = get_runtime_env_info(environment, serialize=False)
+    info.serialized_runtime_env = environment.serialize()
     for node in ray.nodes():
         if node.get("Alive") and (count := workers.get(node["NodeID"])):
             with contextlib.suppress(Exception):
@@ -496,7 +516,8 @@ def _prestart(ray: Any, workers: collections.Counter) -> None:
                 with contextlib.closing(channel):
                     node_manager_pb2_grpc.NodeManagerServiceStub(channel).PrestartWorkers(
                         node_manager_pb2.PrestartWorkersRequest(language=common_pb2.Language.PYTHON, num_workers=count,
-                                                                keep_alive_duration_secs=PRESTART_KEEP_S),
+                                                                keep_alive_duration_secs=PRESTART_KEEP_S,
+                                                                runtime_env_info=info),
                         timeout=PRESTART_TIMEOUT_S)
 
 
