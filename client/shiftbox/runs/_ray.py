@@ -13,8 +13,8 @@ fixture (`--record`) is recorded on each actor's own disk and shipped to the dri
 need not share a file system. With `--ray-keep-actors`, the actors outlive the run (`KeptActor`: detached, named by
 the code they run, leased to one run at a time, which gives back its world, variables and directory at its end) and
 the next runs on the cluster lease them instead of starting their own. Without it, a run on a cluster that outlives it
-has the raylets prestart one idle worker per actor as it ends (`prestart_workers`), in which the next run's actors
-start. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
+has the raylets prestart one idle worker per actor as it ends (`prestart_workers`), which imports the harness as it
+starts (`actor_runtime_env`), and in which the next run's actors start. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
 """
 
 from __future__ import annotations
