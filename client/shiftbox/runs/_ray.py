@@ -292,19 +292,24 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         run = uuid.uuid4().hex  # this run's lease on kept actors
         kept: list[Any] = []
         renewing: asyncio.Task | None = None
+        # on a cluster that outlives the run, its actors start in workers the run before prestarted, with the harness
+        # imported, and it prestarts the next run's; elsewhere they take the workers Ray prestarted (its own runtime
+        # environment's) as the cluster started
+        prestarting = lasting and options.ray_keep_actors is None
+        environment = {"runtime_env": actor_runtime_env(ray)} if prestarting else {}
         if options.ray_keep_actors is None:
-            firsts = [actor_class(ray).options(max_concurrency=share + 1, runtime_env=actor_runtime_env(ray),
-                                               **placed).remote(job_ref, surroundings) for share in shares]
+            firsts = [actor_class(ray).options(max_concurrency=share + 1, **environment, **placed).remote(
+                job_ref, surroundings) for share in shares]
         else:
             firsts = kept = await _lease_kept(ray, run, job_ref, surroundings, placed, workers,
                                               options.ray_keep_actors)
             renewing = asyncio.get_running_loop().create_task(_renew(kept, run))
         members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0,
-                                                                             runtime_env=actor_runtime_env(ray)).remote,
+                                                                             **environment).remote,
                                                     job_ref, surroundings))
                    for first, share in zip(firsts, shares, strict=True)]
         # where the actors run, asked now (answered with their start): a worker is prestarted there for the next run
-        nodes = [first.node_id.remote() for first in firsts] if lasting and not kept else []
+        nodes = [first.node_id.remote() for first in firsts] if prestarting else []
         try:
             try:
                 serving = members[0].handle.server.remote(run=run)  # its servers open while the nodes are checked
