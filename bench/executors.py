@@ -2,15 +2,17 @@
 workload, each run a fresh `shiftbox run` process timed from its start to its exit, and what each executor costs
 before the first LLM request.
 
-    uv run python bench/executors.py [--quick] [--rounds 3] [--simulations 100]
+    uv run python bench/executors.py [--quick] [--rounds 3] [--simulations 100] [--sides local,ray-address] [--ray-preload]
 
 The sides (bench/llm_throughput.py's `Side`, `run_side`: spawned, timed with `os.wait4`, the fake server's window,
 every trajectory checked against the scripted conversation) are the same simulations at concurrency 8 on:
 `local` (one process), `processes` with 2 workers, `ray` with 2 workers on a cluster the run starts for itself,
 `ray` with 2 workers on a long-lived cluster (`--ray-address`) (started once by the bench
 before any timing, as `ray start` would be, and shut down at the end), and the same with `--ray-keep-actors`
-(its actors kept from an untimed first run: each timed run is a next run). They run interleaved, `--rounds` times;
-figures are medians. A side's start-up is the time from its spawn to its first LLM request at the fake server;
+(its actors kept from an untimed first run: each timed run is a next run; so too for `ray-address`, whose untimed
+first run takes the workers Ray prestarts as the cluster starts). They run interleaved, `--rounds` times;
+figures are medians. `--ray-preload` starts the long-lived cluster with `RAY_preload_python_modules=shiftbox.runs._ray`
+(docs/cluster.md): the workers its raylet starts import the harness as they start. A side's start-up is the time from its spawn to its first LLM request at the fake server;
 `startup_over_local_s` is what the executor adds to local's, round by round.
 """
 
@@ -101,8 +103,13 @@ def executor_row(side: Side, runs: list[Measured], local: list[Measured]) -> dic
     return row
 
 
-def bench_executors(simulations: int = 100, rounds: int = ROUNDS) -> list[dict]:
-    """The executor rows, interleaved rounds; the long-lived Ray cluster up for the whole section."""
+SIDES = ("local", "processes", "ray", "ray-address", "ray-kept")
+
+
+def bench_executors(simulations: int = 100, rounds: int = ROUNDS, only: tuple[str, ...] = SIDES,
+                    preload: bool = False) -> list[dict]:
+    """The executor rows (of the sides in `only`; local always), interleaved rounds; the long-lived Ray cluster up
+    for the whole section."""
     os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")  # before ray.init: the cluster's workers inherit it
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     rows: list[dict] = []
@@ -110,16 +117,19 @@ def bench_executors(simulations: int = 100, rounds: int = ROUNDS) -> list[dict]:
         address = None
         if ray_installed():
             try:
-                ray = stack.enter_context(local_ray_cluster(num_cpus=RAY_CPUS))
+                with _environment({PRELOAD: "shiftbox.runs._ray"} if preload else {}):  # read as the raylet starts
+                    ray = stack.enter_context(local_ray_cluster(num_cpus=RAY_CPUS))
                 address = ray.get_runtime_context().gcs_address
             except Exception as exc:  # e.g. its raylet timed out on a loaded machine: that row fails, not the others
                 rows.append({"bench": "whole process: --executor ray --ray-address (a long-lived cluster)",
                              "FAILED": f"the long-lived Ray cluster did not start: {exc}"})
         server = stack.enter_context(fake_server_process())
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        sides = executor_sides(simulations, address)
-        if "ray-kept" in sides:  # untimed: the run that starts the actors the timed runs then reuse
-            run_side(server, sides["ray-kept"], tmp, "ray-kept-first")
+        sides = {name: side for name, side in executor_sides(simulations, address).items()
+                 if name == "local" or name in only}
+        for name in ("ray-kept", "ray-address"):  # untimed: each timed run is a next run on the cluster
+            if name in sides:  # (ray-kept: this run starts the actors the timed runs reuse)
+                run_side(server, sides[name], tmp, f"{name}-first")
         samples, _ = asyncio.run(measure_sides(server, sides, rounds, tmp, conversation_bodies(server, tmp)))
     rows = [executor_row(side, samples[name], samples["local"]) for name, side in sides.items()] + rows
     if not ray_installed():
@@ -127,13 +137,38 @@ def bench_executors(simulations: int = 100, rounds: int = ROUNDS) -> list[dict]:
     return rows
 
 
+PRELOAD = "RAY_preload_python_modules"
+
+
+@contextlib.contextmanager
+def _environment(variables: dict[str, str]):
+    """These variables set in this process's environment for the block."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--simulations", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--quick", action="store_true", help="smoke-test sizes (a few simulations, one round)")
+    parser.add_argument("--ray-preload", action="store_true",
+                        help=f"start the long-lived cluster with {PRELOAD}=shiftbox.runs._ray")
+    parser.add_argument("--sides", default=",".join(SIDES),
+                        help=f"the sides to run, separated by commas (local always runs): {', '.join(SIDES)}")
     args = parser.parse_args()
-    rows = bench_executors(*((QUICK["simulations"], QUICK["rounds"]) if args.quick else (args.simulations, args.rounds)))
+    if unknown := sorted(set(args.sides.split(",")) - set(SIDES)):
+        parser.error(f"--sides: {', '.join(unknown)} not among {', '.join(SIDES)}")
+    rows = bench_executors(*((QUICK["simulations"], QUICK["rounds"]) if args.quick else (args.simulations, args.rounds)),
+                           only=tuple(args.sides.split(",")), preload=args.ray_preload)
     print(json.dumps(rows, indent=2))
     if failed := failed_rows(rows):
         print("bench: FAILED:\n  " + "\n  ".join(failed), file=sys.stderr)

@@ -12,19 +12,22 @@ driver's, and a writable temporary directory) and the run stops naming each node
 fixture (`--record`) is recorded on each actor's own disk and shipped to the driver, which writes it: the nodes
 need not share a file system. With `--ray-keep-actors`, the actors outlive the run (`KeptActor`: detached, named by
 the code they run, leased to one run at a time, which gives back its world, variables and directory at its end) and
-the next runs on the cluster lease them instead of starting their own. Ray is imported only here, and only when this
-executor runs (`shiftbox[ray]`).
+the next runs on the cluster lease them instead of starting their own. Without it, a run on a cluster that outlives it
+has the raylets prestart one idle worker per actor as it ends (`prestart_workers`), which imports the harness as it
+starts (`actor_runtime_env`), and in which the next run's actors start. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import functools
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -124,6 +127,10 @@ class SimulationActor:
     async def server(self, run: str | None = None) -> dict[str, ServerInfo]:
         """Domain -> its server's identity (several in a cross-domain run), for the driver's run.json."""
         return (await self._simulations()).world.servers
+
+    def node_id(self) -> str:
+        """The id of the Ray node this actor runs on (where the run prestarts a worker for the next run)."""
+        return import_ray().get_runtime_context().get_node_id()
 
     async def close(self, run: str | None = None) -> None:
         """Close the world (its servers end with it), and remove the recording scratch directory."""
@@ -245,6 +252,19 @@ def kept_actor_class(ray: Any) -> Any:
     return ray.remote(max_restarts=0, max_task_retries=0)(KeptActor)
 
 
+def warm() -> None:
+    """Nothing to do: a Ray worker that runs this as its setup hook (`actor_runtime_env`) has imported this module,
+    and with it the harness, as it started, before it was given an actor."""
+
+
+def actor_runtime_env(ray: Any) -> dict[str, Any]:
+    """The runtime environment of a run's actors and of the workers prestarted for them (`prestart_workers`): only
+    Ray's setup-hook variable, naming `warm`, so a worker imports the harness as it starts; a raylet gives a worker
+    only to an actor of the same runtime environment."""
+    hook = sys.modules["ray._private.ray_constants"].WORKER_PROCESS_SETUP_HOOK_ENV_VAR
+    return {"env_vars": {hook: f"{__name__}.{warm.__name__}"}}
+
+
 @functools.cache
 def actor_class(ray: Any) -> Any:
     """`SimulationActor` as a Ray actor class; Ray neither restarts it nor re-sends a call to it (the run replaces
@@ -262,7 +282,7 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(options.concurrency, workers)
     memory = None if options.worker_memory_mb is None else options.worker_memory_mb * 2**20
-    with connected(ray, options.ray_address, workers, options.worker_cpus, memory):
+    with connected(ray, options.ray_address, workers, options.worker_cpus, memory) as lasting:
         if options.max_llm_concurrency is not None:
             job = dataclasses.replace(job, llm_gate=RayLlmGate(options.max_llm_concurrency))
         # sent once; held here for as long as actors may start
@@ -272,21 +292,34 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
         run = uuid.uuid4().hex  # this run's lease on kept actors
         kept: list[Any] = []
         renewing: asyncio.Task | None = None
+        # on a cluster that outlives the run, its actors start in workers the run before prestarted, with the harness
+        # imported, and it prestarts the next run's; elsewhere they take the workers Ray prestarted (its own runtime
+        # environment's) as the cluster started
+        prestarting = lasting and options.ray_keep_actors is None
+        environment = {"runtime_env": actor_runtime_env(ray)} if prestarting else {}
         if options.ray_keep_actors is None:
-            firsts = [actor_class(ray).options(max_concurrency=share + 1, **placed).remote(job_ref, surroundings)
-                      for share in shares]
+            firsts = [actor_class(ray).options(max_concurrency=share + 1, **environment, **placed).remote(
+                job_ref, surroundings) for share in shares]
         else:
             firsts = kept = await _lease_kept(ray, run, job_ref, surroundings, placed, workers,
                                               options.ray_keep_actors)
             renewing = asyncio.get_running_loop().create_task(_renew(kept, run))
-        members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1,
-                                                                             num_cpus=0).remote,
+        members = [_Member(first, functools.partial(actor_class(ray).options(max_concurrency=share + 1, num_cpus=0,
+                                                                             **environment).remote,
                                                     job_ref, surroundings))
                    for first, share in zip(firsts, shares, strict=True)]
+        # where the actors run, asked now (answered with their start): a worker is prestarted there for the next run
+        nodes = [first.node_id.remote() for first in firsts] if prestarting else []
         try:
             try:
-                await _preflight(ray, job, [member.handle for member in members], run)
-                servers = await members[0].handle.server.remote(run=run)
+                serving = members[0].handle.server.remote(run=run)  # its servers open while the nodes are checked
+                try:
+                    await _preflight(ray, job, [member.handle for member in members], run)
+                except Exception:
+                    with contextlib.suppress(Exception), anyio.move_on_after(10):
+                        await serving  # read (Ray reports an error never read), but the run fails as the nodes say
+                    raise
+                servers = await serving
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from None
             except ray.exceptions.RayActorError as exc:  # before any simulation: nothing to fail but the run
@@ -301,6 +334,8 @@ async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
                 if renewing is not None:
                     renewing.cancel()
                 await _close(ray, [member.handle for member in members], run, kept)
+                if nodes:
+                    await prestart_workers(ray, nodes)
                 if isinstance(job.llm_gate, RayLlmGate):  # its slot keeper, which would outlive the run
                     with contextlib.suppress(Exception):
                         ray.kill(job.llm_gate.actor)
@@ -446,6 +481,51 @@ async def _close(ray: Any, actors: list[Any], run: str, kept: list[Any]) -> None
                 ray.kill(actor, no_restart=True)
 
 
+PRESTART_KEEP_S = 600
+"""How long the workers a run prestarts for the next run stay at least, idle (then Ray's own rule: a node keeps
+up to its CPUs' number of idle workers)."""
+PRESTART_TIMEOUT_S = 2.0
+
+
+async def prestart_workers(ray: Any, nodes: list[Any]) -> None:
+    """Ask the raylet of each node in `nodes` (the run's actors' `node_id` answers) to start, now, one idle Python
+    worker per actor the run had there, for the next run's actors: a worker no job has used, started by the raylet
+    in its own environment (none of this run's) with the actors' runtime environment (`actor_runtime_env`: it
+    imports the harness as it starts), which holds no CPUs while idle. An actor of the next run then starts in it
+    instead of waiting for a fresh process to import Ray and the harness (most of an actor's start-up). Best effort:
+    a node that does not answer is passed over; through the Ray Client the raylets are not reached."""
+    if ray.util.client.ray.is_connected():
+        return
+    with contextlib.suppress(Exception):
+        with anyio.move_on_after(PRESTART_TIMEOUT_S):
+            ids = [node for node in await asyncio.gather(*nodes, return_exceptions=True) if isinstance(node, str)]
+        await anyio.to_thread.run_sync(_prestart, ray, collections.Counter(ids))
+
+
+def _prestart(ray: Any, workers: collections.Counter) -> None:
+    """`workers[node_id]` idle Python workers started on each node (Ray's `PrestartWorkers` call to its raylet, over
+    Ray's own channel: its token authentication and TLS as the cluster has them)."""
+    from ray._common.network_utils import build_address
+    from ray._private.grpc_utils import init_grpc_channel
+    from ray._private.utils import get_runtime_env_info
+    from ray.core.generated import common_pb2, node_manager_pb2, node_manager_pb2_grpc
+    from ray.runtime_env import RuntimeEnv
+
+    environment = RuntimeEnv(**actor_runtime_env(ray))  # the actors', as Ray serializes it: the workers match them
+    info = get_runtime_env_info(environment, serialize=False)
+    info.serialized_runtime_env = environment.serialize()
+    for node in ray.nodes():
+        if node.get("Alive") and (count := workers.get(node["NodeID"])):
+            with contextlib.suppress(Exception):
+                channel = init_grpc_channel(build_address(node["NodeManagerAddress"], node["NodeManagerPort"]))
+                with contextlib.closing(channel):
+                    node_manager_pb2_grpc.NodeManagerServiceStub(channel).PrestartWorkers(
+                        node_manager_pb2.PrestartWorkersRequest(language=common_pb2.Language.PYTHON, num_workers=count,
+                                                                keep_alive_duration_secs=PRESTART_KEEP_S,
+                                                                runtime_env_info=info),
+                        timeout=PRESTART_TIMEOUT_S)
+
+
 def stop_kept_actors(address: str = "auto") -> list[str]:
     """Stop every kept actor (`--ray-keep-actors`) on the cluster at `address`, any version's, idle or serving a
     run (whose simulations in flight on them end as infrastructure errors); their names."""
@@ -460,21 +540,24 @@ def stop_kept_actors(address: str = "auto") -> list[str]:
 
 @contextlib.contextmanager
 def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
-              memory: int | None = None) -> Iterator[None]:
+              memory: int | None = None) -> Iterator[bool]:
     """Connected to the cluster at `address`, or to a local one started now (and stopped after) with the CPUs
     every worker reserves; a Ray already initialized in this process is used as it is and left running. Refused
-    (`RunWorkerError`) when the cluster's nodes have no room for every worker."""
+    (`RunWorkerError`) when the cluster's nodes have no room for every worker. Gives whether the cluster outlives
+    the block (not one started for it)."""
     with contextlib.ExitStack() as stack:
+        lasting = True
         if not ray.is_initialized():
             if address is None:
                 stack.enter_context(local_ray_cluster(max(math.ceil(workers * cpus), default_workers())))
+                lasting = False
             else:
                 connect_ray(address)
                 stack.callback(ray.shutdown)
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
         if (room := workers_room(nodes, cpus, memory)) < workers:
             raise RunWorkerError(no_room(nodes, workers, room, cpus, memory))
-        yield
+        yield lasting
 
 
 def workers_room(nodes: list[dict[str, float]], cpus: float, memory: int | None) -> int:
