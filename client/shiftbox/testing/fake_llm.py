@@ -59,11 +59,13 @@ def serve_fake_llm(task_files: list[Path] | None = None, *, port: int = DEFAULT_
     tasks = scripted_tasks(files)
     server = FakeOpenAI(ScriptedLLM(tasks), port=port).start()
     try:
-        announce(f"fake OpenAI-compatible server at {server.base_url}")
-        announce(f"it plays the agent and the user of {len(tasks)} tasks ({', '.join(str(f) for f in files)}); "
-                 "any model name; Ctrl-C to stop")
-        announce(how_to_use(server.base_url))
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it is meant to stop
+        # Ctrl-C is how it is meant to stop, from the moment it serves: also while it still announces (a reader that
+        # has the lines it needs may interrupt it then)
+        with contextlib.suppress(KeyboardInterrupt):
+            announce(f"fake OpenAI-compatible server at {server.base_url}")
+            announce(f"it plays the agent and the user of {len(tasks)} tasks ({', '.join(str(f) for f in files)}); "
+                     "any model name; Ctrl-C to stop")
+            announce(how_to_use(server.base_url))
             (stop or threading.Event()).wait()
         return len(server.requests)
     finally:

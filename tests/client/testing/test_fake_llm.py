@@ -95,3 +95,22 @@ def test_a_missing_task_file_is_an_input_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "shiftbox.cli", "fake-llm", "--port", "0", "--tasks",
                            str(tmp_path / "nope.json")], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "nope.json does not exist" in done.stderr
+
+
+def test_ctrl_c_while_it_still_announces_stops_it_cleanly():
+    """Regression (a CI run's `python -m ... fake_llm` died of SIGINT, exit -2): Ctrl-C that lands after the server
+    started but before it waits (a reader that has its lines may interrupt while the last ones are printed) stops it
+    as Ctrl-C during the wait does: the count returned, the server stopped."""
+    from shiftbox.testing.fake_llm import serve_fake_llm
+
+    said: list[str] = []
+
+    def announce(line: str) -> None:
+        said.append(line)
+        if len(said) == 3:  # the last announcement: the usage lines
+            raise KeyboardInterrupt
+
+    assert serve_fake_llm([HANDWRITTEN], port=0, announce=announce) == 0
+    base_url = re.search(r"http://127\.0\.0\.1:\d+/v1", said[0]).group(0)
+    with pytest.raises(OSError):  # stopped: nothing listens there any more
+        complete(base_url, "Hi")
