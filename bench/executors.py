@@ -142,7 +142,9 @@ PRELOAD = "RAY_preload_python_modules"
 
 @contextlib.contextmanager
 def _environment(variables: dict[str, str]):
-    """These variables set in this process's environment for the block."""
+    """These variables set in this process's environment for the block, and only they restored after: what the block
+    sets itself stays (starting the cluster exports settings there, RAY_AUTH_MODE among them, without which the later
+    runs fail to connect; so not `mock.patch.dict(os.environ)`, which restores the whole environment)."""
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
