@@ -174,3 +174,71 @@ def test_the_heap_is_trimmed_once_per_open_episodes_worth_of_drops(echo_snapshot
     for i in range(opened):  # the store empties: a trim at 32, 16, 8, 4, 2, 1 and 0 left open
         store.drop(f"e{i}")
     assert trims == [32, 16, 8, 4, 2, 1, 0]
+
+
+class StepClock:
+    """A stand-in for `time` in the episode module: `monotonic()` reads `now`, which the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from shiftbox_servers.kit import _episode
+
+    steps = StepClock()
+    monkeypatch.setattr(_episode, "time", steps)
+    return steps
+
+
+def test_which_idle_episodes_are_evicted_and_when(echo_snapshot, clock):
+    """Eviction runs when an episode is created (and on the server's timer, `evict_idle`): it drops every episode,
+    the default one excepted, last used strictly more than `idle_timeout_s` before, in the order they were opened;
+    using an episode (a `get`) restarts its idle time; a `get` of an open, invalid or closed id evicts nothing."""
+    idle = "evicted after more than 10 s idle"
+    store = EpisodeStore(echo_snapshot, max_episodes=100, idle_timeout_s=10.0)
+    for name in ("default", "a", "b", "c", "d"):  # opened at 1000, 1001, 1002, 1003, 1004
+        store.get(name)
+        clock.now += 1
+    clock.now = 1008.0
+    store.get("b")  # b used again at 1008 (opened before c and d, now used after them)
+    clock.now = 1020.0
+    store.get("a")  # an open episode: no sweep, though a, c and d have been idle more than 10 s
+    store.get("default")
+    assert set(store._episodes) == {"default", "a", "b", "c", "d"}
+    with pytest.raises(Exception, match="invalid episode id"):
+        store.get("../x")  # refused before any sweep
+    assert len(store) == 5
+    clock.now = 1023.0  # cutoff 1013: c (1003) and d (1004) idle; b (1008) idle too; a and default used at 1020
+    store.get("e")
+    assert list(store.closed_ids.items()) == [("b", idle), ("c", idle), ("d", idle)]  # in the order they opened
+    assert set(store._episodes) == {"default", "a", "e"}
+    clock.now = 1030.0  # cutoff exactly a's last use (1020): not idle "for longer than" the timeout
+    store.get("f")
+    assert set(store._episodes) == {"default", "a", "e", "f"}
+    clock.now = 1031.0
+    assert store.evict_idle() == 1  # the timer's sweep: a (1020) only
+    assert list(store.closed_ids) == ["b", "c", "d", "a"]
+    clock.now = 5000.0  # everything idle: all but the default episode go, in the order they opened
+    store.get("g")
+    assert list(store.closed_ids) == ["b", "c", "d", "a", "e", "f"]
+    assert set(store._episodes) == {"default", "g"}
+    with pytest.raises(Exception, match="'e' is closed"):
+        store.get("e")
+
+
+def test_a_sweep_frees_room_before_the_capacity_check(echo_snapshot, clock):
+    store = EpisodeStore(echo_snapshot, max_episodes=2, idle_timeout_s=10.0)
+    store.get("a")
+    clock.now += 5
+    store.get("b")
+    with pytest.raises(Exception, match="already holds 2 episodes"):
+        store.get("c")  # nothing idle yet
+    clock.now += 6  # a idle 11 s, b 6 s
+    store.get("c")
+    assert set(store._episodes) == {"b", "c"} and list(store.closed_ids) == ["a"]
+
