@@ -9,6 +9,7 @@ process, one episode). See `request_episode_id` and docs/servers.md.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import time
@@ -33,6 +34,8 @@ EPISODE_SCOPE_KEY = "shiftbox.episode"
 """The ASGI scope key under which the HTTP router keeps the episode an `/episodes/<id>/mcp` path names."""
 EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 T = TypeVar("T")
+_OPENED = itertools.count()
+"""Numbers episodes in the order this process opens them (`Episode.opened`)."""
 IN_PLACE_DIFF_CHANGES = 500
 """Up to this many rows written, an episode's diff is computed in place (milliseconds); past it, from a copy of its
 database in a worker thread (`Episode.read_digest`, `read_diff`), so one large episode's digest does not stall every other
@@ -58,6 +61,8 @@ class Episode:
         self.succeeded: set[str] = set()
         """Names of the tools that have succeeded in this episode (what the dependency graph checks)."""
         self.last_used = time.monotonic()
+        self.opened = next(_OPENED)
+        """Its place in the order episodes were opened (an idle sweep drops them in that order: `evict_idle`)."""
 
     def now_iso(self) -> str:
         return self.clock.now_iso()
@@ -155,7 +160,9 @@ class EpisodeStore:
         self.max_episodes = max_episodes
         self.idle_timeout_s = idle_timeout_s
         self.closed_ids_kept = closed_ids_kept
-        self._episodes: dict[str, Episode] = {}
+        self._episodes: OrderedDict[str, Episode] = OrderedDict()
+        """Open episodes, least recently used first (`get` moves the one it returns to the end), so the idle ones
+        are the first ones: a sweep looks at those and stops at the first in use (`evict_idle`)."""
         self.closed_ids: OrderedDict[str, str] = OrderedDict()
         """Recently closed episode ids -> why they closed."""
         self._drops_untrimmed = 0
@@ -188,6 +195,8 @@ class EpisodeStore:
                     kind=ErrorKind.CAPACITY,
                 )
             episode = self._episodes[episode_id] = Episode(episode_id, self.snapshot)
+        else:
+            self._episodes.move_to_end(episode_id)
         episode.last_used = time.monotonic()
         return episode
 
@@ -211,11 +220,19 @@ class EpisodeStore:
         return True
 
     def evict_idle(self) -> int:
-        """Drop every episode unused for longer than the idle timeout; returns how many."""
+        """Drop every episode unused for longer than the idle timeout, in the order they were opened; returns how
+        many. Looks at the idle episodes and the first one in use only (the store keeps them by last use), so
+        a creation, which sweeps first, costs the same however many episodes are open."""
         cutoff = time.monotonic() - self.idle_timeout_s
-        idle = [e.id for e in self._episodes.values() if e.last_used < cutoff and e.id != DEFAULT_EPISODE]
-        for episode_id in idle:
-            self.drop(episode_id, f"evicted after more than {self.idle_timeout_s:g} s idle")
+        idle = []
+        for episode in self._episodes.values():
+            if episode.last_used >= cutoff:
+                break
+            if episode.id != DEFAULT_EPISODE:
+                idle.append(episode)
+        idle.sort(key=lambda episode: episode.opened)
+        for episode in idle:
+            self.drop(episode.id, f"evicted after more than {self.idle_timeout_s:g} s idle")
         return len(idle)
 
 
