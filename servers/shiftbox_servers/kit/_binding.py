@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._domain import POLICY_PROMPT
-from ._episode import EPISODE_SCOPE_KEY
+from ._episode import EPISODE_SCOPE_KEY, connection_episode
 from ._http_calls import SessionCalls, first_values, read_body, replay
 from ._jsonrpc import invalid_id_error, remember
 from ._requests import as_sdk_errors, choose_episode, params_episode_id
@@ -84,11 +84,11 @@ def refusals_as_sdk_errors(read: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def connection_episode_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """The episode the connection itself names: the HTTP path `/episodes/<id>/mcp`, else the legacy
-    `Mcp-Session-Id` header; None on the plain endpoint, stdio and in-process connections."""
+    """The episode the connection itself names (`connection_episode`: the HTTP path `/episodes/<id>/mcp`, else the
+    legacy `Mcp-Session-Id` header); None on the plain endpoint, stdio and in-process connections."""
     request = ctx.request
     if isinstance(request, Request):
-        return request.scope.get(EPISODE_SCOPE_KEY) or request.headers.get("mcp-session-id") or None
+        return connection_episode(request.scope, request.headers.get("mcp-session-id"))
     return None
 
 

@@ -14,7 +14,7 @@ import re
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -32,6 +32,15 @@ CLOSE_META_KEY = "shiftbox/close"
 DEFAULT_EPISODE = "default"
 EPISODE_SCOPE_KEY = "shiftbox.episode"
 """The ASGI scope key under which the HTTP router keeps the episode an `/episodes/<id>/mcp` path names."""
+
+
+def connection_episode(scope: Mapping[str, Any], session_id: str | None) -> str | None:
+    """The episode an HTTP connection names: its `/episodes/<id>/mcp` path (the router's `EPISODE_SCOPE_KEY` in the
+    request's ASGI `scope`), else `session_id`, its legacy `Mcp-Session-Id` header; None when it names neither (an
+    empty header names none). The one spelling of that rule (`connection_episode_id`, the HTTP calls fast path)."""
+    return scope.get(EPISODE_SCOPE_KEY) or session_id or None
+
+
 EPISODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 T = TypeVar("T")
 _OPENED = itertools.count()

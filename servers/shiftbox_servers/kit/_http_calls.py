@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from ._episode import EPISODE_SCOPE_KEY
+from ._episode import connection_episode
 from ._errors import is_refusal
 from ._jsonrpc import is_request_id, remember
 from ._protocol import MODERN_PROTOCOL_VERSIONS
@@ -130,7 +130,8 @@ class SessionCalls:
         transport = self._open_session(session_id)
         if transport is None or not await self._headers_pass(scope, receive, headers, modern=False):
             return False
-        answer = self._answer(message, version, scope.get(EPISODE_SCOPE_KEY) or session_id)
+        episode_id = connection_episode(scope, session_id)  # never None: a session the version lookup found
+        answer = None if episode_id is None else self._answer(message, version, episode_id)
         if answer is None:
             return False
         await Response(answer, status_code=200,
@@ -159,8 +160,7 @@ class SessionCalls:
         route = classify_inbound_request(message, headers=routing)
         if not isinstance(route, InboundModernRoute):
             return False
-        # the connection's episode as `connection_episode_id` reads it
-        bound = scope.get(EPISODE_SCOPE_KEY) or headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+        bound = connection_episode(scope, headers.get(SESSION_HEADER, b"").decode("latin-1"))
         episode_id = self.server.call_episode(bound, params)
         if episode_id is None:
             return False
