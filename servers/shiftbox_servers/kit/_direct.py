@@ -10,7 +10,7 @@ import contextlib
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._episode import current_episode_id
+from ._episode import in_episode
 from ._errors import is_refusal
 from ._protocol import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, result_dump
 from ._requests import RequestRefused, as_sdk_errors, choose_episode, sdk_error
@@ -72,18 +72,12 @@ class DirectSession:
         if meta is not None:
             params["_meta"] = meta
         episode_id = self._episode(params)
-        token = current_episode_id.set(episode_id)
-        try:
+        with in_episode(episode_id):
             checked = server.check_arguments(params)
             if is_refusal(checked):
-                wire = server.wire_result(self.version, checked, surface=False)
-            else:
-                wire = server.direct_call(params, self.version, episode_id, checked)
-                if wire is None:
-                    wire = await self._sdk_call(params, episode_id, checked)
-        finally:
-            current_episode_id.reset(token)
-        return wire
+                return server.wire_result(self.version, checked, surface=False)
+            wire = server.direct_call(params, self.version, episode_id, checked)
+            return wire if wire is not None else await self._sdk_call(params, episode_id, checked)
 
     async def read_resource(self, uri: str, *, meta: dict[str, Any] | None = None) -> ReadResourceResult:
         """resources/read in the request's episode; read with the close flag, the episode ends (`after_read`)."""
@@ -99,14 +93,10 @@ class DirectSession:
             raise sdk_error(RequestRefused(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri}))
         params = {"uri": uri, "_meta": meta}
         episode_id = self._episode(params)
-        token = current_episode_id.set(episode_id)
-        try:
-            with as_sdk_errors():
-                text = resource.read()
-                if not isinstance(text, str):
-                    text = await text
-        finally:
-            current_episode_id.reset(token)
+        with in_episode(episode_id), as_sdk_errors():
+            text = resource.read()
+            if not isinstance(text, str):
+                text = await text
         server.after_read(episode_id, params)
         read = result_dump(ttlMs=0, cacheScope="private",  # `ReadResourceResult`'s, its cache defaults first
                            contents=[{"uri": uri, "mimeType": resource.mime_type, "text": text}])

@@ -16,7 +16,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
+from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
@@ -246,4 +247,22 @@ class EpisodeStore:
 
 
 current_episode_id: ContextVar[str] = ContextVar("shiftbox_episode", default=DEFAULT_EPISODE)
-"""The episode the request being handled belongs to (set by the server middleware)."""
+"""The episode the request being handled belongs to (set by `in_episode`)."""
+
+
+class in_episode:  # named for its `with` line, as `contextlib.suppress` is
+    """`with in_episode(episode_id):` the request handled in the block belongs to that episode (`current_episode_id`,
+    what the SDK's tool handlers and the resource readers read), and no longer after it: the server middleware and
+    the in-process session run their requests in it."""
+
+    __slots__ = ("_episode_id", "_token")
+    _token: Token[str]
+
+    def __init__(self, episode_id: str):
+        self._episode_id = episode_id
+
+    def __enter__(self) -> None:
+        self._token = current_episode_id.set(self._episode_id)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        current_episode_id.reset(self._token)

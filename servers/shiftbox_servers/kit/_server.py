@@ -23,6 +23,7 @@ from ._episode import (
     Episode,
     EpisodeStore,
     current_episode_id,
+    in_episode,
     is_full,
 )
 from ._errors import DomainError, ErrorKind, FailedCall, error_wire, is_refusal, result_model
@@ -356,8 +357,7 @@ class DomainServer:
             if ctx.method == "tools/call":
                 return self.wire_result(ctx.protocol_version, error_wire(ErrorKind.INVALID_ARGUMENTS, str(exc)))
             raise RequestRefused(INVALID_PARAMS, str(exc)) from None
-        token = current_episode_id.set(episode_id)
-        try:
+        with in_episode(episode_id):
             if ctx.method == "tools/call":
                 checked = self.check_arguments(ctx.params or {})
                 if is_refusal(checked):  # shaped as the SDK shapes a handler's result (it trusts a
@@ -370,8 +370,6 @@ class DomainServer:
                 if answered is not None:
                     return answered
             result = await call_next(ctx)
-        finally:
-            current_episode_id.reset(token)
         if ctx.method == "resources/read":
             self.after_read(episode_id, ctx.params)
         return result

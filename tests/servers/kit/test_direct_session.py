@@ -247,3 +247,21 @@ def test_the_direct_sessions_answers_need_not_the_protocols_per_version_models()
     assert [a.get("isError", False) for a in out["answers"][-3:-1]] == [True, True]
     assert any("structuredContent" in a for a in out["answers"][:-3])
     assert out["methods"] is False
+
+
+@pytest.mark.anyio
+async def test_each_in_process_request_runs_in_its_episode_and_leaves_it(tmp_path):
+    """A call and a read run in the episode their `_meta` names (the digest read of episode "a" counts the call made
+    in it), and the request's episode is the caller's again after each, a refused read (a closed episode) included."""
+    from shiftbox_servers.kit._episode import current_episode_id
+
+    server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))
+    async with DirectSession(server) as direct:
+        await direct.wire_call("get_customer_by_id", {"customer_id": "cust_a"}, meta={EPISODE_META_KEY: "a"})
+        assert current_episode_id.get() == "default"
+        read = await direct.wire_read(STATE_DIGEST_URI, meta={EPISODE_META_KEY: "a", CLOSE_META_KEY: True})
+        assert json.loads(read["contents"][0]["text"])["tool_calls"] == 1
+        assert current_episode_id.get() == "default"
+        with pytest.raises(Exception, match="'a' is closed"):
+            await direct.wire_read(STATE_DIGEST_URI, meta={EPISODE_META_KEY: "a"})
+        assert current_episode_id.get() == "default"
