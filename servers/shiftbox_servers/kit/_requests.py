@@ -32,8 +32,9 @@ def sdk_error(refused: RequestRefused) -> Exception:
     return MCPError(code=refused.code, message=refused.message, data=refused.data)
 
 
-class _RefusalsAsSdkErrors:
-    """The context manager of `as_sdk_errors` (one, stateless: entering it makes nothing)."""
+class as_sdk_errors:  # named for its `with` line, as `contextlib.suppress` is
+    """`with as_sdk_errors():` a `RequestRefused` raised in the block leaves it as the SDK's error (`sdk_error`), where
+    the kit answers as the SDK does (its middleware and resource readers, the in-process session)."""
 
     __slots__ = ()
 
@@ -44,15 +45,6 @@ class _RefusalsAsSdkErrors:
                  tb: TracebackType | None) -> None:
         if isinstance(exc, RequestRefused):
             raise sdk_error(exc) from None
-
-
-_AS_SDK_ERRORS = _RefusalsAsSdkErrors()
-
-
-def as_sdk_errors() -> _RefusalsAsSdkErrors:
-    """`with as_sdk_errors():` a `RequestRefused` raised in the block leaves it as the SDK's error (`sdk_error`), where
-    the kit answers as the SDK does (its middleware and resource readers, the in-process session)."""
-    return _AS_SDK_ERRORS
 
 
 def params_episode_id(params: dict[str, Any] | None) -> str | None:
