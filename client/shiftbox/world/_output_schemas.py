@@ -85,11 +85,11 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
 
 
 class SchemaCheckedSession:
-    """An in-process `DirectSession` as the harness holds a client: the same calls, each successful tool result
-    checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
+    """An in-process `DirectSession` as the world holds a client (its `Client`: `server_info`, `wire_tools`, `wire_call`,
+    `read_text`), each successful tool result checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
     a result without structured content, or with content its schema refuses, raises `RuntimeError`). The world
     reads its `wire_` answers and `read_text` (the results' JSON dumps: no protocol model is built in a run), as it
-    reads the SDK's client's (`SdkClientSession`); the rest are the SDK's client's calls."""
+    reads the SDK's client's (`SdkClientSession`)."""
 
     def __init__(self, session: DirectSession):
         self.session = session
@@ -109,16 +109,10 @@ class SchemaCheckedSession:
         """The text of resource `uri` (its first contents), read from the session's wire dict."""
         return (await self.session.wire_read(uri, meta=meta))["contents"][0]["text"]
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        meta: dict[str, Any] | None = None) -> CallToolResult:
-        result = await self.session.call_tool(name, arguments, meta=meta)
-        if not result.is_error:
-            self.check(name, result.structured_content, "structured_content" in result.model_fields_set)
-        return result
-
     async def wire_call(self, name: str, arguments: dict[str, Any] | None = None, *,
                         meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        """`call_tool` on the session's wire dict of the result (`DirectSession.wire_call`), checked the same way."""
+        """A tools/call as the session's wire dict of its result (`DirectSession.wire_call`), a successful one checked
+        against the tool's output schema (`check`)."""
         wire = await self.session.wire_call(name, arguments, meta=meta)
         if not wire.get("isError"):
             self.check(name, wire.get("structuredContent"), "structuredContent" in wire)

@@ -94,15 +94,12 @@ class LyingSession:
         return [McpTool(name="lookup", input_schema={"type": "object"}, output_schema=Item.model_json_schema())
                 .model_dump(mode="json", by_alias=True, exclude_none=True)]
 
-    async def call_tool(self, name, arguments=None, *, meta=None) -> CallToolResult:
+    async def wire_call(self, name, arguments=None, *, meta=None) -> dict:
         structured = self.answers.pop(0)
         content = [TextContent(type="text", text=json.dumps(structured))]
-        return CallToolResult(content=content) if structured is None else CallToolResult(
+        result = CallToolResult(content=content) if structured is None else CallToolResult(
             content=content, structured_content=structured)
-
-    async def wire_call(self, name, arguments=None, *, meta=None) -> dict:
-        return (await self.call_tool(name, arguments, meta=meta)).model_dump(mode="json", by_alias=True,
-                                                                             exclude_none=True)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 @pytest.mark.parametrize(("sent", "error"), [
@@ -112,11 +109,6 @@ class LyingSession:
 ])
 async def test_in_process_a_result_breaking_the_output_schema_is_refused_as_the_sdk_refuses_it(sent, error):
     session = SchemaCheckedSession(LyingSession([{"item_id": "i0", "count": 2}, sent]))
-    ok = await session.call_tool("lookup", {})
-    assert ok.structured_content == {"item_id": "i0", "count": 2}
-    with pytest.raises(RuntimeError, match=error):
-        await session.call_tool("lookup", {})
-    session = SchemaCheckedSession(LyingSession([{"item_id": "i0", "count": 2}, sent]))  # the world's wire dicts
     assert (await session.wire_call("lookup", {}))["structuredContent"] == {"item_id": "i0", "count": 2}
     with pytest.raises(RuntimeError, match=error):
         await session.wire_call("lookup", {})
