@@ -113,7 +113,7 @@ async def run_evaluation_async(
         if failed:
             result.fixture_refused = refuse_fixture(plan.record, failed, len(result.trajectories))
         else:
-            finish_fixture(plan.record, plan.out)
+            finish_fixture(plan.record, plan.out, result.trajectories)
             result.fixture = plan.record
     return result
 
