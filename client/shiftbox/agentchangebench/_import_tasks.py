@@ -34,19 +34,20 @@ def import_agentchangebench(path: Path, domain: str | None = None, snapshot: Pat
     to the native airline snapshot, built to hold their ids; tau2's airline db.json, imported, is theirs).
     """
     path = Path(path)
-    return _imported(read_json(path), path, domain, snapshot)
+    raw = read_json(path)
+    return _imported(raw, reference_task_file(raw, path, domain), None if snapshot is None else Snapshot.load(snapshot))
 
 
-def _imported(raw: Any, path: Path, domain: str | None, snapshot: Path | None) -> TaskFile:
-    """`import_agentchangebench` for the list already read from `path`."""
-    task_file = reference_task_file(raw, path, domain)
+def _imported(raw: Any, task_file: TaskFile, snapshot: Snapshot | None) -> TaskFile:
+    """`import_agentchangebench` for the list already read (`raw`) and converted (`task_file`, completed in place)
+    and the snapshot already loaded: its manifest, the gold outcomes recorded on it."""
     if snapshot is not None:
-        manifest = Snapshot.load(Path(snapshot)).manifest
+        manifest = snapshot.manifest
         if is_reference_snapshot(manifest) and manifest.domain == task_file.domain:
             task_file.snapshot = manifest.snapshot_id
-    tau2_ids = tau2_format_ids(raw)
-    if snapshot is not None and tau2_ids:
-        record_gold_outcomes(task_file, Path(snapshot), tau2_ids)
+        tau2_ids = tau2_format_ids(raw)
+        if tau2_ids:
+            record_gold_outcomes(task_file, snapshot, tau2_ids)
     return task_file
 
 
@@ -83,11 +84,13 @@ def check_task_file(path: Path, snapshot: Path | None = None, toolset: str | Non
     except ValueError as exc:
         raise ValueError(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
     findings: list[Finding] = []
+    checked_on: Path | Snapshot | None = snapshot
     try:
         if snapshot is not None and isinstance(raw, list):
-            task_file = _imported(raw, path, task_file.domain, snapshot)
+            checked_on = Snapshot.load(snapshot)  # once: its manifest, the gold outcomes recorded, then replayed
+            task_file = _imported(raw, task_file, checked_on)
             findings = recorded_failures(task_file)
-        findings = sorted(findings + validate_tasks(task_file, snapshot, toolset), key=finding_order)
+        findings = sorted(findings + validate_tasks(task_file, checked_on, toolset), key=finding_order)
     except (SnapshotError, ValueError) as exc:
         raise ValueError(f"cannot use snapshot {snapshot}: {exc}\n  fix: pass a snapshot directory of the "
                          f"{task_file.domain} domain (see `shiftbox snapshots import` / `build`)") from None

@@ -32,7 +32,6 @@ from ..trajectory import (
     TRAJECTORIES_FILE,
     ServerInfo,
     Trajectory,
-    read_trajectories,
 )
 from ..world import World
 from ._config import RunMetadata
@@ -154,9 +153,9 @@ def recorded_snapshot_dirs(snapshot: str) -> list[Path]:
     return list(dict.fromkeys([snapshots_root() / snapshot, Path(snapshot)]))
 
 
-def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
+def finish_fixture(fixture_dir: Path, run_dir: Path, trajectories: list[Trajectory]) -> FixtureInfo:
     """Copy the finished run into the fixture (its snapshot recorded relative to the snapshots root) and write
-    fixture.json."""
+    fixture.json, with the servers' identities of `trajectories` (the run's, in its file's order: not parsed again)."""
     if fixture_dir.resolve() != run_dir.resolve():
         for name in (TASKS_FILE, TRAJECTORIES_FILE):
             shutil.copyfile(run_dir / name, fixture_dir / name)
@@ -164,7 +163,7 @@ def finish_fixture(fixture_dir: Path, run_dir: Path) -> FixtureInfo:
     metadata.config.snapshot = portable_snapshot(metadata.config.snapshot)
     write_run_metadata(fixture_dir, metadata)
     servers: dict[str, ServerInfo] = {}
-    for t in read_trajectories(run_dir):
+    for t in trajectories:
         servers.update(t.servers)
     info = FixtureInfo(shiftbox_version=version("shiftbox"), git_commit=git_commit(), run=metadata, servers=servers)
     (fixture_dir / FIXTURE_FILE).write_text(info.model_dump_json(indent=2) + "\n")

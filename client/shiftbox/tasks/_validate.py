@@ -25,10 +25,11 @@ A reference task list's findings are marked `reference_data` where shiftbox answ
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -71,9 +72,11 @@ class Finding(BaseModel):
                            "task list, checked on the reference's tool set and database), not in shiftbox")
 
 
-def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolset: str | None = None) -> list[Finding]:
+def validate_tasks(task_file: TaskFile, snapshot_dir: Path | Snapshot | None = None,
+                   toolset: str | None = None) -> list[Finding]:
     """Every finding for the file, sorted by task id, field and problem (natural number order). Tools are
-    checked against `toolset` (default: the file's, `TaskFile.toolset_for`).
+    checked against `toolset` (default: the file's, `TaskFile.toolset_for`). `snapshot_dir` is a snapshot
+    directory, loaded once when first needed, or the `Snapshot` a caller loaded from one.
 
     With a snapshot the replay runs its own event loop (`anyio.run`): call this from sync code.
     """
@@ -86,21 +89,27 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | None = None, toolse
     toolset = task_file.toolset_for(toolset)
     reference_tools = reference and task_file.toolset == toolset
     domains = _installed(task_file, findings)
-    tools = {name: _domain_tools(domain, toolset, snapshot_dir, findings) for name, domain in domains.items()}
+    snapshot = None if snapshot_dir is None else functools.cache(functools.partial(as_snapshot, snapshot_dir))
+    tools = {name: _domain_tools(domain, toolset, snapshot, findings) for name, domain in domains.items()}
     for task in task_file.tasks:
         if tools.get(task.domain) is not None:
             findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
                               reference_tools)
-    if snapshot_dir is not None:
-        snapshot = Snapshot.load(Path(snapshot_dir))
-        if snapshot.manifest.domain != task_file.domain:
-            raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "
+    if snapshot is not None:
+        loaded = snapshot()
+        if loaded.manifest.domain != task_file.domain:
+            raise ValueError(f"snapshot {loaded.manifest.snapshot_id} is for domain {loaded.manifest.domain!r}, "
                              f"but the tasks are for {task_file.domain!r}")
         if task_file.domain in domains:
             tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
-            findings += _mark(anyio.run(_replay, tasks, domains[task_file.domain], snapshot, toolset),
-                              reference_tools and is_reference_snapshot(snapshot.manifest))
+            findings += _mark(anyio.run(_replay, tasks, domains[task_file.domain], loaded, toolset),
+                              reference_tools and is_reference_snapshot(loaded.manifest))
     return sorted(findings, key=finding_order)
+
+
+def as_snapshot(snapshot: Path | Snapshot) -> Snapshot:
+    """A snapshot directory loaded (`Snapshot.load`), or the `Snapshot` a caller loaded already."""
+    return snapshot if isinstance(snapshot, Snapshot) else Snapshot.load(Path(snapshot))
 
 
 def _mark(findings: list[Finding], reference_data: bool) -> list[Finding]:
@@ -237,15 +246,16 @@ def _installed(task_file: TaskFile, findings: list[Finding]) -> dict[str, Domain
     return domains
 
 
-def _domain_tools(domain: Domain, toolset: str, snapshot_dir: Path | None, findings: list[Finding]) -> ToolSet | None:
+def _domain_tools(domain: Domain, toolset: str, snapshot: Callable[[], Snapshot] | None,
+                  findings: list[Finding]) -> ToolSet | None:
     """The tools to check the calls against: the tool set's; for a domain whose tools come with its snapshot (mmtb),
-    the snapshot's, or None (a warning: the checks are skipped) without one."""
+    the snapshot's (`snapshot()` loads it), or None (a warning: the checks are skipped) without one."""
     if domain.snapshot_tools is None:
         return domain.toolset(toolset)
-    if snapshot_dir is not None:
-        snapshot = Snapshot.load(Path(snapshot_dir))
-        if snapshot.manifest.domain == domain.name:
-            return domain.tools_for(snapshot, toolset)
+    if snapshot is not None:
+        loaded = snapshot()
+        if loaded.manifest.domain == domain.name:
+            return domain.tools_for(loaded, toolset)
     findings.append(Finding(
         task_id=FILE_LEVEL, field="domain", severity="warning",
         problem=f"tool checks were skipped: the tools of domain {domain.name!r} come with its snapshot",
@@ -405,10 +415,12 @@ def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], sna
 RECORDABLE_ERRORS = frozenset(get_args(ExpectedError))
 
 
-def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iterable[str] | None = None) -> None:
-    """Replay the gold path of each task (or of `task_ids`) on a fresh episode of the snapshot and record,
-    in place, what it does: `expected_error` on every gold call that fails with a domain error (not found,
-    precondition failed, conflict, invalid arguments) and the final `expected_state_digest`.
+def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path | Snapshot,
+                         task_ids: Iterable[str] | None = None) -> None:
+    """Replay the gold path of each task (or of `task_ids`) on a fresh episode of the snapshot (a directory, or the
+    `Snapshot` a caller loaded from one) and record, in place, what it does: `expected_error` on every gold call
+    that fails with a domain error (not found, precondition failed, conflict, invalid arguments) and the final
+    `expected_state_digest`.
 
     For tau2's task format, whose gold actions tau2 replays the same way (a failing action is part of the
     expected outcome, and the task is scored by the database it leaves). A task whose gold path has a call
@@ -416,7 +428,7 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path, task_ids: Iter
     way gets nothing recorded: `validate_tasks` reports it. ValueError when the snapshot is not the one the
     tasks are written for (the failures recorded would be another database's).
     """
-    snapshot = Snapshot.load(Path(snapshot_dir))
+    snapshot = as_snapshot(snapshot_dir)
     manifest = snapshot.manifest
     if manifest.domain != task_file.domain:
         raise ValueError(f"snapshot {manifest.snapshot_id} is for domain {manifest.domain!r}, but the tasks are for "

@@ -129,22 +129,22 @@ class _Catalog(BaseModel):
         return self
 
 
-@lru_cache(maxsize=1)
 def catalog_identity() -> tuple[int, str]:
     """(schema_version, sha256 of the file's bytes) of the persona catalog: what a run records."""
-    data = resources.files(__package__).joinpath(CATALOG_FILE).read_bytes()
-    return _Catalog.model_validate_json(data).schema_version, hashlib.sha256(data).hexdigest()
+    return _loaded()[:2]
 
 
 @lru_cache(maxsize=1)
-def _catalog() -> tuple[Persona, ...]:
-    text = resources.files(__package__).joinpath(CATALOG_FILE).read_text(encoding="utf-8")
-    return tuple(_Catalog.model_validate_json(text).personas)
+def _loaded() -> tuple[int, str, tuple[Persona, ...]]:
+    """The catalog file read and parsed once a process: its schema version, the sha256 of its bytes, its personas."""
+    data = resources.files(__package__).joinpath(CATALOG_FILE).read_bytes()
+    catalog = _Catalog.model_validate_json(data)
+    return catalog.schema_version, hashlib.sha256(data).hexdigest(), tuple(catalog.personas)
 
 
 def load_personas() -> dict[str, Persona]:
     """Every persona of the catalog, by key (a fresh dict; the personas themselves are frozen)."""
-    return {p.key: p for p in _catalog()}
+    return {p.key: p for p in _loaded()[2]}
 
 
 def get_persona(key: str | None) -> Persona:

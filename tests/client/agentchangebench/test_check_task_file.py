@@ -33,3 +33,28 @@ def test_a_reference_list_checked_on_a_snapshot_is_read_once(tmp_path, monkeypat
     reads.clear()
     assert check_task_file(path).task_file.tasks[0].id == "7"  # without a snapshot: read once too
     assert len(reads) == 1
+
+
+def test_a_reference_list_checked_on_a_snapshot_loads_the_snapshot_once(tmp_path, monkeypatch):
+    """The snapshot (its whole database read and hashed) is loaded once: it was loaded three times, for its manifest
+    (whose snapshot the imported file names), to record the gold outcomes, and to replay the gold paths; `tasks
+    import --snapshot` loaded it twice."""
+    path = tmp_path / "tasks.json"
+    task = _reference_task()  # tau2's format (gold `actions`): its gold outcomes are recorded on the snapshot
+    task["user_scenario"]["instructions"]["domain"] = "airline"
+    path.write_text(json.dumps([task]))
+    snapshot = get_domain("airline").default_snapshot_dir()
+    reads = []
+    read_bytes = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        if self.parent == snapshot:
+            reads.append(self.name)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    check_task_file(path, snapshot)
+    assert sorted(reads) == ["db.sqlite", "manifest.json"]
+    reads.clear()
+    import_agentchangebench(path, "airline", snapshot)
+    assert sorted(reads) == ["db.sqlite", "manifest.json"]

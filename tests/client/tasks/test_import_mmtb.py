@@ -106,3 +106,21 @@ def test_the_oracle_run_gets_the_annotated_observations_and_metrics(tmp_path):
     # book + answer: 0 of 2 matched) and holiday 1 (0 of 4)
     assert (paths["progress_goals"], paths["progress"]) == (2, 0 / (2 + 4))
     assert paths["by_type"]["clarify"]["accuracy"] == 1.0
+
+
+def test_validating_on_a_snapshot_whose_tools_it_serves_loads_it_once(tmp_path, monkeypatch):
+    """The mmtb snapshot was loaded twice by `validate_tasks`: for the tools the calls are checked against (they come
+    with it), then for the replay of the gold calls."""
+    from pathlib import Path
+
+    from shiftbox.tasks import import_domain_tasks, validate_tasks
+
+    snap = tmp_path / "snap"
+    task_file = import_domain_tasks("mmtb", "mmtb", write_mmtb_file(tmp_path / "mmtb.jsonl"), snap)
+    reads = []
+    read_bytes = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (self.parent == snap and reads.append(self.name))
+                        or read_bytes(self))
+    findings = validate_tasks(task_file, snap)
+    assert sorted(reads) == ["db.sqlite", "manifest.json"]
+    assert [(f.task_id, f.severity) for f in findings] == [("rec_holiday", "warning")]  # as the CLI finds above
