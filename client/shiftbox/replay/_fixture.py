@@ -153,7 +153,8 @@ class SharedTools:
     lines before their depth scan and parse, and left out of the digest of every request that carries it, recorded
     or replayed (`digest`)."""
 
-    PLACEHOLDER = ',"tools":null,"params":'
+    FIELD = ',"tools":'
+    PLACEHOLDER = FIELD + 'null,"params":'
     CUT, WHOLE = "cut\n", "whole\n"
     """Digested before a request's text: with the list left out (`tools` null in its place), or written whole. A
     request without tools and one carrying the list are written alike once the list is left out: the mark tells
@@ -170,7 +171,7 @@ class SharedTools:
         for interaction in interactions:
             if interaction.request.tools:  # written alone in a request: its first ',"tools":' is the field
                 written = dump_json(interaction.request.model_copy(update={"messages": [], "params": {}}))
-                start, tail = written.find(',"tools":'), ',"params":{}}'
+                start, tail = written.find(self.FIELD), ',"params":{}}'
                 if start >= 0 and written.endswith(tail):
                     self.marker = written[start:-len(tail)] + ',"params":'
                     self.value = interaction.request.tools
@@ -191,7 +192,7 @@ class SharedTools:
         if self.marker is None:
             return None
         lines = text_lines(cassette_text(path))
-        cuts = [line.find(self.marker) for line in lines]
+        cuts = [self._find(line, self.marker) for line in lines]
         reduced = [line if at < 0 else line[:at] + self.PLACEHOLDER + line[at + len(self.marker):]
                    for line, at in zip(lines, cuts, strict=True)]
         check_json_lines_depth(path, reduced)  # the list put back is as deep as where it sat in a checked line
@@ -211,6 +212,17 @@ class SharedTools:
                 return None  # the list sat elsewhere first (in a message): the line does not read back as cut
             answers.append((_text_digest((self.WHOLE if at < 0 else self.CUT) + short[start:end]), interaction.response))
         return answers
+
+    @classmethod
+    def _find(cls, line: str, marker: str) -> int:
+        """`line.find(marker)`, the first place the marker starts (-1: none). The marker starts with its field's
+        name: each place that name starts is tried in order, the marker compared there. `str.find` given the whole
+        marker (12 KB in the bench) prepared its search over all of it again at every line: 22 ms of CPU for the
+        bench's 1,700 lines (this way, 5 ms)."""
+        at = line.find(cls.FIELD)
+        while at >= 0 and not line.startswith(marker, at):
+            at = line.find(cls.FIELD, at + 1)
+        return at
 
     def _cut_at_top(self, line: str, at: int, start: int, end: int) -> bool:
         """Whether the placeholder at `at` is the request's own `tools` field (the request spans `start:end`): the

@@ -576,3 +576,40 @@ def test_a_replay_reads_the_fixtures_task_file_and_run_file_once(tmp_path, monke
     assert reads[fixture.name, "tasks.json"] == 1  # was 2
     assert reads[fixture.name, "run.json"] == 1  # was 2
     assert reads["replayed", "tasks.json"] == 1  # the run directory written is scored as it reads back
+
+
+def test_the_list_is_still_cut_at_the_requests_own_field_when_a_message_names_tools_first(tmp_path, monkeypatch):
+    """The list is looked for by its field's name, each place that name starts tried in order (not by searching for
+    the whole list text, which prepared a search over 12 KB again at every line): a message holding a `tools` field
+    of its own, before the request's, is passed over, and the request's own list is still cut out before the line
+    is scanned and parsed, then answered by digest."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    text = written_tools(fixture)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    original = interactions[1]
+    assert original.request.tools == json.loads(text)  # an agent request
+    messages = [{**original.request.messages[0], "tools": [], "params": {}}, *original.request.messages[1:]]
+    odd = original.model_copy(update={"request": original.request.model_copy(update={"messages": messages})})
+    lines[1] = dump_json(odd)
+    assert lines[1].find(',"tools":') < lines[1].find(f',"tools":{text},"params":')  # the message's field first
+    path.write_text("\n".join(lines) + "\n")
+    scanned, parsed = [], []
+    real_depth, real_parse = json_depth, Interaction.model_validate_json
+
+    def depth(text_):
+        scanned.append(text_.count(text))
+        return real_depth(text_)
+
+    def parse(data, *args, **kwargs):
+        parsed.append(data.count(text))
+        return real_parse(data, *args, **kwargs)
+
+    hooks = ReplayHooks(fixture, "reexecute")
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    cassette = hooks._read_cassette("hw_banking_002#0")
+    assert sum(scanned) == 0 and len(parsed) == len(lines) and sum(parsed) == 0  # the list cut from every line
+    assert [cassette.replay(x.request) for x in [interactions[0], odd]] == [interactions[0].response, odd.response]
+    assert cassette.interactions == []  # answered by digest: the file was not read again
