@@ -64,10 +64,12 @@ def read_transcript(path: Path, known: dict[str, Any] | None = None) -> tuple[li
     return lines[0].get("tools") or [], lines[1:]
 
 
-def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[str]:
+def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> tuple[list[str], list[dict]]:
     """Every way the fixture's transcripts differ from its recorded trajectories, named by simulation, call
     (numbered like tool drift: setup calls first) and field; latencies are not compared. The tools list
-    must be the same in every transcript (one that differs from the others is named)."""
+    must be the same in every transcript (one that differs from the others is named). Also the tools list the
+    fixture was recorded with, as parsed from the first transcript read (the first simulation's; []: none): with
+    no problems, every transcript's list is the same."""
     problems: list[str] = []
     folder = fixture_dir / TRANSCRIPTS
     expected_files = {fixture_file_name(sim) for sim in recorded}
@@ -112,14 +114,7 @@ def check_transcripts(fixture_dir: Path, recorded: dict[str, Trajectory]) -> lis
             if dumps[sim] != common:
                 problems.append(f"{sim}: the tools/list of {TRANSCRIPTS}/{fixture_file_name(sim)} differs from the other "
                                 f"transcripts' in {first_difference(reference, tools)}")
-    return problems
-
-
-def recorded_tools(fixture_dir: Path, recorded: dict[str, Trajectory]) -> list[dict]:
-    """The tools list the fixture was recorded with (the same in every transcript: `check_transcripts`)."""
-    for sim in sorted(recorded):
-        return read_transcript(fixture_dir / TRANSCRIPTS / fixture_file_name(sim))[0]
-    return []
+    return problems, next(iter(tools_of.values()), [])  # filled in sorted order: the first simulation's
 
 
 def _text_digest(text: str) -> bytes:
@@ -277,7 +272,7 @@ class ReplayHooks(RunHooks):
         self.dir, self.tools = fixture_dir, tools
         self.trajectories = read_trajectories(fixture_dir)  # the recording, read once: also what the replay is
         self.recorded = {t.simulation_id: t for t in self.trajectories}  # compared with when it has run
-        self.problems = check_transcripts(fixture_dir, self.recorded)
+        self.problems, self._recorded_tools = check_transcripts(fixture_dir, self.recorded)  # each transcript read once
         self._tools = SharedTools()
         self._checked: dict[str, CheckedCassette] = {}  # read before any simulation, kept for its first attempt
         for simulation_id in sorted(self.recorded):  # a tampered cassette is refused by name before any simulation
@@ -331,7 +326,7 @@ class ReplayHooks(RunHooks):
         async with open_world(config.domain, servers="inproc", snapshot_dir=snapshot_dir,
                               toolset=config.toolset, dependency_graph=config.dependency_graph,
                               graph_refusal=config.graph_refusal) as world:
-            diff = first_difference(recorded_tools(self.dir, self.recorded), world.tools) if self.recorded else None
+            diff = first_difference(self._recorded_tools, world.tools) if self.recorded else None
             if diff is not None:
                 raise ReplayMismatch(f"tool drift in tools/list: the server's tools differ from the recording in {diff}")
             yield world
@@ -341,8 +336,7 @@ class ReplayHooks(RunHooks):
         any_recorded = next(iter(self.recorded.values()), None)
         info = any_recorded.servers[config.domain] if any_recorded else ServerInfo(
             name="transcript", version="", snapshot="", snapshot_sha256="")
-        tools = recorded_tools(self.dir, self.recorded)
-        yield World(get_domain(config.domain), None, info, tools)  # type: ignore[arg-type]
+        yield World(get_domain(config.domain), None, info, self._recorded_tools)  # type: ignore[arg-type]
 
 
 def resolve_recorded_snapshot(fixture_dir: Path, config: RunConfig) -> Path:

@@ -613,3 +613,26 @@ def test_the_list_is_still_cut_at_the_requests_own_field_when_a_message_names_to
     assert sum(scanned) == 0 and len(parsed) == len(lines) and sum(parsed) == 0  # the list cut from every line
     assert [cassette.replay(x.request) for x in [interactions[0], odd]] == [interactions[0].response, odd.response]
     assert cassette.interactions == []  # answered by digest: the file was not read again
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replay_reads_each_transcript_once(tools, tmp_path, monkeypatch):
+    """The transcripts are checked against the recording when the replay starts, each read and parsed; the world then
+    read the first simulation's transcript again for the tools list the fixture was recorded with, the list the
+    check had already parsed (and found the same in every transcript)."""
+    import shiftbox.replay._fixture as fixture_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[str] = Counter()
+    real = fixture_module.read_transcript
+
+    def counted(path, *args, **kwargs):
+        reads[path.name] += 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fixture_module, "read_transcript", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    transcripts = sorted(p.name for p in (fixture / "transcripts").iterdir())
+    assert len(transcripts) == 10
+    assert reads == dict.fromkeys(transcripts, 1)  # the first simulation's was read twice
