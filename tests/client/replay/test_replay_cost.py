@@ -236,6 +236,26 @@ def written_tools(fixture: Path) -> str:
     raise AssertionError("no agent request in the cassette")
 
 
+def count_in_scans_and_parses(text: str, monkeypatch) -> tuple[list[int], list[int]]:
+    """How many times `text` is in each text given to the cassette depth scan, and to the parse of an interaction
+    (lists filled as they happen)."""
+    scanned: list[int] = []
+    parsed: list[int] = []
+    real_depth, real_parse = json_depth, Interaction.model_validate_json
+
+    def depth(data):
+        scanned.append(data.count(text))
+        return real_depth(data)
+
+    def parse(data, *args, **kwargs):
+        parsed.append(data.count(text))
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    return scanned, parsed
+
+
 def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a_fixture(tmp_path, monkeypatch):
     """Each agent request of a cassette carries the run's whole tools list (13 KB of each 14 KB agent line in the
     bench): the depth scan and the parse of every line went through it again, most of a replay's start. It is
@@ -246,19 +266,7 @@ def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a
     in_first = files["hw_banking_001_0.jsonl"].count(tools)  # the first simulation's cassette is read whole
     in_all = sum(text.count(tools) for text in files.values())
     assert in_first >= 5 and in_all >= 8 * in_first
-    scanned, parsed = [], []
-    real_depth, real_parse = json_depth, Interaction.model_validate_json
-
-    def depth(text):
-        scanned.append(text.count(tools))
-        return real_depth(text)
-
-    def parse(data, *args, **kwargs):
-        parsed.append(data.count(tools))
-        return real_parse(data, *args, **kwargs)
-
-    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
-    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    scanned, parsed = count_in_scans_and_parses(tools, monkeypatch)
     result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     assert sum(scanned) == in_first and sum(parsed) == in_first  # were in_all each
@@ -595,20 +603,8 @@ def test_the_list_is_still_cut_at_the_requests_own_field_when_a_message_names_to
     lines[1] = dump_json(odd)
     assert lines[1].find(',"tools":') < lines[1].find(f',"tools":{text},"params":')  # the message's field first
     path.write_text("\n".join(lines) + "\n")
-    scanned, parsed = [], []
-    real_depth, real_parse = json_depth, Interaction.model_validate_json
-
-    def depth(text_):
-        scanned.append(text_.count(text))
-        return real_depth(text_)
-
-    def parse(data, *args, **kwargs):
-        parsed.append(data.count(text))
-        return real_parse(data, *args, **kwargs)
-
     hooks = ReplayHooks(fixture, "reexecute")
-    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
-    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    scanned, parsed = count_in_scans_and_parses(text, monkeypatch)
     cassette = hooks._read_cassette("hw_banking_002#0")
     assert sum(scanned) == 0 and len(parsed) == len(lines) and sum(parsed) == 0  # the list cut from every line
     assert [cassette.replay(x.request) for x in [interactions[0], odd]] == [interactions[0].response, odd.response]
