@@ -236,6 +236,26 @@ def written_tools(fixture: Path) -> str:
     raise AssertionError("no agent request in the cassette")
 
 
+def count_in_scans_and_parses(text: str, monkeypatch) -> tuple[list[int], list[int]]:
+    """How many times `text` is in each text given to the cassette depth scan, and to the parse of an interaction
+    (lists filled as they happen)."""
+    scanned: list[int] = []
+    parsed: list[int] = []
+    real_depth, real_parse = json_depth, Interaction.model_validate_json
+
+    def depth(data):
+        scanned.append(data.count(text))
+        return real_depth(data)
+
+    def parse(data, *args, **kwargs):
+        parsed.append(data.count(text))
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
+    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    return scanned, parsed
+
+
 def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a_fixture(tmp_path, monkeypatch):
     """Each agent request of a cassette carries the run's whole tools list (13 KB of each 14 KB agent line in the
     bench): the depth scan and the parse of every line went through it again, most of a replay's start. It is
@@ -246,19 +266,7 @@ def test_the_tools_list_every_agent_request_carries_is_scanned_and_parsed_once_a
     in_first = files["hw_banking_001_0.jsonl"].count(tools)  # the first simulation's cassette is read whole
     in_all = sum(text.count(tools) for text in files.values())
     assert in_first >= 5 and in_all >= 8 * in_first
-    scanned, parsed = [], []
-    real_depth, real_parse = json_depth, Interaction.model_validate_json
-
-    def depth(text):
-        scanned.append(text.count(tools))
-        return real_depth(text)
-
-    def parse(data, *args, **kwargs):
-        parsed.append(data.count(tools))
-        return real_parse(data, *args, **kwargs)
-
-    monkeypatch.setattr("shiftbox._cassette_file.json_depth", depth)
-    monkeypatch.setattr(Interaction, "model_validate_json", parse)
+    scanned, parsed = count_in_scans_and_parses(tools, monkeypatch)
     result = replay_fixture(fixture, tmp_path / "replayed", concurrency=4)
     assert result.identical and result.simulations == 10, (result.problems, result.failed)
     assert sum(scanned) == in_first and sum(parsed) == in_first  # were in_all each
@@ -576,3 +584,51 @@ def test_a_replay_reads_the_fixtures_task_file_and_run_file_once(tmp_path, monke
     assert reads[fixture.name, "tasks.json"] == 1  # was 2
     assert reads[fixture.name, "run.json"] == 1  # was 2
     assert reads["replayed", "tasks.json"] == 1  # the run directory written is scored as it reads back
+
+
+def test_the_list_is_still_cut_at_the_requests_own_field_when_a_message_names_tools_first(tmp_path, monkeypatch):
+    """The list is looked for by its field's name, each place that name starts tried in order (not by searching for
+    the whole list text, which prepared a search over 12 KB again at every line): a message holding a `tools` field
+    of its own, before the request's, is passed over, and the request's own list is still cut out before the line
+    is scanned and parsed, then answered by digest."""
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    text = written_tools(fixture)
+    path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)
+    lines = path.read_text().splitlines()
+    interactions = [Interaction.model_validate_json(line) for line in lines]
+    original = interactions[1]
+    assert original.request.tools == json.loads(text)  # an agent request
+    messages = [{**original.request.messages[0], "tools": [], "params": {}}, *original.request.messages[1:]]
+    odd = original.model_copy(update={"request": original.request.model_copy(update={"messages": messages})})
+    lines[1] = dump_json(odd)
+    assert lines[1].find(',"tools":') < lines[1].find(f',"tools":{text},"params":')  # the message's field first
+    path.write_text("\n".join(lines) + "\n")
+    hooks = ReplayHooks(fixture, "reexecute")
+    scanned, parsed = count_in_scans_and_parses(text, monkeypatch)
+    cassette = hooks._read_cassette("hw_banking_002#0")
+    assert sum(scanned) == 0 and len(parsed) == len(lines) and sum(parsed) == 0  # the list cut from every line
+    assert [cassette.replay(x.request) for x in [interactions[0], odd]] == [interactions[0].response, odd.response]
+    assert cassette.interactions == []  # answered by digest: the file was not read again
+
+
+@pytest.mark.parametrize("tools", ["reexecute", "transcript"])
+def test_a_replay_reads_each_transcript_once(tools, tmp_path, monkeypatch):
+    """The transcripts are checked against the recording when the replay starts, each read and parsed; the world then
+    read the first simulation's transcript again for the tools list the fixture was recorded with, the list the
+    check had already parsed (and found the same in every transcript)."""
+    import shiftbox.replay._fixture as fixture_module
+
+    fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
+    reads: Counter[str] = Counter()
+    real = fixture_module.read_transcript
+
+    def counted(path, *args, **kwargs):
+        reads[path.name] += 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fixture_module, "read_transcript", counted)
+    result = replay_fixture(fixture, tmp_path / "replayed", tools, concurrency=4)
+    assert result.identical and result.simulations == 10, (result.problems, result.failed)
+    transcripts = sorted(p.name for p in (fixture / "transcripts").iterdir())
+    assert len(transcripts) == 10
+    assert reads == dict.fromkeys(transcripts, 1)  # the first simulation's was read twice
