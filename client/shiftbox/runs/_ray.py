@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -543,10 +544,12 @@ def stop_kept_actors(address: str = "auto") -> list[str]:
 @contextlib.contextmanager
 def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
               memory: int | None = None) -> Iterator[bool]:
-    """Connected to the cluster at `address`, or to a local one started now (and stopped after) with the CPUs
-    every worker reserves; a Ray already initialized in this process is used as it is and left running. Refused
+    """Connected to the cluster at `address` (left as the block ends, the disconnection finished in a thread:
+    `_disconnect`), or to a local one started now (and stopped after) with the CPUs every worker reserves; a Ray
+    already initialized in this process is used as it is and left running. Refused
     (`RunWorkerError`) when the cluster's nodes have no room for every worker. Gives whether the cluster outlives
     the block (not one started for it)."""
+    disconnected()  # the last run's connection gone first, not found still initialized
     with contextlib.ExitStack() as stack:
         lasting = True
         if not ray.is_initialized():
@@ -555,11 +558,32 @@ def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
                 lasting = False
             else:
                 connect_ray(address)
-                stack.callback(ray.shutdown)
+                stack.callback(_disconnect, ray)
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
         if (room := workers_room(nodes, cpus, memory)) < workers:
             raise RunWorkerError(no_room(nodes, workers, room, cpus, memory))
         yield lasting
+
+
+_leaving: list[threading.Thread] = []
+"""Disconnections from a cluster still going on (`_disconnect`)."""
+
+
+def _disconnect(ray: Any) -> None:
+    """Leave the cluster (`ray.shutdown`) in a thread, and return: what the run needs is done (its actors closed,
+    its results written), and Ray's shutdown waits in the driver (its core worker joins its RPC threads, which poll
+    every 250 ms: 0.25 s in 10 of the 15 ends measured, under 0.05 s in the others), which the process's remaining
+    work (the summary) need not wait for. The thread is not a daemon: Python's exit, and the CLI's fast exit, join it; so does the next
+    connection (`disconnected`)."""
+    leaving = threading.Thread(target=ray.shutdown, name="shiftbox-ray-disconnect")
+    leaving.start()
+    _leaving.append(leaving)
+
+
+def disconnected() -> None:
+    """Wait until this process has left the clusters it was leaving (`_disconnect`)."""
+    while _leaving:
+        _leaving.pop().join()
 
 
 def workers_room(nodes: list[dict[str, float]], cpus: float, memory: int | None) -> int:
