@@ -14,7 +14,9 @@ need not share a file system. With `--ray-keep-actors`, the actors outlive the r
 the code they run, leased to one run at a time, which gives back its world, variables and directory at its end) and
 the next runs on the cluster lease them instead of starting their own. Without it, a run on a cluster that outlives it
 has the raylets prestart one idle worker per actor as it ends (`prestart_workers`), which imports the harness as it
-starts (`actor_runtime_env`), and in which the next run's actors start. Ray is imported only here, and only when this executor runs (`shiftbox[ray]`).
+starts (`actor_runtime_env`), and in which the next run's actors start. A run that connected to a cluster leaves it in
+a thread, joined by the process's exit and the next connection (`_disconnect`), not before it returns. Ray is imported
+only here, and only when this executor runs (`shiftbox[ray]`).
 """
 
 from __future__ import annotations
@@ -572,7 +574,7 @@ _leaving: list[threading.Thread] = []
 def _disconnect(ray: Any) -> None:
     """Leave the cluster (`ray.shutdown`) in a thread, and return: what the run needs is done (its actors closed,
     its results written), and Ray's shutdown waits in the driver (its core worker joins its RPC threads, which poll
-    every 250 ms: 0.25 s in 10 of the 15 ends measured, under 0.05 s in the others), which the process's remaining
+    every 250 ms: 0.25 s more in 20 of the 25 ends measured), which the process's remaining
     work (the summary) need not wait for. The thread is not a daemon: Python's exit, and the CLI's fast exit, join it; so does the next
     connection (`disconnected`)."""
     leaving = threading.Thread(target=ray.shutdown, name="shiftbox-ray-disconnect")
