@@ -154,7 +154,8 @@ def run(
                                    executor=executor.value if executor else None, workers=workers,
                                    ray_address=ray_address, max_llm_concurrency=max_llm_concurrency,
                                    worker_cpus=worker_cpus, worker_memory_mb=worker_memory_mb,
-                                   ray_keep_actors=ray_keep_actors)
+                                   ray_keep_actors=ray_keep_actors,
+                                   leave_cluster_in_background=True)  # the program exits next (fast exit joins it)
         plan = plan_run(
             tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
             user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,

@@ -129,6 +129,9 @@ class ExecutionOptions:
     the whole run (Ray places an actor only where that much is free, spreading the actors across the nodes).
     `ray_keep_actors` (seconds) keeps the Ray actors after the run, for the next runs of the same shiftbox code on
     the cluster, until idle that long (`_ray.KeptActor`); it needs a cluster that outlives the run.
+    `leave_cluster_in_background`: a run on a cluster that outlives it leaves it (`ray.shutdown`, often 0.25 s) in a
+    thread joined at the process's exit, not before it returns: for a caller that exits next (`shiftbox run`); a
+    library caller that goes on using Ray in the process keeps the default, which returns once it has left.
     Checked when made: a bad value is a `RunPlanError` naming the option."""
 
     concurrency: int = 4
@@ -140,6 +143,7 @@ class ExecutionOptions:
     worker_cpus: float = 1.0
     worker_memory_mb: int | None = None
     ray_keep_actors: int | None = None
+    leave_cluster_in_background: bool = False
 
     def __post_init__(self) -> None:
         check_option_values({"concurrency": self.concurrency, "retry_infra": self.retry_infra,

@@ -14,8 +14,9 @@ need not share a file system. With `--ray-keep-actors`, the actors outlive the r
 the code they run, leased to one run at a time, which gives back its world, variables and directory at its end) and
 the next runs on the cluster lease them instead of starting their own. Without it, a run on a cluster that outlives it
 has the raylets prestart one idle worker per actor as it ends (`prestart_workers`), which imports the harness as it
-starts (`actor_runtime_env`), and in which the next run's actors start. A run that connected to a cluster leaves it in
-a thread, joined by the process's exit and the next connection (`_disconnect`), not before it returns. Ray is imported
+starts (`actor_runtime_env`), and in which the next run's actors start. A run that connected to a cluster, and whose
+caller exits next (`ExecutionOptions.leave_cluster_in_background`, as `shiftbox run`), leaves it in a thread, joined by
+the process's exit and the next connection (`_disconnect`), not before it returns. Ray is imported
 only here, and only when this executor runs (`shiftbox[ray]`).
 """
 
@@ -286,7 +287,8 @@ async def run_on_ray(job: SimulationJob, run_file: RunFile | None, workers: int,
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(options.concurrency, workers)
     memory = None if options.worker_memory_mb is None else options.worker_memory_mb * 2**20
-    with connected(ray, options.ray_address, workers, options.worker_cpus, memory) as lasting:
+    with connected(ray, options.ray_address, workers, options.worker_cpus, memory,
+                   background=options.leave_cluster_in_background) as lasting:
         if options.max_llm_concurrency is not None:
             job = dataclasses.replace(job, llm_gate=RayLlmGate(options.max_llm_concurrency))
         # sent once; held here for as long as actors may start
@@ -545,9 +547,9 @@ def stop_kept_actors(address: str = "auto") -> list[str]:
 
 @contextlib.contextmanager
 def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
-              memory: int | None = None) -> Iterator[bool]:
-    """Connected to the cluster at `address` (left as the block ends, the disconnection finished in a thread:
-    `_disconnect`), or to a local one started now (and stopped after) with the CPUs every worker reserves; a Ray
+              memory: int | None = None, background: bool = False) -> Iterator[bool]:
+    """Connected to the cluster at `address` (left as the block ends; with `background`, the disconnection finished
+    in a thread: `_disconnect`), or to a local one started now (and stopped after) with the CPUs every worker reserves; a Ray
     already initialized in this process is used as it is and left running. Refused
     (`RunWorkerError`) when the cluster's nodes have no room for every worker. Gives whether the cluster outlives
     the block (not one started for it)."""
@@ -560,7 +562,10 @@ def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
                 lasting = False
             else:
                 connect_ray(address)
-                stack.callback(_disconnect, ray)
+                if background:
+                    stack.callback(_disconnect, ray)
+                else:
+                    stack.callback(ray.shutdown)
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
         if (room := workers_room(nodes, cpus, memory)) < workers:
             raise RunWorkerError(no_room(nodes, workers, room, cpus, memory))

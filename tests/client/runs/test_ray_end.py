@@ -55,7 +55,7 @@ def test_leaving_the_cluster_does_not_hold_up_the_end_of_the_run(monkeypatch):
     cluster = stand_in(monkeypatch)
     ray = SimpleNamespace(is_initialized=cluster.is_initialized, nodes=cluster.nodes, shutdown=cluster.shutdown)
     try:
-        with _ray.connected(ray, "127.0.0.1:6379", 2) as lasting:
+        with _ray.connected(ray, "127.0.0.1:6379", 2, background=True) as lasting:
             assert lasting
         # the block is left while the disconnection still goes on (it waits for `release`)
         assert cluster.log == ["connect 127.0.0.1:6379", "shutdown starts"]
@@ -65,15 +65,49 @@ def test_leaving_the_cluster_does_not_hold_up_the_end_of_the_run(monkeypatch):
     assert cluster.log[-1] == "shutdown ends"
 
 
+def test_by_default_the_run_returns_only_once_it_has_left_the_cluster(monkeypatch):
+    """A library caller may go on with Ray in its process (its own `ray.init`): a disconnection still going on in a
+    thread could end the connection it makes next. Only a caller that exits next asks for the thread."""
+    cluster = stand_in(monkeypatch)
+    threading.Timer(0.2, cluster.release.set).start()  # the shutdown ends only after the block would have been left
+    ray = SimpleNamespace(is_initialized=cluster.is_initialized, nodes=cluster.nodes, shutdown=cluster.shutdown)
+    with _ray.connected(ray, "127.0.0.1:6379", 2):
+        pass
+    assert cluster.log == ["connect 127.0.0.1:6379", "shutdown starts", "shutdown ends"]
+    assert not _ray._leaving
+
+
+def test_only_shiftbox_run_asks_for_the_background(monkeypatch, tmp_path):
+    """`shiftbox run` exits next (and its exit joins the thread); a library caller's options keep the default."""
+    from typer.testing import CliRunner
+
+    from shiftbox.cli import app
+    from shiftbox.cli import run as cli_run
+    from shiftbox.runs import ExecutionOptions, RunPlanError
+
+    planned = []
+
+    def plan_run(*args, options, **kwargs):
+        planned.append(options)
+        raise RunPlanError("planned")
+
+    monkeypatch.setattr(cli_run, "plan_run", plan_run)
+    done = CliRunner().invoke(app, ["run", "--domain", "banking", "--tasks", str(tmp_path / "t.json"), "--out",
+                                    str(tmp_path / "out"), "--executor", "ray", "--ray-address", "127.0.0.1:6379"])
+    assert "planned" in done.output, done.output
+    assert [o.leave_cluster_in_background for o in planned] == [True]
+    assert ExecutionOptions().leave_cluster_in_background is False
+
+
 def test_the_next_connection_waits_for_the_last_disconnection(monkeypatch):
     cluster = stand_in(monkeypatch)
     ray = SimpleNamespace(is_initialized=cluster.is_initialized, nodes=cluster.nodes, shutdown=cluster.shutdown)
-    with _ray.connected(ray, "127.0.0.1:6379", 2):
+    with _ray.connected(ray, "127.0.0.1:6379", 2, background=True):
         pass
     # let the first disconnection end only once the next run is already connecting; it must not find the first
     # run's connection (still initialized) and use it, nor connect before that one is gone
     threading.Timer(0.2, cluster.release.set).start()
-    with _ray.connected(ray, "127.0.0.1:6379", 2):
+    with _ray.connected(ray, "127.0.0.1:6379", 2, background=True):
         assert cluster.log == ["connect 127.0.0.1:6379", "shutdown starts", "shutdown ends", "connect 127.0.0.1:6379"]
     _ray.disconnected()
     assert cluster.log[-2:] == ["shutdown starts", "shutdown ends"]
@@ -91,7 +125,7 @@ EXITING = """
 
     _ray.connect_ray = lambda address: None
     ray = SimpleNamespace(is_initialized=lambda: False, nodes=lambda: [], shutdown=shutdown)
-    with _ray.connected(ray, "127.0.0.1:6379", 0):
+    with _ray.connected(ray, "127.0.0.1:6379", 0, background=True):
         pass
     print("run ended", flush=True)
     if sys.argv[1] == "fast":
