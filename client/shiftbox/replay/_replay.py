@@ -105,12 +105,11 @@ def replay_fixture(fixture: Path | str, out: Path | str, tools: ToolsMode = "ree
         return ReplayResult(out, 0, list(hooks.problems))
     config = metadata.config
     selected = selected_tasks(config, task_file.tasks)
-    run_json, _ = prepare_run_dir(out, metadata, task_file, resume=False)
+    prepare_run_dir(out, metadata, task_file, resume=False)
     try:
         replayed = run_sync(lambda: execute_run(
             config, selected, out, options, make_agent=lambda: agent_from_spec(config.agent, config.agent_args),
-            make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks,
-            metadata=run_json))
+            make_user=lambda: user_from_spec(config.user, config.user_args), finished=set(), hooks=hooks))
     except ReplayDivergence as exc:
         return ReplayResult(out, 0, failed=str(exc))
     # Neither run is read again: the recording's trajectories are the ones its file held when the replay started, the

@@ -89,7 +89,7 @@ async def run_evaluation_async(
     """
     if plan.external_agent:
         plan.make_agent()  # raises, naming the problem
-    run_json, finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
+    finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
     rerun = drop_failed(plan.out) if plan.resume else []
     finished -= set(rerun)
 
@@ -105,7 +105,7 @@ async def run_evaluation_async(
     earlier = written.exists() and written.stat().st_size > 0
     new = await execute_run(plan.config, plan.tasks, plan.out, plan.options, make_agent=plan.make_agent,
                             make_user=plan.make_user, finished=finished, on_start=started, on_done=on_done,
-                            hooks=hooks, metadata=run_json)
+                            hooks=hooks)
     # the file holds what was there before (read back) and then the new trajectories, in the order written
     result = RunResult(plan.out, read_trajectories(plan.out) if earlier else new, len(finished), rerun=len(rerun))
     if plan.record is not None:  # a fixture of failures would replay them as if they were the agent's results

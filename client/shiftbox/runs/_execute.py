@@ -14,8 +14,7 @@ from ..orchestrator import simulation_id
 from ..tasks import Task
 from ..trajectory import TRAJECTORIES_FILE, Trajectory, TrajectoryWriter
 from ..users import UserSimulator
-from ._config import ExecutionOptions, RunConfig, RunMetadata
-from ._files import RUN_FILE, RunFile, read_run_metadata
+from ._config import ExecutionOptions, RunConfig
 from ._simulations import RunHooks, SimulationJob, open_simulations
 
 
@@ -31,13 +30,8 @@ async def execute_run(
     on_done: Callable[[Trajectory], None] = lambda t: None,
     on_start: Callable[[int], None] = lambda n: None,
     hooks: RunHooks | None = None,
-    metadata: RunMetadata | None = None,
 ) -> list[Trajectory]:
     """Run every (task, trial) not in `finished`, as `options` says; returns the new trajectories in completion order.
-
-    `metadata` is run_dir's run.json as `prepare_run_dir` returned it: the servers' identities (and the user
-    simulator's) are added to it and it is written again, never read back (without it, run_dir's run.json, if there
-    is one, is read first).
 
     A simulation that ends in an infrastructure error (server gone, LLM provider down) is run again
     from the start, in a fresh episode, up to `options.retry_infra` times; only its last attempt is written.
@@ -62,9 +56,6 @@ async def execute_run(
                         # (docs/servers.md)
                         run_tag="r" + secrets.token_hex(8),
                         llm_gate=_llm_gate(options))
-    if metadata is None and (run_dir / RUN_FILE).exists():
-        metadata = read_run_metadata(run_dir)
-    run_file = RunFile(run_dir, metadata) if metadata is not None else None
     results: list[Trajectory] = []
     writer = TrajectoryWriter(run_dir / TRAJECTORIES_FILE, sync_each=job.hooks.sync_each_trajectory)
 
@@ -80,12 +71,12 @@ async def execute_run(
         workers = max(1, min(options.workers or 1, concurrency, len(work)))
         if options.executor == "processes":
             from ._workers import run_in_processes  # the process machinery only when asked for
-            await run_in_processes(job, run_file, workers, concurrency, write)
+            await run_in_processes(job, run_dir, workers, concurrency, write)
         elif options.executor == "ray":
             from ._ray import run_on_ray  # imports Ray (optional) only when asked for
-            await run_on_ray(job, run_file, workers, write, options)
+            await run_on_ray(job, run_dir, workers, write, options)
         else:
-            async with open_simulations(job, run_file) as simulate:
+            async with open_simulations(job, run_dir) as simulate:
                 limiter = anyio.CapacityLimiter(max(1, concurrency))
 
                 async def one(task: Task, trial: int) -> None:

@@ -8,7 +8,6 @@ missing): a kill -9 mid-run loses nothing already written and duplicates nothing
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,19 +39,6 @@ def read_run_metadata(run_dir: Path) -> RunMetadata:
 def write_run_metadata(run_dir: Path, metadata: RunMetadata) -> None:
     """Replace run.json whole."""
     write_whole(run_dir / RUN_FILE, metadata.model_dump_json(indent=2) + "\n")
-
-
-@dataclass(frozen=True)
-class RunFile:
-    """A run directory's run.json as the run holds it (`prepare_run_dir` wrote it, or read it when resuming): what
-    the run adds to it (the servers' identities) goes into `metadata`, which is then written whole (`write`); the
-    file is never read back."""
-
-    run_dir: Path
-    metadata: RunMetadata
-
-    def write(self) -> None:
-        write_run_metadata(self.run_dir, self.metadata)
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -119,23 +105,24 @@ def add_tasks(tasks: dict[str, Task], file_tasks: list[Task], path: Path) -> Non
                              "score them separately")
 
 
-def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile,
-                    resume: bool) -> tuple[RunMetadata, set[str]]:
-    """Create or reopen a run directory; returns what its run.json now holds (`metadata` itself for a new run, the
-    earlier run's when resuming: what `execute_run` takes) and the simulation ids already finished."""
-    if (run_dir / RUN_FILE).exists():
+def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:
+    """Create or reopen a run directory; returns the simulation ids already finished."""
+    run_file = run_dir / RUN_FILE
+    if run_file.exists():
         if not resume:
             raise RunDirError(f"{run_dir} already holds a run; add --resume to finish it, or choose another --out")
-        previous = read_run_metadata(run_dir)
-        if previous.config != metadata.config:
+        previous = read_run_metadata(run_dir).config
+        if previous != metadata.config:
             changed = [k for k in RunConfig.model_fields
-                       if getattr(previous.config, k) != getattr(metadata.config, k)]
+                       if getattr(previous, k) != getattr(metadata.config, k)]
             raise RunDirError(f"{run_dir} holds a run with a different configuration ({', '.join(changed)} "
                               "changed); use the original options or another --out")
-        return previous, {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
+        return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
     if resume and run_dir.exists() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
     run_dir.mkdir(parents=True, exist_ok=True)
     write_whole(run_dir / TASKS_FILE, task_file_json(task_file))
     write_run_metadata(run_dir, metadata)
-    return metadata, set()
+    return set()
+
+

@@ -52,7 +52,6 @@ from ..orchestrator import simulation_id
 from ..trajectory import ServerInfo, Trajectory
 from ._config import ExecutionOptions, default_workers
 from ._dispatch import Dispatch, Slot, WorkerLost
-from ._files import RunFile
 from ._record import RecordHooks
 from ._simulations import SimulationJob, Simulations, open_simulations, record_server_info
 from ._workers import RunSurroundings, concurrency_shares
@@ -277,7 +276,7 @@ def actor_class(ray: Any) -> Any:
     return ray.remote(max_restarts=0, max_task_retries=0)(SimulationActor)
 
 
-async def run_on_ray(job: SimulationJob, run_file: RunFile | None, workers: int,
+async def run_on_ray(job: SimulationJob, run_dir: Path, workers: int,
                      write: Callable[[Trajectory], Awaitable[None]], options: ExecutionOptions) -> None:
     """Run `job.work` on `workers` Ray actors (`options.concurrency` shared between them), each reserving
     `options.worker_cpus` CPUs and `worker_memory_mb`, spread across the nodes; `write` each trajectory here. With
@@ -331,8 +330,7 @@ async def run_on_ray(job: SimulationJob, run_file: RunFile | None, workers: int,
             except ray.exceptions.RayActorError as exc:  # before any simulation: nothing to fail but the run
                 raise RunWorkerError(f"the Ray actor ended unexpectedly while opening its servers ({_why(exc)}); "
                                      "nothing was lost: run the same command again with --resume") from None
-            if run_file is not None:
-                record_server_info(run_file, servers, job.make_user)
+            record_server_info(run_dir, servers, job.make_user)
             slots = [_slot(ray, job, member, run) for member, share in zip(members, shares, strict=True)
                      for _ in range(share)]
             await dispatch.run(slots)

@@ -18,29 +18,31 @@ from ..users import UserSimulator
 from ..world import CrossWorld, ToolSession, World, episode_id_for, open_world
 from ._config import RunConfig
 from ._dispatch import lost_trajectory
-from ._files import RunFile
+from ._files import RUN_FILE, read_run_metadata, write_run_metadata
 
 
-def record_server(run_file: RunFile, world: World | CrossWorld,
+def record_server(run_dir: Path, world: World | CrossWorld,
                   make_user: Callable[[], UserSimulator] | None = None) -> None:
     """Put the connected servers' identity (version, snapshot, image id if a container, tool contract)
     and the user simulator's in run.json."""
-    record_server_info(run_file, world.servers, make_user)
+    record_server_info(run_dir, world.servers, make_user)
 
 
-def record_server_info(run_file: RunFile, servers: dict[str, ServerInfo],
+def record_server_info(run_dir: Path, servers: dict[str, ServerInfo],
                        make_user: Callable[[], UserSimulator] | None = None) -> None:
     """`record_server` from the servers' identities alone (domain -> identity, what a Ray actor sends back to the
-    driver); run.json is written once, whatever the number of domains, from what the run holds of it (`RunFile`:
-    never read back)."""
-    metadata = run_file.metadata
+    driver); run.json is read and written once, whatever the number of domains."""
+    run_file = run_dir / RUN_FILE
+    if not run_file.exists():
+        return
+    metadata = read_run_metadata(run_dir)
     for domain, info in servers.items():
         metadata.server[domain] = info.model_dump(mode="json")
         if info.tool_contract is not None:
             metadata.tool_contracts[domain] = info.tool_contract
     if make_user is not None:
         metadata.user_simulator = make_user().identity().model_dump(mode="json", exclude_none=True)
-    run_file.write()
+    write_run_metadata(run_dir, metadata)
 
 
 class RunHooks:
@@ -98,21 +100,21 @@ class Simulations:
 
 
 @contextlib.asynccontextmanager
-async def open_simulations(job: SimulationJob, run_file: RunFile | None,
+async def open_simulations(job: SimulationJob, run_dir: Path | None,
                            world: World | CrossWorld | None = None) -> AsyncIterator[Simulations]:
     """The world (and the gateway, for agents that need one) open for the job (`world` when the caller holds one
     open, else the one `hooks.world` opens); yields `simulate(task, trial,
     first_attempt=0)`, which runs one simulation with its infrastructure retries (attempts `first_attempt` to
     `retry_infra`: a driver hands a simulation whose worker died to another as its next attempt). The server's
-    identity goes to `run_file` (the run's run.json; None: nothing is recorded)."""
+    identity goes to `run_dir`'s run.json."""
     hooks, retry_infra = job.hooks, job.retry_infra
     limits = SimulationLimits(job.config.max_steps, job.config.max_tool_errors, job.config.one_tool_per_turn,
                               give_policy=job.config.policy == "domain")
     needs_gateway = bool(job.work) and hooks.agent(*job.work[0], job.make_agent).uses_gateway
     opened = contextlib.nullcontext(world) if world is not None else hooks.world(job.config)
     async with opened as world, contextlib.AsyncExitStack() as stack:
-        if run_file is not None:
-            record_server(run_file, world, job.make_user)
+        if run_dir is not None:
+            record_server(run_dir, world, job.make_user)
         world.read_only_retries = retry_infra  # a read-only call is resent after a transport failure
         gateway = None
         if needs_gateway:  # the gateway speaks MCP: the SDK is loaded for it only

@@ -31,6 +31,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,7 +41,6 @@ from ..llm import LLMSettings, set_litellm_environment
 from ..orchestrator import simulation_id
 from ..trajectory import Trajectory
 from ._dispatch import Dispatch, Slot, WorkerLost
-from ._files import RunFile
 from ._simulations import SimulationJob, open_simulations
 
 # forkserver, not fork: a worker is forked from a clean server process that has imported the harness once
@@ -102,8 +102,8 @@ class _Pending:
 class _ProcessPool:
     """Worker processes of this machine, one per seat; a dead worker's seat gets a fresh process."""
 
-    def __init__(self, job: SimulationJob, run_file: RunFile | None, shares: list[int], dispatch: Dispatch):
-        self.job, self.run_file, self.shares, self.dispatch = job, run_file, shares, dispatch
+    def __init__(self, job: SimulationJob, run_dir: Path, shares: list[int], dispatch: Dispatch):
+        self.job, self.run_dir, self.shares, self.dispatch = job, run_dir, shares, dispatch
         self.run_alive, self.this_run = _CONTEXT.Pipe(duplex=False)  # this process holds the writing end
         self.surroundings = RunSurroundings.of_this_process()
         self.leave_main = not refers_to_main(job)
@@ -116,7 +116,7 @@ class _ProcessPool:
         self.started += 1
         process = _CONTEXT.Process(
             target=worker_main, name=f"shiftbox-worker-{number}", daemon=True,
-            args=(self.job, number, self.run_file if number == 0 else None, requests, sending_end,
+            args=(self.job, number, self.run_dir if number == 0 else None, requests, sending_end,
                   self.surroundings, self.run_alive))
         never_started = None
         try:
@@ -195,7 +195,7 @@ class _ProcessPool:
         self.this_run.close()
 
 
-async def run_in_processes(job: SimulationJob, run_file: RunFile | None, workers: int, concurrency: int,
+async def run_in_processes(job: SimulationJob, run_dir: Path, workers: int, concurrency: int,
                            write: Callable[[Trajectory], Awaitable[None]]) -> None:
     """Run `job.work` in `workers` processes; `write` each trajectory here as it arrives.
 
@@ -206,7 +206,7 @@ async def run_in_processes(job: SimulationJob, run_file: RunFile | None, workers
     start_fork_server(job)  # usually started already, by plan_run
     dispatch = Dispatch(len(job.work), job.retry_infra, job.lost, write)
     shares = concurrency_shares(concurrency, workers)
-    pool, finished = _ProcessPool(job, run_file, shares, dispatch), False
+    pool, finished = _ProcessPool(job, run_dir, shares, dispatch), False
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pool.watch)
@@ -305,24 +305,24 @@ class RunSurroundings:
             os.chdir(self.cwd)
 
 
-def worker_main(job: SimulationJob, number: int, run_file: RunFile | None, requests: Any, results: Connection,
+def worker_main(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,
                 surroundings: RunSurroundings, run_alive: Connection) -> None:
     """A worker process: run the simulations the parent hands it until it says stop, reporting each through
     `results` (the sending end of its own pipe)."""
     try:
         surroundings.enter()
-        anyio.run(_work, job, number, run_file, requests, results, run_alive)
+        anyio.run(_work, job, number, run_dir, requests, results, run_alive)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, which raises it
         _send(results, ("failed", number, _transportable(exc)))
     else:
         _send(results, ("exited", number, None))
 
 
-async def _work(job: SimulationJob, number: int, run_file: RunFile | None, requests: Any, results: Connection,
+async def _work(job: SimulationJob, number: int, run_dir: Path | None, requests: Any, results: Connection,
                 run_alive: Connection) -> None:
     sending = anyio.Lock()  # one message at a time on the pipe, sent from a thread (a full pipe blocks)
 
-    async with open_simulations(job, run_file) as simulate:
+    async with open_simulations(job, run_dir) as simulate:
         async def one(index: int, attempt: int) -> None:
             trajectory = await simulate(*job.work[index], attempt)
             async with sending:
