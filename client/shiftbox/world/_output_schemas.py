@@ -85,11 +85,11 @@ def compile_output_schemas(client: Client) -> CompiledOutputSchemas:
 
 
 class SchemaCheckedSession:
-    """An in-process `DirectSession` as the world holds a client (its `Client`: `server_info`, `wire_tools`, `wire_call`,
-    `read_text`), each successful tool result checked against the tool's listed output schema as the SDK's client checks it (`ClientSession.validate_tool_result`:
-    a result without structured content, or with content its schema refuses, raises `RuntimeError`). The world
-    reads its `wire_` answers and `read_text` (the results' JSON dumps: no protocol model is built in a run), as it
-    reads the SDK's client's (`SdkClientSession`)."""
+    """An in-process `DirectSession` as the world holds a client (its `Client`: `server_info`, `wire_tools`,
+    `wire_call`, `read_text`), each successful tool result checked against the tool's listed output schema as the
+    SDK's client checks it (`ClientSession.validate_tool_result`: a result without structured content, or with
+    content its schema refuses, raises `RuntimeError`). The world reads its `wire_` answers and `read_text` (the
+    results' JSON dumps: no protocol model is built in a run), as it reads the SDK's client's (`SdkClientSession`)."""
 
     def __init__(self, session: DirectSession):
         self.session = session
