@@ -590,7 +590,8 @@ def test_the_list_is_still_cut_at_the_requests_own_field_when_a_message_names_to
     """The list is looked for by its field's name, each place that name starts tried in order (not by searching for
     the whole list text, which prepared a search over 12 KB again at every line): a message holding a `tools` field
     of its own, before the request's, is passed over, and the request's own list is still cut out before the line
-    is scanned and parsed, then answered by digest."""
+    is scanned and parsed, then answered by digest. Pins behaviour main already had (it passes there too): not a
+    regression test."""
     fixture = offline_copy(LLM_FIXTURE, tmp_path, monkeypatch)
     text = written_tools(fixture)
     path = fixture / "cassettes" / "hw_banking_002_0.jsonl"  # not the first cassette (that one is read whole)

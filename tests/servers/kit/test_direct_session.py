@@ -252,7 +252,8 @@ def test_the_direct_sessions_answers_need_not_the_protocols_per_version_models()
 @pytest.mark.anyio
 async def test_each_in_process_request_runs_in_its_episode_and_leaves_it(tmp_path):
     """A call and a read run in the episode their `_meta` names (the digest read of episode "a" counts the call made
-    in it), and the request's episode is the caller's again after each, a refused read (a closed episode) included."""
+    in it), and the request's episode is the caller's again after each, a refused read (a closed episode) included.
+    Pins behaviour main already had (it passes there too): not a regression test."""
     from shiftbox_servers.kit._episode import current_episode_id
 
     server = DomainServer(get_domain("banking"), write_fixture_snapshot(tmp_path / "snap"))

@@ -207,7 +207,7 @@ def test_which_idle_episodes_are_evicted_and_when(echo_snapshot, clock):
     clock.now = 1008.0
     store.get("b")  # b used again at 1008 (opened before c and d, now used after them)
     clock.now = 1020.0
-    store.get("a")  # an open episode: no sweep, though a, c and d have been idle more than 10 s
+    store.get("a")  # an open episode: no sweep, though a, b, c and d have been idle more than 10 s
     store.get("default")
     assert set(store._episodes) == {"default", "a", "b", "c", "d"}
     with pytest.raises(Exception, match="invalid episode id"):
