@@ -25,11 +25,10 @@ A reference task list's findings are marked `reference_data` where shiftbox answ
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -72,11 +71,11 @@ class Finding(BaseModel):
                            "task list, checked on the reference's tool set and database), not in shiftbox")
 
 
-def validate_tasks(task_file: TaskFile, snapshot_dir: Path | Snapshot | None = None,
+def validate_tasks(task_file: TaskFile, snapshot: Path | Snapshot | None = None,
                    toolset: str | None = None) -> list[Finding]:
     """Every finding for the file, sorted by task id, field and problem (natural number order). Tools are
-    checked against `toolset` (default: the file's, `TaskFile.toolset_for`). `snapshot_dir` is a snapshot
-    directory, loaded once when first needed, or the `Snapshot` a caller loaded from one.
+    checked against `toolset` (default: the file's, `TaskFile.toolset_for`). `snapshot` is a snapshot
+    directory, loaded once, or the `Snapshot` a caller loaded from one.
 
     With a snapshot the replay runs its own event loop (`anyio.run`): call this from sync code.
     """
@@ -89,14 +88,13 @@ def validate_tasks(task_file: TaskFile, snapshot_dir: Path | Snapshot | None = N
     toolset = task_file.toolset_for(toolset)
     reference_tools = reference and task_file.toolset == toolset
     domains = _installed(task_file, findings)
-    snapshot = None if snapshot_dir is None else functools.cache(functools.partial(as_snapshot, snapshot_dir))
-    tools = {name: _domain_tools(domain, toolset, snapshot, findings) for name, domain in domains.items()}
+    loaded = None if snapshot is None else as_snapshot(snapshot)
+    tools = {name: _domain_tools(domain, toolset, loaded, findings) for name, domain in domains.items()}
     for task in task_file.tasks:
         if tools.get(task.domain) is not None:
             findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
                               reference_tools)
-    if snapshot is not None:
-        loaded = snapshot()
+    if loaded is not None:
         if loaded.manifest.domain != task_file.domain:
             raise ValueError(f"snapshot {loaded.manifest.snapshot_id} is for domain {loaded.manifest.domain!r}, "
                              f"but the tasks are for {task_file.domain!r}")
@@ -246,16 +244,14 @@ def _installed(task_file: TaskFile, findings: list[Finding]) -> dict[str, Domain
     return domains
 
 
-def _domain_tools(domain: Domain, toolset: str, snapshot: Callable[[], Snapshot] | None,
+def _domain_tools(domain: Domain, toolset: str, snapshot: Snapshot | None,
                   findings: list[Finding]) -> ToolSet | None:
     """The tools to check the calls against: the tool set's; for a domain whose tools come with its snapshot (mmtb),
-    the snapshot's (`snapshot()` loads it), or None (a warning: the checks are skipped) without one."""
+    the snapshot's, or None (a warning: the checks are skipped) without one."""
     if domain.snapshot_tools is None:
         return domain.toolset(toolset)
-    if snapshot is not None:
-        loaded = snapshot()
-        if loaded.manifest.domain == domain.name:
-            return domain.tools_for(loaded, toolset)
+    if snapshot is not None and snapshot.manifest.domain == domain.name:
+        return domain.tools_for(snapshot, toolset)
     findings.append(Finding(
         task_id=FILE_LEVEL, field="domain", severity="warning",
         problem=f"tool checks were skipped: the tools of domain {domain.name!r} come with its snapshot",
@@ -415,7 +411,7 @@ def _failure(task: Task, at: str, call: ToolCallSpec, error: dict[str, Any], sna
 RECORDABLE_ERRORS = frozenset(get_args(ExpectedError))
 
 
-def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path | Snapshot,
+def record_gold_outcomes(task_file: TaskFile, snapshot: Path | Snapshot,
                          task_ids: Iterable[str] | None = None) -> None:
     """Replay the gold path of each task (or of `task_ids`) on a fresh episode of the snapshot (a directory, or the
     `Snapshot` a caller loaded from one) and record, in place, what it does: `expected_error` on every gold call
@@ -428,8 +424,8 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path | Snapshot,
     way gets nothing recorded: `validate_tasks` reports it. ValueError when the snapshot is not the one the
     tasks are written for (the failures recorded would be another database's).
     """
-    snapshot = as_snapshot(snapshot_dir)
-    manifest = snapshot.manifest
+    loaded = as_snapshot(snapshot)
+    manifest = loaded.manifest
     if manifest.domain != task_file.domain:
         raise ValueError(f"snapshot {manifest.snapshot_id} is for domain {manifest.domain!r}, but the tasks are for "
                          f"{task_file.domain!r}")
@@ -438,7 +434,7 @@ def record_gold_outcomes(task_file: TaskFile, snapshot_dir: Path | Snapshot,
                          "gold calls failing there would be recorded as meant to fail")
     wanted = None if task_ids is None else set(task_ids)
     tasks = [t for t in task_file.tasks if wanted is None or t.id in wanted]
-    anyio.run(_record, tasks, get_domain(task_file.domain), snapshot, task_file.toolset_for())
+    anyio.run(_record, tasks, get_domain(task_file.domain), loaded, task_file.toolset_for())
 
 
 async def _record(tasks: list[Task], domain: Domain, snapshot: Snapshot, toolset: str) -> None:

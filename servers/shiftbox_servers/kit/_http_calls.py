@@ -130,8 +130,9 @@ class SessionCalls:
         transport = self._open_session(session_id)
         if transport is None or not await self._headers_pass(scope, receive, headers, modern=False):
             return False
-        episode_id = connection_episode(scope, session_id)  # never None: a session the version lookup found
-        answer = None if episode_id is None else self._answer(message, version, episode_id)
+        episode_id = connection_episode(scope, session_id)
+        assert episode_id is not None  # a session the version lookup found names its episode
+        answer = self._answer(message, version, episode_id)
         if answer is None:
             return False
         await Response(answer, status_code=200,

@@ -94,7 +94,7 @@ def test_banking_types_set_covers_its_sequences_and_validates():
     assert [len(set(t.goals)) for t in tasks.tasks] == [4] * n  # distinct goals
     # by hand: the 16 sequences are the 16 pairs, each followed by (single, single)
     assert type_sequence_coverage(tasks.tasks) == {1: (4, 4), 2: (16, 16), 3: (16, 64), 4: (16, 256)}
-    assert validate_tasks(tasks, snapshot_dir=snapshot_dir(domain)) == []
+    assert validate_tasks(tasks, snapshot=snapshot_dir(domain)) == []
 
 
 @pytest.mark.slow
