@@ -1,4 +1,4 @@
-"""Issue 36: the end of a run on a Ray cluster that outlives it (`--ray-address`). Leaving the cluster
+"""Issue 34: the end of a run on a Ray cluster that outlives it (`--ray-address`). Leaving the cluster
 (`ray.shutdown`) does nothing the run's results need (they are written and fsynced before), yet it waited in the
 driver, often about 0.25 s (Ray's core worker joins its RPC threads, which poll every 250 ms). The run now leaves the
 cluster in a thread of its own and returns: the process's remaining work (the summary) goes on meanwhile, and the

@@ -1,4 +1,4 @@
-"""A run reads each file it needs once (issue 36): the persona catalog once (it was read and parsed twice, for the
+"""A run reads each file it needs once (issue 34): the persona catalog once (it was read and parsed twice, for the
 scripted user's personas and for the user's identity in run.json). Counted in a fresh interpreter, from Python's
 `open` audit events: a process that read the catalog already reads it no more."""
 
