@@ -547,8 +547,8 @@ def stop_kept_actors(address: str = "auto") -> list[str]:
 def connected(ray: Any, address: str | None, workers: int, cpus: float = 1.0,
               memory: int | None = None, background: bool = False) -> Iterator[bool]:
     """Connected to the cluster at `address` (left as the block ends; with `background`, the disconnection finished
-    in a thread: `_disconnect`), or to a local one started now (and stopped after) with the CPUs every worker reserves; a Ray
-    already initialized in this process is used as it is and left running. Refused
+    in a thread: `_disconnect`), or to a local one started now (and stopped after) with the CPUs every worker
+    reserves; a Ray already initialized in this process is used as it is and left running. Refused
     (`RunWorkerError`) when the cluster's nodes have no room for every worker. Gives whether the cluster outlives
     the block (not one started for it)."""
     disconnected()  # the last run's connection gone first, not found still initialized
@@ -577,8 +577,8 @@ _leaving: list[threading.Thread] = []
 def _disconnect(ray: Any) -> None:
     """Leave the cluster (`ray.shutdown`) in a thread, and return: what the run needs is done (its actors closed,
     its results written), and Ray's shutdown waits in the driver (its core worker joins its RPC threads, which poll
-    every 250 ms: 0.25 s more in 20 of the 25 ends measured), which the process's remaining
-    work (the summary) need not wait for. The thread is not a daemon: Python's exit, and the CLI's fast exit, join it; so does the next
+    every 250 ms: 0.25 s more in 20 of the 25 ends measured), which the process's remaining work (the summary) need
+    not wait for. The thread is not a daemon: Python's exit, and the CLI's fast exit, join it; so does the next
     connection (`disconnected`)."""
     leaving = threading.Thread(target=ray.shutdown, name="shiftbox-ray-disconnect")
     leaving.start()
