@@ -30,7 +30,9 @@ path in the same run. The floor for CPU per completion is raw `httpx.AsyncClient
 request bodies (`conversation_bodies`) with as many requests in flight as the side has simulations in flight
 (`raw_httpx_cpu_ms`), measured each round beside the sides; concurrency 1 gives a CPU row, no throughput target.
 The fast path's sides above the base concurrency, and a base side they are compared with, run enough simulations
-to keep that many in flight (`enough_simulations`: 520 for concurrency 256). `--profile N` adds an in-process cProfile of N simulations per path (where the time goes).
+to keep that many in flight (`enough_simulations`: 520 for concurrency 256). The replay sides play a fixture of
+the fast path's simulations and one of a single simulation, whose replay bounds what any replay can gain
+(`ceiling_row`). `--profile N` adds an in-process cProfile of N simulations per path (where the time goes).
 """
 
 from __future__ import annotations
@@ -655,6 +657,22 @@ def ratio_row(label: str, numerator: list[Measured], denominator: list[Measured]
     return row
 
 
+def ceiling_row(label: str, live: list[Measured], replay_one: list[Measured], at_least: float,
+                text: str) -> dict[str, Any]:
+    """The most a replay of live's simulations can gain over live: live's whole process over a replay of one of
+    them, round by round (were every other simulation free to replay), and the same for CPU. Below `at_least`, the
+    target is out of reach whatever a replay's simulations cost."""
+    ceiling = rounded(paired(live, replay_one, lambda m: m.seconds), 2)
+    reach = "within reach" if ceiling is not None and ceiling >= at_least else "out of reach"
+    row: dict[str, Any] = {"bench": label, "rounds": len(live),
+                           "load_1m_at_start": [round(m.load_1m, 2) for m in replay_one], "ceiling_x": ceiling,
+                           "cpu_ceiling_x": rounded(paired(live, replay_one, lambda m: m.cpu_s), 2),
+                           "reach": f"{text}: {reach}"}
+    if problem := failure(live, replay_one):
+        row["FAILED"] = problem
+    return row
+
+
 CONCURRENCIES = (8, 1, 64, 256)
 """The fast path's concurrencies; the first is the base the litellm path, workers and replay run at, and the
 higher ones' throughput is compared with."""
@@ -668,7 +686,8 @@ def enough_simulations(concurrencies: tuple[int, ...], simulations: int) -> int:
     return -(-least // len(CUSTOMERS)) * len(CUSTOMERS)
 SIDES = ("fast", "litellm", "concurrency", "workers", "replay")
 """The llm section's sides, by name: fast and litellm path at the first concurrency, the fast path at the others,
---workers 1 and 2, replay of the fast path's simulations (tools re-executed, and from the transcripts)."""
+--workers 1 and 2, replay of the fast path's simulations and of one of them (tools re-executed, and from the
+transcripts)."""
 
 
 async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int, ...] = CONCURRENCIES,
@@ -680,6 +699,8 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
     of SIDES (the smoke test's); the comparison rows need both their sides. The first concurrency is the base the
     others' throughput is compared with (those above it: a lower one, 1, gives its CPU row only); the sides above
     it and the base side they are compared with run `concurrency_simulations` (default `enough_simulations`)."""
+    from shiftbox.replay import TOOLS_MODES
+
     os.environ.setdefault(KEY_ENV, "sk-fake-bench-key")
     c8 = concurrencies[0]
     many = concurrency_simulations or enough_simulations(concurrencies, simulations)
@@ -711,6 +732,13 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
             sides["replay-transcript"] = Side(f"`shiftbox replay --tools transcript` (no servers) of the fast path's "
                                               f"{simulations} simulations, concurrency {c8}", simulations, c8,
                                               replay=tmp / "fixture", replay_tools="transcript")
+            # a replay of all the simulations does at least what a replay of one of them does (the same start-up,
+            # reading, one simulation, the check): live over that one is the most a replay can gain (`ceiling_row`)
+            run_side(server, Side("recording", 1, c8), tmp, "record-one", record=tmp / "fixture-one")
+            for tools in TOOLS_MODES:
+                sides[f"replay-one-{tools}"] = Side(f"`shiftbox replay --tools {tools}` of one simulation recorded "
+                                                    "as the fast path's", 1, c8, replay=tmp / "fixture-one",
+                                                    replay_tools=tools)
         samples, raws = await measure_sides(server, sides, rounds, tmp, conversation_bodies(server, tmp))
         raw = {c: median(ms) for c, ms in raws.items()}
         detail["raw_httpx_cpu_ms_per_completion"] = {f"concurrency {c}": ms for c, ms in raws.items()}
@@ -728,6 +756,9 @@ async def bench_llm_throughput(simulations: int = 100, concurrencies: tuple[int,
         rows += [ratio_row(label, samples[a], samples[b], at_least, text, window=sides[a].replay is None,
                            cpu=sides[a].one_process and sides[b].one_process)
                  for a, b, label, at_least, text in comparisons if a in samples and b in samples]
+        rows += [ceiling_row(f"replay's ceiling ({tools}): live's {simulations} simulations / a replay of one "
+                             "simulation", samples["fast"], samples[f"replay-one-{tools}"], 3, "replay >= 3x live")
+                 for tools in TOOLS_MODES if "fast" in samples and f"replay-one-{tools}" in samples]
         if "fast" in samples and (startup := median([m.window["first_cpu_s"] for m in samples["fast"]])) is not None:
             row = {"bench": f"start-up to first request, {sides['fast'].label}", "startup_cpu_s": round(startup, 2),
                    "load_1m_at_start": [round(m.load_1m, 2) for m in samples["fast"]]}

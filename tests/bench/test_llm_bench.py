@@ -49,3 +49,23 @@ def test_a_side_that_misplays_marks_its_rows_and_fails_the_bench():
     assert ratio["FAILED"] == litellm["FAILED"]
     assert ratio["target"].startswith("whole process >= 10x the litellm path: ")
     assert "bench: FAILED" in done.stderr and litellm["FAILED"] in done.stderr
+
+
+@pytest.mark.timeout(300)  # live, two replays, two replays of one simulation; about 15 s on an idle machine
+def test_the_replay_rows_say_how_far_a_replay_can_get_past_live():
+    done = run_bench("--sides", "fast", "replay")
+    assert done.returncode == 0, done.stderr
+    rows = {row["bench"]: row for row in json.loads(done.stdout)["rows"]}
+    live, = (row for name, row in rows.items() if name.startswith("whole process: fast path"))
+    for tools in ("reexecute", "transcript"):
+        one, = (row for name, row in rows.items()
+                if name.startswith(f"whole process: `shiftbox replay --tools {tools}` of one simulation"))
+        assert "FAILED" not in one and one["simulations"] == 1
+        ceiling, = (row for name, row in rows.items() if name.startswith(f"replay's ceiling ({tools})"))
+        assert "FAILED" not in ceiling
+        # one round: the ceiling is live's seconds over the replay of one's (both rounded to 0.01 s in their rows)
+        low, high = (live["seconds"] - 0.005) / (one["seconds"] + 0.005), (live["seconds"] + 0.005) / (one["seconds"] - 0.005)
+        assert low - 0.005 <= ceiling["ceiling_x"] <= high + 0.005, (ceiling, live["seconds"], one["seconds"])
+        assert ceiling["cpu_ceiling_x"] > 0
+        reach = "within reach" if ceiling["ceiling_x"] >= 3 else "out of reach"
+        assert ceiling["reach"] == f"replay >= 3x live: {reach}"
