@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-episodes", type=int, default=1000, help="episodes held at once (HTTP)")
     parser.add_argument("--idle-timeout", type=float, default=3600.0, help="seconds before an idle episode is dropped")
     parser.add_argument("--toolset", default="default",
-                        help="tool profile: default, or agentchangebench (the reference's exact tool set)")
+                        help="tool profile: default, or agentchangebench / tau2 (the reference's exact tool set; "
+                             "tau2 for retail and airline)")
     parser.add_argument("--dependency-graph", action="store_true",
                         help="write each tool's preconditions and postconditions from the domain's dependency graph "
                              "into its description (VitaBench mode; docs/servers.md)")

@@ -6,10 +6,14 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib.metadata import version
+from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from shiftbox.cli import COMMANDS, app
@@ -113,3 +117,32 @@ def test_shipped_task_files_name_no_internal_issue_number(tmp_path):
     root = HANDWRITTEN.parents[2]  # snapshots/
     sources = {p: json.loads(p.read_text()).get("source", "") for p in root.rglob("tasks*.json")}
     assert sources and not [p for p, s in sources.items() if re.search(r"(?i)\bissue \d", s or "")]
+
+
+def _cli_md_sections() -> dict[str, str]:
+    """docs/cli.md's text under each `## <command>` heading."""
+    text = (Path(__file__).parents[3] / "docs" / "cli.md").read_text()
+    return {m.group(1).strip(): m.group(2) for m in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, re.S | re.M)}
+
+
+def _leaf_commands(command: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    if isinstance(command, TyperGroup):
+        for name in command.commands:
+            yield from _leaf_commands(command.commands[name], (*path, name))
+    else:
+        yield path, command
+
+
+def test_every_option_of_every_command_is_in_its_cli_md_section():
+    """A user reading docs/cli.md's section of a command finds every option its --help offers (demo's --out,
+    tasks validate's --toolset, generate-cross's --independent and tasks import's --task-set were missing)."""
+    sections = _cli_md_sections()
+    missing = []
+    for path, command in _leaf_commands(typer.main.get_command(app), ()):
+        section = sections[f"shiftbox {path[0]}"]
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden and param.opts[0] != "--help":
+                names = [o for o in (*param.opts, *param.secondary_opts) if o.startswith("--")]
+                if not any(re.search(rf"{re.escape(o)}(?![\w-])", section) for o in names):  # --x or --no-x
+                    missing.append(f"shiftbox {' '.join(path)} {names[0]}")
+    assert missing == []
