@@ -136,7 +136,7 @@ class UserSimulatorInfo(BaseModel):
     """Which user simulator played the customer: results are comparable only between equal ones."""
 
     kind: str = Field(description="'scripted', 'litellm' or a plugin's name")
-    model: str | None = Field(None, description="the LLM behind it (litellm); absent for a scripted user")
+    model: str | None = Field(None, description="the LLM behind it (litellm); null for a scripted user")
     prompt_sha256: str | None = Field(None, description="sha256 of its prompt templates (LLM users)")
     personas_version: int | None = Field(None, description="persona catalog schema_version")
     personas_sha256: str | None = Field(None, description="sha256 of the persona catalog (personas.json)")
