@@ -51,7 +51,9 @@ def require_acb(*parts: str) -> Path:
     """Path inside ../shared/external/agentchangebench, or skip with a clear reason when absent."""
     path = ACB.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"AgentChangeBench reference data not found at {path} (expected ../shared beside the repo)")
+        pytest.skip(f"AgentChangeBench reference data not found at {path}: the tests read ../shared beside the repo, "
+                    "its external/agentchangebench/ holding the data files of github.com/calissaman/AgentChangeBench "
+                    "(a domain's in data/tau2/domains/<domain>/ there; docs/quickstart.md)")
     return path
 
 
@@ -59,7 +61,9 @@ def require_tau2(*parts: str) -> Path:
     """Path inside ../shared/external/tau2 (tau2-bench's upstream data), or skip with a clear reason when absent."""
     path = TAU2.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"tau2-bench reference data not found at {path} (expected ../shared beside the repo)")
+        pytest.skip(f"tau2-bench reference data not found at {path}: the tests read ../shared beside the repo, its "
+                    "external/tau2/<domain>/ holding the files of github.com/sierra-research/tau2-bench's "
+                    "data/tau2/domains/<domain>/ (docs/quickstart.md)")
     return path
 
 

@@ -48,6 +48,12 @@ class DependencyGraph:
     conditions: Mapping[str, ToolConditions] = field(default_factory=dict)
     """Tool -> what its description says in dependency-graph mode; every tool of the domain has one."""
 
+    @property
+    def declared(self) -> bool:
+        """Whether the domain declares a graph at all: one whose tools come with its snapshot (mmtb) declares none,
+        and dependency-graph mode does not apply to it."""
+        return bool(self.conditions)
+
     def steps(self, tool: str) -> tuple[Step, ...]:
         """Every step `tool` depends on: the enforced ones first, then the described ones (no repeats)."""
         described = self.conditions[tool].after if tool in self.conditions else ()
@@ -142,10 +148,10 @@ def is_graph_refusal(error: Any) -> bool:
 def render_dependency_graph(name: str, graph: DependencyGraph) -> str:
     """One domain's graph as markdown: its size and density, then each tool's conditions and what
     `--graph-refusal` enforces."""
-    tools, edges = sorted(graph.conditions), graph.edges()
-    if not tools:  # a domain whose tools come with its data (mmtb) declares no graph
+    if not graph.declared:
         return "\n".join([f"### {name}", "", "No graph is declared: this domain's tools come with its snapshot, so "
                           "dependency-graph mode does not apply to it.", ""])
+    tools, edges = sorted(graph.conditions), graph.edges()
     density = graph_density(len(tools), len(edges))
     lines = [f"### {name}", "", f"{len(tools)} tools, {len(edges)} edges, density "
              f"{'n/a' if density is None else f'{density:.3f}'}.", ""]

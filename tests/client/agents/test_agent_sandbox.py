@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from shiftbox.agents import sandbox_command, sandbox_prefix
+from shiftbox.agents import sandbox_command, sandbox_prefix, sandbox_status
 
 SECRET = "SIBLING_SECRET=http://127.0.0.1:1/episodes/stolen/mcp"
 PROBE = ("umount /proc 2>/dev/null; for f in /proc/[0-9]*/environ; do "
@@ -31,16 +31,17 @@ def found_by(probe: list[str], *, as_user: list[str]) -> list[str]:
     return out[:-1]
 
 
-@pytest.mark.skipif(sandbox_prefix() is None, reason="this platform refuses PID namespaces (unshare/setpriv)")
+@pytest.mark.skipif(sandbox_prefix() is None, reason=sandbox_status())
 def test_a_sandboxed_program_sees_no_sibling_as_the_harness_user():
     assert found_by([], as_user=[]), "the probe finds an unsandboxed sibling (else it proves nothing)"
     assert found_by(list(sandbox_prefix()), as_user=[]) == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to become nobody")
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and util-linux's setpriv (to run the probe as nobody)")
 def test_a_sandboxed_program_sees_no_sibling_as_a_normal_user():
     prefix = sandbox_command(root=False)
     if prefix is None or subprocess.run([*NOBODY, *prefix, "true"], capture_output=True).returncode != 0:
-        pytest.skip("this platform refuses user namespaces to a normal user")
+        pytest.skip("this platform refuses user namespaces to a normal user (allow them: sysctl "
+                    "user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 where it exists)")
     assert found_by([], as_user=NOBODY), "the probe finds an unsandboxed sibling (else it proves nothing)"
     assert found_by(list(prefix), as_user=NOBODY) == []

@@ -141,7 +141,7 @@ async def test_https_with_the_pool_s_ssl_context(tmp_path):
     import subprocess
 
     if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make a self-signed certificate")
+        pytest.skip("needs the openssl command to make a self-signed certificate: apt-get install openssl")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(tmp_path / "key.pem"),
                     "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True)

@@ -19,7 +19,9 @@ from shiftbox.testing import Reply, ToolCallReply, fake_openai
 from tests.client.harness import HANDWRITTEN
 from tests.client.rl.conftest import TASK_ID
 
-pytest.importorskip("verifiers.v1", reason="the optional extra shiftbox[verifiers] (verifiers 0.4) is not installed")
+pytest.importorskip("verifiers.v1", reason="the optional extra shiftbox[verifiers] (verifiers 0.4) is not installed: "
+                    "`make env` leaves it out (it conflicts with the inspect extra and the examples group, "
+                    "[tool.uv] conflicts); `make test-floor` runs this test in .venv-floor, which has it")
 
 TASKS = HANDWRITTEN
 VF_EVAL = Path(sys.executable).with_name("vf-eval")

@@ -266,7 +266,7 @@ def test_a_ray_run_started_with_uv_run_starts_its_actors(tmp_path):
         pytest.skip("Ray is the optional extra shiftbox[ray]; `make env` installs it")
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("no uv on PATH to start the run with")
+        pytest.skip("no uv on PATH to start the run with (`make env` installs it with pip)")
     out = tmp_path / "run"
     command = [uv, "run", "--no-sync", "--project", str(REPO), "shiftbox", "run", "--domain", "banking", "--tasks",
                str(HANDWRITTEN), "--out", str(out), "--executor", "ray", "--workers", "1", "--concurrency", "2"]
@@ -297,7 +297,8 @@ def test_a_local_cluster_started_after_ray_was_imported_starts_its_workers():
         pytest.skip("Ray is the optional extra shiftbox[ray]; `make env` installs it")
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("no uv on PATH to start the process with (Ray copies only a `uv run` driver's environment)")
+        pytest.skip("no uv on PATH to start the process with (Ray copies only a `uv run` driver's environment; "
+                    "`make env` installs it with pip)")
     environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}  # as a user's shell has it
     command = [uv, "run", "--no-sync", "python", "-c", RAY_FIRST]  # in the checkout, as `uv run pytest` runs
     try:

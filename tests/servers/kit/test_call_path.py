@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 
 import pytest
@@ -143,7 +144,10 @@ def test_a_remembered_params_check_never_passes_other_meta(tmp_path, version):
     assert not server._params_pass({**params, "_meta": 5}, version)
 
 
-@pytest.mark.skipif(not SDK_KEEPS_RESULT_VALIDATOR, reason="this mcp has no FuncMetadata._output_adapter to keep")
+@pytest.mark.skipif(not SDK_KEEPS_RESULT_VALIDATOR,
+                    reason=f"mcp {importlib.metadata.version('mcp')} has no FuncMetadata._output_adapter, so the kit "
+                           "keeps no validator (test_structured_results_are_shaped_as_the_sdk_shapes_them checks "
+                           "that): this test runs in `make env`'s environment, whose mcp has one")
 def test_the_remembered_output_validator_follows_the_tools_metadata(tmp_path):
     """The kit keeps the SDK's validator of a tool's results; a tool whose output model is replaced gets the new
     model's validator, never the old one."""

@@ -11,6 +11,7 @@ from shiftbox_servers.kit import (
     DEPENDENCY_GRAPH_MARK,
     GRAPH_REFUSAL_MARK,
     DomainServer,
+    Snapshot,
     conditions,
     dependency_graph,
     get_domain,
@@ -180,3 +181,23 @@ def test_the_server_command_refuses_graph_refusal_without_the_graph_mode(capsys)
 
     assert main(["retail", "--graph-refusal"]) == 2
     assert "--dependency-graph --graph-refusal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("refusal", [False, True], ids=["dependency-graph", "graph-refusal"])
+def test_a_domain_that_declares_no_graph_refuses_the_graph_modes_saying_why(refusal, capsys):
+    """A domain whose tools come with its snapshot (mmtb) declares no graph, so the graph modes do not apply to
+    it: the server refuses them naming the domain and why, not asking for conditions it cannot declare."""
+    from shiftbox_servers.kit.cli import main
+
+    bare = [d for d in registered_domains().values() if not d.dependency_graph.conditions]
+    assert "mmtb" in [d.name for d in bare]
+    for domain in bare:
+        assert domain.snapshot_tools is not None, f"{domain.name} serves declared tools but declares no graph"
+        why = (f"the {domain.name} domain declares no dependency graph (its tools come with its snapshot), so "
+               "dependency-graph mode does not apply to it")
+        with pytest.raises(ValueError) as refused:
+            DomainServer(domain, Snapshot.load(domain.default_snapshot_dir()), dependency_graph=True,
+                         graph_refusal=refusal)
+        assert str(refused.value).startswith(why)
+        assert main([domain.name, "--dependency-graph", *(["--graph-refusal"] if refusal else [])]) == 2
+        assert why in capsys.readouterr().err
