@@ -19,6 +19,7 @@ from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
 from ..agents import SCRIPTED_AGENTS
+from ..errors import OutputPathError
 from ..runs import (
     ExecutionOptions,
     RecordWriteError,
@@ -157,8 +158,8 @@ def run(
                                    ray_keep_actors=ray_keep_actors,
                                    leave_cluster_in_background=True)  # the program exits next (fast exit joins it)
         plan = plan_run(
-            tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
-            user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,
+            tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or [], "--agent-arg"),
+            user_args=parse_options(user_arg or [], "--user-arg"), trials=trials, options=options, seed=seed,
             servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, toolset=toolset,
@@ -169,7 +170,8 @@ def run(
         raise fail(str(exc)) from None
     try:
         result = run_with_progress(plan, err)
-    except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
+    except (RunDirError, RunFileError, OutputPathError, RunWorkerError, SnapshotError, DockerError,
+            ToolContractError) as exc:
         raise fail(str(exc)) from None
     except RecordWriteError as exc:  # a full disk: what is written stays, what failed was cut off
         raise fail(f"{exc}, then finish the run with `{resume_command()}`") from None
