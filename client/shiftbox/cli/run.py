@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
@@ -201,12 +201,12 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
     shown_live = console.is_jupyter or (console.is_terminal and not console.is_dumb_terminal)  # as rich's Live draws
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, transient=False, auto_refresh=shown_live)
-    bar = progress.add_task("simulations", total=None)
+    bar: list[TaskID] = []  # made as the simulations start: an --out refused before shows no empty bar
 
     def started(to_run: int, finished: int) -> None:
         if finished:
             console.print(f"resuming: {finished} simulations already finished in {plan.out}")
-        progress.update(bar, total=to_run)
+        bar.append(progress.add_task("simulations", total=to_run))
 
     def rerun(ids: list[str]) -> None:
         shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
@@ -214,7 +214,7 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
                       f"failure ({shown})")
 
     with progress:
-        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar), on_rerun=rerun)
+        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar[0]), on_rerun=rerun)
 
 
 def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False,

@@ -130,7 +130,8 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
         _restore(run_dir / TASKS_FILE, task_file)
         return finished
     if resume and run_dir.is_dir() and any(run_dir.iterdir()):
-        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
+        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume: restore its "
+                          f"{RUN_FILE}, or start the run without --resume in another --out")
     with writing_to(run_dir, "--out"):
         run_dir.mkdir(parents=True, exist_ok=True)
     write_whole(run_dir / TASKS_FILE, task_file_json(task_file))

@@ -213,3 +213,19 @@ def test_serve_names_an_out_that_is_a_file(a_file):
     """It printed the system's `[Errno 17] File exists: …`."""
     _refused(["serve", "--domain", "banking", "--transport", "stdio", "--out", str(a_file)], "--out", str(a_file),
              "is a file, not a directory")
+
+
+def test_resume_without_run_json_says_how_to_go_on(a_run, tmp_path):
+    """It said only "nothing to resume"; the trajectories are still there and are kept."""
+    run = tmp_path / "run"
+    shutil.copytree(a_run, run)
+    (run / "run.json").unlink()
+    _refused(_run(run, "--trials", "2", "--resume"), f"{run} is not a shiftbox run directory (no run.json)",
+             "restore its run.json", "another --out")
+    assert (run / "trajectories.jsonl").read_bytes() == (a_run / "trajectories.jsonl").read_bytes()
+
+
+def test_an_out_refused_as_the_run_starts_shows_no_empty_progress_bar(a_run):
+    """The error came under a bar of 0/? simulations that never ran: one line is all there is to say."""
+    message = _refused(_run(a_run), f"{a_run} already holds a run", "--resume")
+    assert message.startswith("error:") and "simulations" not in message
