@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
