@@ -229,3 +229,13 @@ def test_an_out_refused_as_the_run_starts_shows_no_empty_progress_bar(a_run):
     """The error came under a bar of 0/? simulations that never ran: one line is all there is to say."""
     message = _refused(_run(a_run), f"{a_run} already holds a run", "--resume")
     assert message.startswith("error:") and "simulations" not in message
+
+
+@pytest.mark.parametrize("args", [["generate", "banking", "--n", str(10**11)],
+                                  ["generate-cross", "banking,retail", "--per-pair", str(10**11)]],
+                         ids=["generate --n", "generate-cross --per-pair"])
+def test_more_tasks_than_a_task_set_holds_are_refused_at_once(args, tmp_path):
+    """--n 10**11 planned every task's goals in memory first: it ran until killed."""
+    started = time.monotonic()
+    _refused(["tasks", *args, "--out", str(tmp_path / "t.json")], "at most 100,000")
+    assert time.monotonic() - started < 30 and not (tmp_path / "t.json").exists()
