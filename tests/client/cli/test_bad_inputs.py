@@ -239,3 +239,11 @@ def test_more_tasks_than_a_task_set_holds_are_refused_at_once(args, tmp_path):
     started = time.monotonic()
     _refused(["tasks", *args, "--out", str(tmp_path / "t.json")], "at most 100,000")
     assert time.monotonic() - started < 30 and not (tmp_path / "t.json").exists()
+
+
+def test_an_empty_reference_task_list_says_it_holds_no_tasks(tmp_path):
+    """It said "cannot tell the domain …; pass the domain explicitly", to a command given --domain."""
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text("[]")
+    _refused(_run(tmp_path / "run", tasks=tasks), f"{tasks}: holds no tasks")
+    _refused(["tasks", "validate", str(tasks)], f"{tasks}: holds no tasks")
