@@ -39,13 +39,13 @@ _EXPORTS: dict[str, str] = {
     # errors
     "ShiftboxError": "shiftbox.errors", "SpecError": "shiftbox._registry", "RunPlanError": "shiftbox.errors",
     "RunDirError": "shiftbox.errors", "RunFileError": "shiftbox.errors", "RunWorkerError": "shiftbox.errors",
-    "RecordWriteError": "shiftbox.errors", "InfrastructureError": "shiftbox.errors",
+    "RecordWriteError": "shiftbox.errors", "OutputPathError": "shiftbox.errors", "InfrastructureError": "shiftbox.errors",
     "ToolContractError": "shiftbox.errors", "DockerError": "shiftbox.errors", "ReplayDivergence": "shiftbox.errors",
 }
 
 __all__ = [  # the keys of _EXPORTS, sorted
     "Agent", "AgentContext", "AgentReply", "AgentScores", "Comparison", "DockerError", "ExecutionOptions",
-    "ExternalAgent", "InfrastructureError",
+    "ExternalAgent", "InfrastructureError", "OutputPathError",
     "RecordWriteError", "ReplayDivergence", "ReplayResult", "RunConfig", "RunDirError", "RunFileError", "RunMetrics", "RunPlan",
     "RunPlanError", "RunResult", "RunWorkerError", "ShiftboxEnv", "ShiftboxError", "SimulationMetrics", "SpecError", "Task", "TaskFile",
     "ToolContractError", "Trajectory", "UserContext", "UserReply", "UserSimulator", "agent_from_spec",
@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _EXPORTS
     from .errors import (
         DockerError,
         InfrastructureError,
+        OutputPathError,
         RecordWriteError,
         ReplayDivergence,
         RunDirError,

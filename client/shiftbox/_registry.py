@@ -31,13 +31,13 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return kind, (arg if sep else None)
 
 
-def parse_options(pairs: list[str]) -> dict[str, str]:
-    """`k=v` pairs from --agent-arg / --user-arg."""
+def parse_options(pairs: list[str], flag: str = "option") -> dict[str, str]:
+    """`k=v` pairs from `flag` (--agent-arg, --user-arg, --judge-arg); one that is not is a SpecError naming it."""
     options = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SpecError(f"option {pair!r} is not KEY=VALUE")
+            raise SpecError(f"{flag} {pair!r} is not KEY=VALUE (e.g. {flag} {key or 'temperature'}=0)")
         options[key] = value
     return options
 

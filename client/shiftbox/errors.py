@@ -82,6 +82,35 @@ class RecordWriteError(ShiftboxError):
         return cls(f"cannot write {path}: {cause}; nothing of it was kept. Free space on that disk (or fix it)")
 
 
+class OutputPathError(ShiftboxError, ValueError):
+    """A path given to write to (a run directory, a fixture, a report, a task file, a snapshot) cannot be created: a
+    file stands where a directory must be, or a directory where a file must be, or the system refuses. The message
+    names the path, what is in the way and the option to change (`writing_to`)."""
+
+
+@contextlib.contextmanager
+def writing_to(path: Path, option: str) -> Iterator[None]:
+    """Creating or writing `path`, the value of `option` (`--out`): an OSError becomes an OutputPathError."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputPathError(f"{option} {path} {_in_the_way(Path(path), exc)}; choose another {option}") from None
+
+
+def _in_the_way(path: Path, exc: OSError) -> str:
+    """Why `path` cannot be written: a file among its parents, `path` itself of the other kind, or the system's
+    reason."""
+    blocking = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        return f"cannot be created: {blocking} is a file, not a directory"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a file"
+    if isinstance(exc, FileExistsError | NotADirectoryError) and path.exists() and not path.is_dir():
+        return "is a file, not a directory"
+    cause = exc.strerror or str(exc)
+    return f"cannot be written ({cause}{f', {errno.errorcode[exc.errno]}' if exc.errno in errno.errorcode else ''})"
+
+
 class CassetteFileError(ShiftboxError, ValueError):
     """A cassette file refused before or while it is parsed (too large, nested too deep, a YAML tag that would
     construct objects, a line that is not an interaction): the message names the file and the limit or line."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from shiftbox.tasks import TaskFile, load_task_file
@@ -9,6 +10,16 @@ from shiftbox.trajectory import read_trajectories
 
 REPO = Path(__file__).resolve().parents[2]
 HANDWRITTEN = REPO / "snapshots" / "banking" / "v1" / "tasks-handwritten.json"
+
+
+def changed_snapshot(tmp_path: Path) -> Path:
+    """A copy of the banking snapshot whose database was changed after it was built: its manifest reads (a run plans
+    on it), but no server opens it (its sha256 differs): a failure of the servers, not of the plan."""
+    copy = tmp_path / "changed-snapshot"
+    shutil.copytree(HANDWRITTEN.parent, copy)
+    with (copy / "db.sqlite").open("ab") as db:
+        db.write(b"\0")
+    return copy
 
 
 def handwritten() -> TaskFile:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -15,6 +16,13 @@ from ..trajectory import describe_invalid
 from ..world import SERVER_MODES
 
 err = Console(stderr=True, soft_wrap=True)
+
+Threshold = Annotated[float, typer.Option(min=0.0, max=1.0, help="TSR at or above which a simulation counts as a "
+                                                                 "success (0 to 1)")]
+"""`--threshold` of `metrics` and `compare`: a TSR is a share, so one outside 0..1 makes every simulation a failure
+(or a success)."""
+Port = Annotated[int, typer.Option(min=0, max=65535, help="HTTP port on 127.0.0.1 (0: any free port)")]
+"""`--port` of every command that serves: outside 0..65535 a bind fails, or wraps around to another port."""
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

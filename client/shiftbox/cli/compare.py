@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from ..errors import NoSimulationsError
 from ..runs import compare_run_dirs, write_comparison_report
-from ._common import err, fail, out_console
+from ._common import Threshold, err, fail, out_console
 
 
 def compare_command(
@@ -22,7 +22,7 @@ def compare_command(
     json_out: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
     html: Annotated[Path | None, typer.Option("--html", metavar="FILE",
                                               help="also write an HTML report of both runs with the comparison")] = None,
-    threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
+    threshold: Threshold = 1.0,
 ) -> None:
     """Compare two runs: each metric's difference B - A over simulations paired by (task, trial), with a 95%
     paired-bootstrap interval over tasks (seeded: reruns print the same interval).

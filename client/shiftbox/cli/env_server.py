@@ -11,12 +11,12 @@ import typer
 from .._registry import SpecError, parse_options
 from ..errors import RunPlanError
 from ..rl import serve_env
-from ._common import err, fail
+from ._common import Port, err, fail
 
 
 def env_server(
     tasks: Annotated[Path, typer.Option(help="the task file whose tasks the sessions play")],
-    port: Annotated[int, typer.Option(help="HTTP port on 127.0.0.1 (0: any free port)")] = 8770,
+    port: Port = 8770,
     user: Annotated[str, typer.Option(help="user simulator SPEC, as for `shiftbox run`")] = "scripted",
     user_arg: Annotated[list[str] | None, typer.Option(help="user option KEY=VALUE (repeatable)")] = None,
     seed: Annotated[int, typer.Option(help="run seed; each simulation's derives from it, the task and trial")] = 0,
@@ -29,7 +29,7 @@ def env_server(
     Example: shiftbox env-server --tasks snapshots/banking/v1/tasks-handwritten.json --port 8770
     """
     try:
-        serve_env(tasks, port=port, user=user, user_args=parse_options(user_arg or []), seed=seed,
+        serve_env(tasks, port=port, user=user, user_args=parse_options(user_arg or [], "--user-arg"), seed=seed,
                   max_steps=max_steps, reward=reward,
                   on_ready=lambda url: err.print(f"serving shiftbox episodes on {url} (Ctrl-C stops)", highlight=False))
     except (RunPlanError, SpecError, ImportError, OSError, ValueError) as exc:

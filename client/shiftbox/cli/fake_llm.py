@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 
 from ..testing.fake_llm import DEFAULT_PORT, DEFAULT_TASK_FILES, serve_fake_llm
-from ._common import err, fail
+from ._common import Port, err, fail
 
 
 def fake_llm(
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)")] = DEFAULT_PORT,
+    port: Port = DEFAULT_PORT,
     tasks: Annotated[list[Path] | None, typer.Option(
         help=f"task file whose agent and user it plays (repeatable; default: every {DEFAULT_TASK_FILES} under "
              "the snapshots root)")] = None,

@@ -12,7 +12,7 @@ from .._registry import parse_options
 from ..errors import CleanRunError, NoSimulationsError, ReplayDivergence
 from ..metrics import AgentScores, RunMetrics
 from ..runs import make_judge, measure_run
-from ._common import CompatChoice, fail, out_console, reason
+from ._common import CompatChoice, Threshold, fail, out_console, reason
 
 
 def metrics(
@@ -30,7 +30,7 @@ def metrics(
                                                            "in this folder")] = None,
     judge_replay: Annotated[Path | None, typer.Option(help="answer the judge's calls from the cassettes in this "
                                                            "folder (offline; a request not recorded is an error)")] = None,
-    threshold: Annotated[float, typer.Option(help="TSR at or above which a simulation counts as a success")] = 1.0,
+    threshold: Threshold = 1.0,
     clean: Annotated[Path | None, typer.Option(help="a run of the same tasks without goal shifts: report "
                                                     "retention and drop of TSR and TUE against it")] = None,
     preflight: Annotated[bool, typer.Option(help="before scoring, one cheap request to the --judge model's endpoint "
@@ -42,7 +42,7 @@ def metrics(
     Example: shiftbox metrics runs/demo/oracle --json
     """
     try:
-        the_judge = make_judge(judge, parse_options(judge_arg or []), record=judge_record, replay=judge_replay,
+        the_judge = make_judge(judge, parse_options(judge_arg or [], "--judge-arg"), record=judge_record, replay=judge_replay,
                                preflight=preflight)
         scores = measure_run(run_dir, compat=compat.value if compat is not None else None, judge=the_judge,
                              threshold=threshold, clean=clean,

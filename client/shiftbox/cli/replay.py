@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..errors import OutputPathError
 from ..replay import replay_fixture
 from ..runs import RunDirError, RunPlanError
 from ..trajectory import RunFileError
@@ -32,7 +33,7 @@ def replay(
     """
     try:
         result = replay_fixture(fixture, out, tools.value, concurrency)
-    except (RunPlanError, RunDirError, RunFileError) as exc:
+    except (RunPlanError, RunDirError, RunFileError, OutputPathError) as exc:
         raise fail(str(exc)) from None
     if result.failed is not None:
         err.print(f"[red]replay failed:[/] {escape(result.failed)}")

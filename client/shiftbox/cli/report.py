@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from ..errors import NoSimulationsError
+from ..errors import NoSimulationsError, OutputPathError
 from ..runs import TASKS_FILE, run_dirs, write_html_report
 from ..trajectory import TRAJECTORIES_FILE, RunFileError
 from ._common import fail
@@ -42,7 +42,7 @@ def report(
         raise fail(f"{run_dir / TRAJECTORIES_FILE} (or {TASKS_FILE}) holds a record that does not parse "
                     f"({exc.error_count()} error(s), first: {exc.errors()[0]['msg']}); re-create the run with "
                     "`shiftbox run`") from None
-    except RunFileError as exc:
+    except (RunFileError, OutputPathError) as exc:
         raise fail(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise fail(f"a file in {run_dir} is not valid JSON ({exc.msg}, line {exc.lineno}); re-create the run "

@@ -12,13 +12,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from shiftbox_servers.kit import SnapshotError
 
 from .._registry import SpecError, parse_options
 from ..agents import SCRIPTED_AGENTS
+from ..errors import OutputPathError
 from ..runs import (
     ExecutionOptions,
     RecordWriteError,
@@ -157,8 +165,8 @@ def run(
                                    ray_keep_actors=ray_keep_actors,
                                    leave_cluster_in_background=True)  # the program exits next (fast exit joins it)
         plan = plan_run(
-            tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or []),
-            user_args=parse_options(user_arg or []), trials=trials, options=options, seed=seed,
+            tasks, out, domain=domain, agent=agent, user=user, agent_args=parse_options(agent_arg or [], "--agent-arg"),
+            user_args=parse_options(user_arg or [], "--user-arg"), trials=trials, options=options, seed=seed,
             servers=servers.value, snapshot=snapshot, task_ids=task_id, limit=limit, max_steps=max_steps,
             max_tool_errors=max_tool_errors, one_tool_per_turn=one_tool_per_turn, resume=resume,
             max_retries=max_retries, record=record, llm_cassettes=llm_cassettes, toolset=toolset,
@@ -169,7 +177,8 @@ def run(
         raise fail(str(exc)) from None
     try:
         result = run_with_progress(plan, err)
-    except (RunDirError, RunFileError, RunWorkerError, SnapshotError, DockerError, ToolContractError) as exc:
+    except (RunDirError, RunFileError, OutputPathError, RunWorkerError, SnapshotError, DockerError,
+            ToolContractError) as exc:
         raise fail(str(exc)) from None
     except RecordWriteError as exc:  # a full disk: what is written stays, what failed was cut off
         raise fail(f"{exc}, then finish the run with `{resume_command()}`") from None
@@ -199,12 +208,12 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
     shown_live = console.is_jupyter or (console.is_terminal and not console.is_dumb_terminal)  # as rich's Live draws
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, transient=False, auto_refresh=shown_live)
-    bar = progress.add_task("simulations", total=None)
+    bar: list[TaskID] = []  # made as the simulations start: an --out refused before shows no empty bar
 
     def started(to_run: int, finished: int) -> None:
         if finished:
             console.print(f"resuming: {finished} simulations already finished in {plan.out}")
-        progress.update(bar, total=to_run)
+        bar.append(progress.add_task("simulations", total=to_run))
 
     def rerun(ids: list[str]) -> None:
         shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
@@ -212,7 +221,7 @@ def run_with_progress(plan: RunPlan, console: Console) -> RunResult:
                       f"failure ({shown})")
 
     with progress:
-        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar), on_rerun=rerun)
+        return run_evaluation(plan, on_start=started, on_done=lambda t: progress.advance(bar[0]), on_rerun=rerun)
 
 
 def print_run_summary(plan: RunPlan, result: RunResult, out: Console, notes: Console, verbose: bool = False,

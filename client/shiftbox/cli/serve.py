@@ -10,16 +10,23 @@ import typer
 
 from shiftbox_servers.kit import SnapshotError
 
-from ..errors import InfrastructureError, RecordWriteError, RunDirError, RunFileError, RunPlanError
+from ..errors import (
+    InfrastructureError,
+    OutputPathError,
+    RecordWriteError,
+    RunDirError,
+    RunFileError,
+    RunPlanError,
+)
 from ..serve import serve_gateway, stopped_message
-from ._common import ServerModeChoice, TransportChoice, err, fail
+from ._common import Port, ServerModeChoice, TransportChoice, err, fail
 
 
 def serve(
     domain: Annotated[str, typer.Option(help="domain whose tools to serve (banking, retail, airline)")],
     out: Annotated[Path, typer.Option(help="directory for the session log (a run directory)")] = Path("runs/serve"),
     transport: Annotated[TransportChoice, typer.Option(help="http (127.0.0.1) or stdio")] = TransportChoice.http,
-    port: Annotated[int, typer.Option(help="HTTP port on 127.0.0.1 (0: any free port)")] = 8766,
+    port: Port = 8766,
     servers: Annotated[ServerModeChoice, typer.Option(help="how the domain server runs behind the gateway")] = ServerModeChoice.inproc,
     snapshot: Annotated[Path | None, typer.Option(help="snapshot directory (default: the domain's)")] = None,
     tasks: Annotated[Path | None, typer.Option(help="a task file: sessions attempt --task-id from it and are "
@@ -47,7 +54,7 @@ def serve(
                               servers=servers.value, snapshot=snapshot, tasks=tasks,
                               task_id=task_id, log=lambda line: err.print(line, highlight=False, markup=False),
                               dependency_graph=dependency_graph, graph_refusal=graph_refusal)
-    except (RunPlanError, RunDirError, RunFileError, RecordWriteError, SnapshotError, InfrastructureError,
-            OSError) as exc:
+    except (RunPlanError, RunDirError, RunFileError, OutputPathError, RecordWriteError, SnapshotError,
+            InfrastructureError, OSError) as exc:
         raise fail(str(exc)) from None
     err.print(stopped_message(out, ended))

@@ -9,14 +9,14 @@ import typer
 
 from ..assessor import AssessorSettings, serve_assessor
 from ..errors import RunFileError
-from ._common import err, fail
+from ._common import Port, err, fail
 
 
 def serve_assessor_command(
     tasks: Annotated[Path, typer.Option(help="the task file every assessment runs (or the part a request selects)")],
     out: Annotated[Path, typer.Option(help="directory of the assessments' run directories "
                                            "(OUT/assessment-0001, ...)")] = Path("runs/assessor"),
-    port: Annotated[int, typer.Option(help="HTTP port on 127.0.0.1 (0: any free port)")] = 9009,
+    port: Port = 9009,
     user: Annotated[str, typer.Option(help="the user simulator spec (scripted, litellm:<model>)")] = "scripted",
     domain: Annotated[str | None, typer.Option(help="the domain (default: the task file's)")] = None,
 ) -> None:

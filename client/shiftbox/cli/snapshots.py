@@ -23,6 +23,7 @@ from shiftbox_servers.kit import (
     task_domains,
 )
 
+from ..errors import OutputPathError, writing_to
 from ._common import fail
 
 snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
@@ -64,6 +65,11 @@ def build(
         d = _domain_or_exit(name)
         directory = out or ((root / d.name / d.snapshot_version) if root is not None else d.default_snapshot_dir())
         start = time.perf_counter()
+        try:  # its folder first, so a path that cannot be one is named (building then only writes into it)
+            with writing_to(directory, "--out" if out is not None else "--root"):
+                directory.mkdir(parents=True, exist_ok=True)
+        except OutputPathError as exc:
+            raise fail(str(exc)) from None
         d.build_snapshot(directory)
         manifest = stamp_tool_contracts(d, directory)
         _print_manifest(manifest, directory, time.perf_counter() - start)

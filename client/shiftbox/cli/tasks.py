@@ -20,6 +20,7 @@ from ..agentchangebench import (
     import_agentchangebench,
     reference_task_list,
 )
+from ..errors import OutputPathError
 from ..generation import GenerationError, generate_cross_tasks, generate_tasks
 from ..tasks import (
     TaskFile,
@@ -42,6 +43,13 @@ def _load_or_exit(path: Path) -> TaskFile:
         return load_task_file(path)
     except ValueError as exc:
         raise fail(f"{exc}\n  fix: pass a native task file or an AgentChangeBench task list (JSON)") from None
+
+
+def _write_or_exit(task_file: TaskFile, out: Path) -> None:
+    try:
+        write_task_file(task_file, out)
+    except OutputPathError as exc:
+        raise fail(str(exc)) from None
 
 
 @tasks_app.command("validate")
@@ -129,7 +137,7 @@ def import_acb(
     except ValueError as exc:
         raise fail(f"{exc}\n  fix: pass an AgentChangeBench or tau2 task list (e.g. banking/tasks.json), and "
                     "with --snapshot the snapshot the tasks are written for") from None
-    write_task_file(task_file, out)
+    _write_or_exit(task_file, out)
     sets = [a for t in task_file.tasks for a in t.evaluation_criteria.action_sets]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {task_file.domain} tasks, {len(sets)} action "
                f"sets, snapshot {task_file.snapshot or 'none'}, tool set {task_file.toolset_for()}")
@@ -158,7 +166,7 @@ def import_mmtb(
         task_file = import_domain_tasks("mmtb", "mmtb", file, snapshot)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    write_task_file(task_file, out)
+    _write_or_exit(task_file, out)
     goals = Counter(kind for t in task_file.tasks for kind in t.action_types.values())
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} mmtb tasks, missions by type: "
                f"{', '.join(f'{k} {n}' for k, n in sorted(goals.items()))}; snapshot {task_file.snapshot} in {snapshot}")
@@ -216,7 +224,7 @@ def generate(
                     "domain (see `shiftbox snapshots build`)") from None
     except (GenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
-    write_task_file(task_file, out)
+    _write_or_exit(task_file, out)
     pairs = task_stats(task_file)["goal_pair_coverage"]
     types = "".join(f", {c}/{p}" for c, p in type_sequence_coverage(task_file.tasks).values())[2:]
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} {domain} tasks on {task_file.snapshot}; "
@@ -248,7 +256,7 @@ def generate_cross(
         raise fail(f"{exc.args[0]}\n  fix: pass installed domain names") from None
     except (GenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
-    write_task_file(task_file, out)
+    _write_or_exit(task_file, out)
     pairs = sorted({t.domain for t in task_file.tasks})
     typer.echo(f"{task_file.source} -> {out}: {len(task_file.tasks)} cross-domain tasks over {len(pairs)} ordered "
                f"domain pairs ({', '.join(pairs)}) on {task_file.snapshot}")

@@ -59,6 +59,7 @@ from ..errors import unwrapped_errors
 from ..tasks import INDEPENDENT_GOALS, ActionSet, EvaluationCriteria, Task, TaskFile, ToolCallSpec
 from ._generate import (
     MAX_ATTEMPTS,
+    MAX_TASKS,
     OPENER_SHARE,
     GenerationError,
     _in_text,
@@ -91,8 +92,10 @@ def generate_cross_tasks(domains: list[str], *, per_pair: int, seed: int, indepe
     `independent`. Runs its own event loop: call it from sync code."""
     if len(domains) < 2 or len(set(domains)) < len(domains):
         raise ValueError(f"cross-domain tasks need two different domains or more, got {domains}")
-    if per_pair < 1:
-        raise ValueError(f"per_pair must be at least 1, got {per_pair}")
+    pairs = len(domains) * (len(domains) - 1)
+    if per_pair < 1 or per_pair * pairs > MAX_TASKS:
+        raise ValueError(f"per_pair must be at least 1, and at most {MAX_TASKS:,} tasks in all ({pairs} ordered pairs "
+                         f"of domains), got {per_pair}")
     parts = [get_domain(d) for d in domains]
     for d in parts:
         if not d.missions:

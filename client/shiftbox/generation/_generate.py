@@ -94,6 +94,9 @@ COVERS: tuple[str, ...] = ("pairs", "types")
 """What a generated set is planned to cover: every ordered goal pair, or every MMTB mission type sequence up to 4."""
 DEFAULT_TASKS = 150
 """Tasks of a `pairs` set when n is not given (a `types` set: one per feasible type sequence)."""
+MAX_TASKS = 100_000
+"""The most tasks one generated set holds: beyond it a count is a mistake (its goal plan alone would outgrow the
+memory, and generating it would take days)."""
 TYPE_LENGTH = 4
 TYPE_ROLLS = 40
 """Builds of a goal's mission tried for the wanted MMTB type before the attempt is given up."""
@@ -119,8 +122,8 @@ def generate_tasks(domain: str, snapshot_dir: Path, *, n: int | None = None, see
     if not dom.missions:
         raise ValueError(f"domain {domain!r} has no task missions; fix: give its Domain(...) a `missions` "
                          "MissionSet (goal label -> builder), as shiftbox_servers.banking._missions does")
-    if n is not None and n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
+    if n is not None and not 1 <= n <= MAX_TASKS:
+        raise ValueError(f"n must be at least 1 and at most {MAX_TASKS:,}, got {n}")
     snapshot = Snapshot.load(Path(snapshot_dir))
     if snapshot.manifest.domain != domain:
         raise ValueError(f"snapshot {snapshot.manifest.snapshot_id} is for domain {snapshot.manifest.domain!r}, "

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from shiftbox_servers.kit import escape_lone_surrogates
 
+from ..errors import writing_to
 from ..metrics import AgentScores, Breakdown, aggregate
 from ..trajectory import Trajectory
 from ._cards import headline
@@ -92,7 +93,9 @@ def render_html(scores: Mapping[str, AgentScores], trajectories: list[Trajectory
 
 
 def save_html(html: str, out: Path) -> Path:
-    """Write a rendered report to `out` (parent directories are created); an agent's lone surrogate shows as \\ud83d."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(escape_lone_surrogates(html), encoding="utf-8")
+    """Write a rendered report to `out` (parent directories are created; a path that cannot be is an
+    OutputPathError); an agent's lone surrogate shows as \\ud83d."""
+    with writing_to(out, "--html"):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(escape_lone_surrogates(html), encoding="utf-8")
     return out

@@ -183,6 +183,10 @@ def is_external_agent(spec: str) -> bool:
     return spec.split(":", 1)[0] == EXTERNAL_AGENT_KIND
 
 
+MAX_SIMULATIONS = 1_000_000
+"""The most simulations one run plans (tasks × trials): beyond it `--trials` is a mistake, not a run (its plan
+alone would outgrow the memory)."""
+
 WHOLE_NUMBERS: dict[str, tuple[int | None, str]] = {
     "trials": (1, ""), "concurrency": (1, ""), "seed": (None, ""), "max_steps": (2, ""), "max_tool_errors": (1, ""),
     "retry_infra": (0, ""), "max_retries": (0, ", or leave it out for each model's default"),

@@ -20,7 +20,7 @@ from ._execute import execute_run
 from ._files import prepare_run_dir
 from ._plan import RunPlan
 from ._record import RecordHooks, finish_fixture, refuse_fixture
-from ._simulations import RunHooks, is_retryable
+from ._simulations import is_retryable
 
 T = TypeVar("T")
 
@@ -83,12 +83,14 @@ async def run_evaluation_async(
     """Run the plan; `on_start(to_run, already_finished)` once, `on_done(trajectory)` as each one is written;
     when resuming, `on_rerun(ids)` after it with the failed simulations run again (`runs_again`), if any.
 
-    Raises RunDirError / RunFileError for an --out that does not fit, SnapshotError, DockerError and
-    ToolContractError for servers that cannot serve the run; RunPlanError for a plan whose caller brings the agent
-    (`ExternalAgent`: that caller runs its simulations).
+    Raises RunDirError / RunFileError / OutputPathError for an --out (or --record) that does not fit, SnapshotError,
+    DockerError and ToolContractError for servers that cannot serve the run; RunPlanError for a plan whose caller
+    brings the agent (`ExternalAgent`: that caller runs its simulations).
     """
     if plan.external_agent:
         plan.make_agent()  # raises, naming the problem
+    # the fixture's folders first: one that cannot be made leaves no run directory in the way of the next command
+    hooks = RecordHooks(plan.record, plan.llm_cassettes) if plan.record is not None else None
     finished = prepare_run_dir(plan.out, plan.metadata, plan.task_file, plan.resume)
     rerun = drop_failed(plan.out) if plan.resume else []
     finished -= set(rerun)
@@ -98,9 +100,6 @@ async def run_evaluation_async(
         if rerun:
             on_rerun(rerun)
 
-    hooks: RunHooks | None = None
-    if plan.record is not None:
-        hooks = RecordHooks(plan.record, plan.llm_cassettes)
     written = plan.out / TRAJECTORIES_FILE
     earlier = written.exists() and written.stat().st_size > 0
     new = await execute_run(plan.config, plan.tasks, plan.out, plan.options, make_agent=plan.make_agent,

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import NoSimulationsError, RecordWriteError, RunDirError, RunFileError
+from ..errors import NoSimulationsError, RecordWriteError, RunDirError, RunFileError, writing_to
 from ..tasks import Task, TaskFile, load_task_file, task_file_json
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata, tasks_as_run
@@ -52,6 +52,14 @@ def write_whole(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
         raise RecordWriteError.of(path, exc) from exc
+
+
+def _restore(path: Path, task_file: TaskFile) -> None:
+    """Write the task file `path` again when it is gone or no longer reads as a task file; else leave it as it is."""
+    try:
+        load_task_file(path)
+    except (OSError, ValueError):
+        write_whole(path, task_file_json(task_file))
 
 
 def run_dirs(path: Path) -> list[Path]:
@@ -106,7 +114,8 @@ def add_tasks(tasks: dict[str, Task], file_tasks: list[Task], path: Path) -> Non
 
 
 def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, resume: bool) -> set[str]:
-    """Create or reopen a run directory; returns the simulation ids already finished."""
+    """Create or reopen a run directory; returns the simulation ids already finished. Reopened, its tasks.json is
+    written again when lost or damaged (it is the task file as run, whose digest run.json holds and was compared)."""
     run_file = run_dir / RUN_FILE
     if run_file.exists():
         if not resume:
@@ -117,10 +126,14 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
                        if getattr(previous, k) != getattr(metadata.config, k)]
             raise RunDirError(f"{run_dir} holds a run with a different configuration ({', '.join(changed)} "
                               "changed); use the original options or another --out")
-        return {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
-    if resume and run_dir.exists() and any(run_dir.iterdir()):
-        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume")
-    run_dir.mkdir(parents=True, exist_ok=True)
+        finished = {t.simulation_id for t in read_trajectories(run_dir, repair=True)}
+        _restore(run_dir / TASKS_FILE, task_file)
+        return finished
+    if resume and run_dir.is_dir() and any(run_dir.iterdir()):
+        raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume: restore its "
+                          f"{RUN_FILE}, or start the run without --resume in another --out")
+    with writing_to(run_dir, "--out"):
+        run_dir.mkdir(parents=True, exist_ok=True)
     write_whole(run_dir / TASKS_FILE, task_file_json(task_file))
     write_run_metadata(run_dir, metadata)
     return set()

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
-from shiftbox_servers.kit import domain_list, get_domain, is_cross_domain, snapshots_root
+from shiftbox_servers.kit import (
+    SnapshotError,
+    SnapshotManifest,
+    domain_list,
+    get_domain,
+    is_cross_domain,
+    snapshots_root,
+)
 
 from .._registry import (
     AGENT_GROUP,
@@ -26,6 +34,7 @@ from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
 from ._config import (
     AGENT_POLICIES,
+    MAX_SIMULATIONS,
     ExecutionOptions,
     ExternalAgent,
     RunConfig,
@@ -156,6 +165,7 @@ def plan_run(
     _check_recording(record, resume, llm_cassettes)
     snapshot_dir = (resolve_cross_snapshots(domain, task_file, snapshot) if is_cross_domain(domain)
                     else resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None))
+    check_snapshots(domain, snapshot_dir, given=snapshot is not None)
     if servers == "docker":  # engine and image, before anything is written to --out
         try:
             for name in domain_list(domain):
@@ -170,7 +180,11 @@ def plan_run(
         protocol=protocol,  # type: ignore[arg-type]  # checked above
         graph_refusal=graph_refusal,
     )
-    plan = RunPlan(config=config, task_file=task_file, tasks=_select(task_file, config, source),
+    chosen = _select(task_file, config, source)
+    if len(chosen) * trials > MAX_SIMULATIONS:
+        raise RunPlanError(f"--trials {trials} × {len(chosen)} tasks is {len(chosen) * trials:,} simulations, more than "
+                           f"one run holds ({MAX_SIMULATIONS:,}); lower --trials, or take fewer tasks (--limit)")
+    plan = RunPlan(config=config, task_file=task_file, tasks=chosen,
                    out=Path(out), options=options or ExecutionOptions(), resume=resume,
                    record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
@@ -206,6 +220,8 @@ def _task_file(tasks: Path | str | TaskFile) -> tuple[TaskFile, str]:
     if isinstance(tasks, TaskFile):
         return tasks, f"the task file ({tasks.source or tasks.domain})"
     path = Path(tasks)
+    if path.is_dir():
+        raise RunPlanError(f"task file {path} is a directory; give a task file (e.g. {path / 'tasks.json'})")
     if not path.is_file():
         raise RunPlanError(f"task file {path} does not exist")
     try:
@@ -236,9 +252,16 @@ def _check_roles(domain: str, toolset: str, agent: str | None, user: str, agent_
 
 
 def _select(task_file: TaskFile, config: RunConfig, source: str) -> list[Task]:
-    """The tasks to run (`selected_tasks`), after checking every named id is in the file and, in a cross-domain
-    run, that some task uses only the run's domains (a task set spans several pairs of domains)."""
+    """The tasks to run (`selected_tasks`), after checking the file holds tasks, each id once (it names the task's
+    simulations), every named id is in it and, in a cross-domain run, that some task uses only the run's domains (a
+    task set spans several pairs of domains)."""
     known = [t.id for t in task_file.tasks]
+    if not known:
+        raise RunPlanError(f"{source} holds no tasks; give a task file with tasks (`shiftbox tasks generate` writes one)")
+    repeated = sorted(i for i, n in Counter(known).items() if n > 1)
+    if repeated:
+        raise RunPlanError(f"{source} uses these task ids more than once: {', '.join(repeated[:5])}; give each task "
+                           "its own id (`shiftbox tasks validate` lists them)")
     missing = [i for i in config.task_ids or () if i not in set(known)]
     if missing:
         some = ", ".join(known[:5]) + (f", … ({len(known)} tasks)" if len(known) > 5 else "")
@@ -295,6 +318,22 @@ def resolve_cross_snapshots(domain: str, task_file: TaskFile, snapshot: Path | s
                                "Or pass --snapshot DIR,DIR (one per domain).")
         dirs.append(str(path))
     return Path(",".join(dirs))
+
+
+def check_snapshots(domain: str, snapshot_dir: Path, *, given: bool) -> None:
+    """Each domain's snapshot directory (comma-separated, in `domain`'s order) holds a snapshot of that domain:
+    checked from its manifest before anything is written, so a run directory never records a snapshot it cannot
+    serve (the corrected command would find it in the way). `given`: named by `--snapshot`."""
+    said = "--snapshot" if given else "snapshot"
+    dirs = str(snapshot_dir).split(",") if is_cross_domain(domain) else [str(snapshot_dir)]
+    for name, directory in zip(domain_list(domain), dirs, strict=True):
+        try:
+            manifest = SnapshotManifest.read(Path(directory))
+        except SnapshotError as exc:
+            raise RunPlanError(f"{said}: {exc}") from None
+        if manifest.domain != name:
+            raise RunPlanError(f"{said} {directory} is a snapshot of {manifest.domain}, not {name}; give a {name} "
+                               f"snapshot (e.g. {get_domain(name).default_snapshot_dir()})")
 
 
 def resolve_snapshot(domain: str, task_file: TaskFile, snapshot: Path | None) -> Path:

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from shiftbox_servers.kit import snapshots_root
 
 from .._text import first_line
+from ..errors import writing_to
 from ..llm import Cassette, HttpCassette, http_cassette_file
 from ..trajectory import (
     TRAJECTORIES_FILE,
@@ -97,8 +98,9 @@ class RecordHooks(RunHooks):
 
     def __init__(self, fixture_dir: Path, llm_cassettes: LlmCassettes = "boundary"):
         self.dir, self.llm_cassettes = fixture_dir, llm_cassettes
-        (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
-        (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
+        with writing_to(fixture_dir, "--record"):
+            (fixture_dir / CASSETTES).mkdir(parents=True, exist_ok=True)
+            (fixture_dir / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
 
     def cassette(self, simulation_id: str) -> Cassette:
         path = self.dir / self.files_of(simulation_id)[0]

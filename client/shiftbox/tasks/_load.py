@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..errors import writing_to
 from ._json import describe_errors, read_json
 from ._model import TaskFile
 from ._reference import reference_task_file
@@ -39,7 +40,8 @@ def task_file_json(task_file: TaskFile) -> str:
 
 
 def write_task_file(task_file: TaskFile, path: Path) -> None:
-    """Write a task file (`task_file_json`), creating its folder."""
+    """Write a task file (`task_file_json`), creating its folder; a path that cannot be is an OutputPathError."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(task_file_json(task_file), encoding="utf-8")
+    with writing_to(path, "--out"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(task_file_json(task_file), encoding="utf-8")

@@ -103,6 +103,8 @@ def reference_task_file(raw: Any, path: Path, domain: str | None = None, *,
         refs = REFERENCE_LIST.validate_python(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: not an AgentChangeBench task list: {describe_errors(exc)}") from None
+    if not refs:
+        raise ValueError(f"{path}: holds no tasks (an empty list); give a task list with tasks")
     named = sorted({r.user_scenario.instructions.domain for r in refs} - {None})
     if domain is None:
         if len(named) != 1:

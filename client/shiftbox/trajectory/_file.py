@@ -29,12 +29,17 @@ def describe_invalid(exc: ValidationError) -> str:
 def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory]:
     """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off.
 
-    A complete line that is not a trajectory is a RunFileError naming the file and the line.
+    A complete line that is not a trajectory, or a file that cannot be read (a directory in its place), is a
+    RunFileError naming the file (and the line).
     """
     path = run_dir / TRAJECTORIES_FILE
     if not path.exists():
         return []
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problem = "is a directory" if isinstance(exc, IsADirectoryError) else f"cannot be read ({exc.strerror or exc})"
+        raise RunFileError(f"{path} {problem}; it holds the run's trajectories, one a line: restore that file") from None
     complete = data[: data.rfind(b"\n") + 1]
     trajectories = []
     for number, line in enumerate(complete.splitlines(), 1):

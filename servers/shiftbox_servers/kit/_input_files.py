@@ -89,14 +89,15 @@ def _finite(source: object) -> Callable[[str], float]:
 
 
 def read_input_text(path: Path) -> str:
-    """The file's text, or InputFileError naming it: unreadable, over MAX_INPUT_BYTES, or not UTF-8."""
+    """The file's text, or InputFileError naming it: unreadable, over MAX_INPUT_BYTES, or not UTF-8. A byte order
+    mark before it (which editors on Windows write) is read past."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size > MAX_INPUT_BYTES:
             raise InputFileError(f"{path} is {size} bytes, over the limit of {MAX_INPUT_BYTES} bytes for an input "
                                  "file; give the original file")
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InputFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:

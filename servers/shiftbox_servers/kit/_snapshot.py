@@ -50,6 +50,23 @@ class SnapshotManifest(BaseModel):
     def snapshot_id(self) -> str:
         return f"{self.domain}/{self.snapshot_version}"
 
+    @classmethod
+    def read(cls, directory: Path) -> SnapshotManifest:
+        """The manifest of the snapshot in `directory`, or a SnapshotError saying it is none (its files missing, or
+        a manifest that does not parse): what `Snapshot.load` checks first, without reading the database."""
+        manifest_path, db_path = directory / MANIFEST_FILENAME, directory / DB_FILENAME
+        if not manifest_path.is_file() or not db_path.is_file():
+            raise SnapshotError(
+                f"{directory} is not a snapshot: it needs {MANIFEST_FILENAME} and {DB_FILENAME}. "
+                "Build one with `shiftbox snapshots build DOMAIN` (or `make snapshots`)."
+            )
+        try:
+            return cls.model_validate_json(manifest_path.read_bytes())
+        except ValidationError as exc:
+            problem = " ".join(str(exc).split("\n")[1:3])
+            raise SnapshotError(f"{manifest_path} does not parse as a snapshot manifest ({problem}); rebuild the "
+                                "snapshot (`shiftbox snapshots build` or `shiftbox snapshots import …`)") from None
+
 
 class SnapshotError(Exception):
     """A snapshot directory is missing, incomplete or does not match its manifest."""
@@ -184,18 +201,8 @@ class Snapshot:
     @classmethod
     def load(cls, directory: str | Path) -> Snapshot:
         directory = Path(directory)
-        manifest_path, db_path = directory / MANIFEST_FILENAME, directory / DB_FILENAME
-        if not manifest_path.is_file() or not db_path.is_file():
-            raise SnapshotError(
-                f"{directory} is not a snapshot: it needs {MANIFEST_FILENAME} and {DB_FILENAME}. "
-                "Build one with `shiftbox snapshots build DOMAIN` (or `make snapshots`)."
-            )
-        try:
-            manifest = SnapshotManifest.model_validate_json(manifest_path.read_bytes())
-        except ValidationError as exc:
-            problem = " ".join(str(exc).split("\n")[1:3])
-            raise SnapshotError(f"{manifest_path} does not parse as a snapshot manifest ({problem}); rebuild the "
-                                "snapshot (`shiftbox snapshots build` or `shiftbox snapshots import …`)") from None
+        manifest = SnapshotManifest.read(directory)
+        db_path = directory / DB_FILENAME
         data = db_path.read_bytes()
         if CHANGE_LOG.encode() not in data:
             raise SnapshotError(f"{db_path} was built without shiftbox's change log; rebuild it "

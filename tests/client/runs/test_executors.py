@@ -29,7 +29,15 @@ from shiftbox.cluster import ray_installed
 from shiftbox.runs import metrics_document, score_run
 from shiftbox.testing import Reply, fake_openai
 from shiftbox_servers.kit import SnapshotError
-from tests.client.harness import HANDWRITTEN, REPO, alive, children, descendants, written_once
+from tests.client.harness import (
+    HANDWRITTEN,
+    REPO,
+    alive,
+    changed_snapshot,
+    children,
+    descendants,
+    written_once,
+)
 
 GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
 runner = CliRunner()
@@ -65,12 +73,11 @@ def test_the_three_executors_give_byte_identical_trajectories_and_metrics(tmp_pa
 
 
 def test_an_actor_that_cannot_open_its_servers_fails_the_run_as_one_process_would(tmp_path, ray_cluster):
-    not_a_snapshot = tmp_path / "empty"
-    not_a_snapshot.mkdir()
+    changed = changed_snapshot(tmp_path)  # its manifest passes the plan; the servers refuse it
     errors = []
     for options in ({"executor": "local"}, {"executor": "ray", "workers": 2}):
         with pytest.raises(SnapshotError) as caught:
-            run(tmp_path / options["executor"], snapshot=not_a_snapshot, **options)
+            run(tmp_path / options["executor"], snapshot=changed, **options)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
 

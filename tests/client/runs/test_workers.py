@@ -19,7 +19,14 @@ from shiftbox.cli import app
 from shiftbox.runs import default_workers, metrics_document, score_run
 from shiftbox.trajectory import read_trajectories
 from shiftbox_servers.kit import SnapshotError
-from tests.client.harness import HANDWRITTEN, REPO, alive, descendants, written_once
+from tests.client.harness import (
+    HANDWRITTEN,
+    REPO,
+    alive,
+    changed_snapshot,
+    descendants,
+    written_once,
+)
 
 GENERATED = REPO / "snapshots" / "banking" / "v1" / "tasks.json"
 runner = CliRunner()
@@ -65,12 +72,11 @@ def test_a_fixture_recorded_with_workers_replays(tmp_path):
 
 
 def test_a_worker_that_cannot_open_its_servers_fails_the_run_as_one_process_would(tmp_path):
-    not_a_snapshot = tmp_path / "empty"
-    not_a_snapshot.mkdir()
+    changed = changed_snapshot(tmp_path)  # its manifest passes the plan; the servers refuse it
     errors = []
     for workers in (1, 2):
         with pytest.raises(SnapshotError) as caught:
-            run(tmp_path / f"w{workers}", workers, snapshot=not_a_snapshot)
+            run(tmp_path / f"w{workers}", workers, snapshot=changed)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
 
