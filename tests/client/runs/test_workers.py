@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -196,26 +197,44 @@ def worker_pids(run: int) -> list[int]:
     return sorted(pid for server in servers for pid in children(server))
 
 
+# for a test that runs a run in a process of its own, kills one of its processes and waits on each step with a
+# deadline of its own: those deadlines add up to more than the 120 s each test has by default (minutes when the
+# machine is loaded), which would end the test halfway through a step and hide which one was late
+OWN_DEADLINES = pytest.mark.timeout(600)
+
+
 def start_run(out: Path, *options: str, concurrency: int = 4) -> tuple[subprocess.Popen, list[str], list[int]]:
     """`shiftbox run --workers 2 --servers stdio` in its own process, once both workers have started their servers
-    and 60 of the 300 simulations are written (by then each worker has long been taking work, so each has
-    simulations in flight): the process, its command and the two workers' pids."""
+    and 60 of the 300 simulations are written (by then each worker has long been taking work): the process, its
+    command and the two workers' pids. Its output goes to files beside `out` (`run_output`): no process of the run
+    ever blocks on a pipe nobody reads, and a run killed here is not waited for past its own exit."""
     command = [sys.executable, "-m", "shiftbox.cli", "run", "--domain", "banking", "--tasks", str(GENERATED),
                "--out", str(out), "--workers", "2", "--concurrency", str(concurrency), "--trials", "2", "--servers", "stdio", *options]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
+    with (out.parent / "stdout").open("w") as stdout, (out.parent / "stderr").open("w") as stderr:
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr)
+    deadline = time.monotonic() + 120
     workers: list[int] = []
     while time.monotonic() < deadline:
         workers = worker_pids(proc.pid)
-        path = out / "trajectories.jsonl"
-        written = path.exists() and path.read_bytes().count(b"\n") >= 60
-        if written and len(workers) == 2 and all(children(pid) for pid in workers):
+        if written(out) >= 60 and len(workers) == 2 and all(children(pid) for pid in workers):
             break
         time.sleep(0.02)
     else:
         proc.kill()
-        raise AssertionError(f"the run did not get going: workers {workers}, {proc.communicate()}")
+        raise AssertionError(f"the run did not get going in 120 s: workers {workers}, {run_output(proc, out, 60)}")
     return proc, command, workers
+
+
+def run_output(proc: subprocess.Popen, out: Path, timeout: float) -> tuple[str, str]:
+    """The stdout and stderr of a run `start_run` started, once it has ended (within `timeout` seconds)."""
+    proc.wait(timeout=timeout)
+    return (out.parent / "stdout").read_text(), (out.parent / "stderr").read_text()
+
+
+def written(out: Path) -> int:
+    """How many trajectories the run writing to `out` has written so far."""
+    path = out / "trajectories.jsonl"
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def one_process_run(tmp_path: Path, command: list[str]) -> dict[str, str]:
@@ -225,16 +244,65 @@ def one_process_run(tmp_path: Path, command: list[str]) -> dict[str, str]:
     return written_once(reference)
 
 
-@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
+_SYSCALLS = {"x86_64": {"read": 0, "write": 1}, "aarch64": {"read": 63, "write": 64}}.get(os.uname().machine)
+
+
+def blocked_on_pipe(pid: int, call: str, other: int) -> bool:
+    """Whether a thread of `pid` is blocked in `call` ("read" or "write") on a pipe that `other` holds an end of."""
+    try:
+        pipes = {link for fd in Path(f"/proc/{other}/fd").iterdir() if (link := os.readlink(fd)).startswith("pipe:")}
+    except OSError:
+        return False
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            number, fd, *_ = (task / "syscall").read_text().split()
+            if number == str(_SYSCALLS[call]) and os.readlink(f"/proc/{pid}/fd/{int(fd, 16)}") in pipes:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of the process is stopped (SIGSTOP has taken effect: nothing of it runs any more)."""
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+    return bool(states) and all(state in "tT" for state in states)
+
+
+def in_flight_on(proc: subprocess.Popen, out: Path, worker: int) -> None:
+    """Return once the run surely has simulations in flight on `worker`, which is stopped (SIGSTOP): the run has
+    written 10 more trajectories (each of the worker's slots has then written its last one and handed the worker
+    another, which it cannot answer), or it waits reading a result the worker stopped in the middle of sending.
+    Killed at once, a worker may have none: each of its slots waiting for its trajectory's fsync, or its results
+    sent whole."""
+    deadline = time.monotonic() + 120
+    while not stopped(worker):  # else a message it is sending may yet end whole
+        assert time.monotonic() < deadline, "the worker did not stop"
+        time.sleep(0.01)
+    so_far = written(out)
+    while written(out) < so_far + 10 and not blocked_on_pipe(proc.pid, "read", worker):
+        assert time.monotonic() < deadline and proc.poll() is None, "the run neither went on nor waited on the worker"
+        time.sleep(0.02)
+
+
+@OWN_DEADLINES
+@pytest.mark.skipif(not Path("/proc").exists() or _SYSCALLS is None, reason="reads /proc/<pid>/task/*/syscall")
 @pytest.mark.parametrize("retry_infra", [0, 1])
 def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retry_infra(tmp_path, retry_infra):
-    """Its in-flight simulations are infrastructure errors naming the worker (not scored, never half-written);
-    with --retry-infra they run again, from the start, on a fresh worker: the run equals one process's."""
+    """Its in-flight simulations (`in_flight_on`) are infrastructure errors naming the worker (not scored, never
+    half-written); with --retry-infra they run again, from the start, on a fresh worker: the run equals one process's."""
     out = tmp_path / "run"
     proc, command, workers = start_run(out, "--retry-infra", str(retry_infra))
     try:
-        os.kill(workers[0], signal.SIGKILL)
-        stdout, stderr = proc.communicate(timeout=120)
+        os.kill(workers[0], signal.SIGSTOP)
+        try:
+            in_flight_on(proc, out, workers[0])
+        finally:  # a stopped worker would outlive its run
+            os.kill(workers[0], signal.SIGKILL)
+        stdout, stderr = run_output(proc, out, 240)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
@@ -259,62 +327,52 @@ def test_a_killed_worker_fails_only_its_simulations_in_flight_retried_under_retr
 
 
 
-_WRITE_SYSCALL = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
+def stopped_with_a_worker_sending(proc: subprocess.Popen, out: Path, workers: list[int]) -> int:
+    """Stop the run (SIGSTOP) until one of its workers blocks in the middle of sending it a result; return that
+    worker, the run left stopped. A stopped run's results pile up in its workers' pipes until one no longer fits (a
+    pipe holds 64 kB, a result 3 to 43 kB), but whether one does depends on what each worker has in flight at the
+    stop: which simulations, and how many (none for a slot whose trajectory waits for its fsync). So when no worker
+    blocks, the run goes on until 10 more trajectories are written and is stopped again, while it has at least half
+    of its 300 simulations left."""
+    while True:
+        os.kill(proc.pid, signal.SIGSTOP)
+        next_try = time.monotonic() + 5  # no bound on the test: too short, it only costs another try
+        while time.monotonic() < next_try:
+            # once the run has stopped reading: a worker blocked before may yet have sent its result whole
+            blocked = [pid for pid in workers if stopped(proc.pid) and blocked_on_pipe(pid, "write", proc.pid)]
+            if blocked:
+                return blocked[0]
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGCONT)
+        so_far = written(out)
+        assert so_far < 150, f"no worker blocked sending a result while the run wrote 60 to {so_far} trajectories"
+        deadline = time.monotonic() + 120
+        while written(out) < so_far + 10:
+            assert time.monotonic() < deadline and proc.poll() is None, "the run stopped writing trajectories"
+            time.sleep(0.02)
 
 
-def writing(pid: int) -> bool:
-    """Whether one of the process's threads is blocked in write(2) (its result does not fit the full pipe)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            number = (task / "syscall").read_text().split()[0]
-        except (OSError, IndexError):
-            continue
-        if number == str(_WRITE_SYSCALL):
-            return True
-    return False
-
-
-@pytest.mark.skipif(not Path("/proc").exists() or _WRITE_SYSCALL is None, reason="reads /proc/<pid>/task/*/syscall")
+@OWN_DEADLINES
+@pytest.mark.skipif(not Path("/proc").exists() or _SYSCALLS is None, reason="reads /proc/<pid>/task/*/syscall")
 def test_a_worker_killed_while_sending_a_result_stalls_neither_the_others_nor_the_run(tmp_path):
     """Regression (CI hang): the run stopped (SIGSTOP) so results pile up until a worker blocks in the middle of
     sending one, then that worker is killed. Its half-sent result must not block the other workers' results or the
-    run's reading of them: with --retry-infra the run finishes and equals one process's. Each worker has 4
-    simulations in flight: their results (~20 kB each) are more than a pipe holds (64 kB), so one blocks."""
+    run's reading of them: with --retry-infra the run finishes and equals one process's. Each worker has up to 4
+    simulations in flight (`stopped_with_a_worker_sending`)."""
     out = tmp_path / "run"
     proc, command, workers = start_run(out, "--retry-infra", "1", concurrency=8)
     try:
-        os.kill(proc.pid, signal.SIGSTOP)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any(writing(pid) for pid in workers):
-            time.sleep(0.01)
-        blocked = [pid for pid in workers if writing(pid)]
-        assert blocked, "no worker blocked writing a result within 60 s"
-        os.kill(blocked[0], signal.SIGKILL)
+        os.kill(stopped_with_a_worker_sending(proc, out, workers), signal.SIGKILL)
         os.kill(proc.pid, signal.SIGCONT)
-        _, stderr = proc.communicate(timeout=90)
+        _, stderr = run_output(proc, out, 240)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
     assert written_once(out) == one_process_run(tmp_path, command)
 
 
-def blocked_writing_to(writer: int, reader: int) -> bool:
-    """Whether a thread of `writer` is blocked in write(2) on a pipe that `reader` holds an end of."""
-    try:
-        pipes = {os.readlink(fd) for fd in Path(f"/proc/{reader}/fd").iterdir()}
-    except OSError:
-        return False
-    for task in Path(f"/proc/{writer}/task").iterdir():
-        try:
-            number, fd, *_ = (task / "syscall").read_text().split()
-            if number == str(_WRITE_SYSCALL) and os.readlink(f"/proc/{writer}/fd/{int(fd, 16)}") in pipes:
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
-
-
-@pytest.mark.skipif(not Path("/proc").exists() or _WRITE_SYSCALL is None, reason="reads /proc/<pid>/task/*/syscall")
+@OWN_DEADLINES
+@pytest.mark.skipif(not Path("/proc").exists() or _SYSCALLS is None, reason="reads /proc/<pid>/task/*/syscall")
 def test_a_worker_killed_as_it_starts_is_a_lost_worker_not_a_silent_exit(tmp_path):
     """Regression (issue 30, item 7): a worker killed while the run was handing it its job (60 tasks: more than a
     pipe holds, so the run blocks writing it; the worker is stopped there to make it certain) broke that pipe; the
@@ -339,13 +397,13 @@ def test_a_worker_killed_as_it_starts_is_a_lost_worker_not_a_silent_exit(tmp_pat
                     os.kill(pid, signal.SIGSTOP)
                     stopped.append(pid)
                     first_seen = first_seen or time.monotonic()
-            target = next((pid for pid in stopped if blocked_writing_to(proc.pid, pid)), None)
+            target = next((pid for pid in stopped if blocked_on_pipe(proc.pid, "write", pid)), None)
             if target is None and first_seen is not None and time.monotonic() - first_seen > 10:
                 target = stopped[0]  # each worker read its whole job before it was stopped: a race this test lost
             time.sleep(0.005)
         assert stopped, "no worker started within 60 s"
         assert target is not None, "no worker to kill"
-        as_it_started = blocked_writing_to(proc.pid, target)
+        as_it_started = blocked_on_pipe(proc.pid, "write", target)
         os.kill(target, signal.SIGKILL)
         for pid in stopped:
             if pid != target:
@@ -380,13 +438,14 @@ def test_a_worker_killed_as_it_starts_is_a_lost_worker_not_a_silent_exit(tmp_pat
     assert seen and not [pid for pid in seen if alive(pid)], "a process of the run outlived it"
 
 
+@OWN_DEADLINES
 @pytest.mark.skipif(not Path("/proc").exists(), reason="finds the worker processes through /proc")
 def test_killing_the_run_ends_its_workers_and_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "run"
     proc, command, workers = start_run(out)
     proc.kill()
-    proc.communicate()
-    deadline = time.monotonic() + 15
+    proc.wait()
+    deadline = time.monotonic() + 60  # each worker sees its run gone within _POLL_S, when it gets the CPU
     while time.monotonic() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.05)
     assert not any(alive(pid) for pid in workers), "a worker outlived its run"
