@@ -663,9 +663,9 @@ def ceiling_row(label: str, live: list[Measured], replay_one: list[Measured], at
     them, round by round (were every other simulation free to replay), and the same for CPU. Below `at_least`, the
     target is out of reach whatever a replay's simulations cost."""
     ceiling = rounded(paired(live, replay_one, lambda m: m.seconds), 2)
-    reach = "within reach" if ceiling is not None and ceiling >= at_least else "out of reach"
+    reach = "unknown" if ceiling is None else "within reach" if ceiling >= at_least else "out of reach"
     row: dict[str, Any] = {"bench": label, "rounds": len(live),
-                           "load_1m_at_start": [round(m.load_1m, 2) for m in replay_one], "ceiling_x": ceiling,
+                           "load_1m_at_start": [round(m.load_1m, 2) for m in live], "ceiling_x": ceiling,
                            "cpu_ceiling_x": rounded(paired(live, replay_one, lambda m: m.cpu_s), 2),
                            "reach": f"{text}: {reach}"}
     if problem := failure(live, replay_one):

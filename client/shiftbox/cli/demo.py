@@ -18,10 +18,12 @@ from rich.console import Console
 
 from shiftbox_servers.kit import get_domain, task_domains
 
+from ..errors import OutputPathError, writing_to
 from ..report import agents_summary, comparison_table, persona_gsrt_table
 from ..runs import compare_run_dirs, plan_run, write_comparison_report
 from ..tasks import Task, load_task_file
 from ..users import load_personas
+from ._common import fail
 from .run import print_run_summary, run_with_progress
 
 DEMO_AGENTS = ("scripted:oracle", "scripted:late_ack")
@@ -44,6 +46,11 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
 
     Example: shiftbox demo
     """
+    try:  # every run and the report go under it: one that cannot be a folder is refused before any run
+        with writing_to(out, "--out"):
+            out.mkdir(parents=True, exist_ok=True)
+    except OutputPathError as exc:
+        raise fail(str(exc)) from None
     console = Console(width=160)
     start = time.perf_counter()
     for domain in task_domains():

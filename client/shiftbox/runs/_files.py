@@ -56,6 +56,9 @@ def write_whole(path: Path, text: str) -> None:
 
 def _restore(path: Path, task_file: TaskFile) -> None:
     """Write the task file `path` again when it is gone or no longer reads as a task file; else leave it as it is."""
+    if path.is_dir():
+        raise RunFileError(f"{path} is a directory, not the run's task file: remove it and resume again (--resume "
+                           "writes the task file as the run has it)")
     try:
         load_task_file(path)
     except (OSError, ValueError):

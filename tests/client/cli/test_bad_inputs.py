@@ -1,4 +1,4 @@
-"""Issue 37: every bad input gets an error naming the problem and the fix (exit 2, no traceback), and nothing already
+"""Every bad input gets an error naming the problem and the fix (exit 2, no traceback), and nothing already
 written is lost or left in the way of the corrected command.
 
 Output paths that cannot be written (a file where a directory must be, a directory where a file must be), a
@@ -59,6 +59,7 @@ WRITES_A_DIRECTORY = {
                                   "--record"),
     "replay --out": lambda path: (["replay", str(FIXTURE), "--out", str(path)], "--out"),
     "snapshots build --out": lambda path: (["snapshots", "build", "echo", "--out", str(path)], "--out"),
+    "demo --out": lambda path: (["demo", "--out", str(path)], "--out"),
 }
 # (the command writing to `path`, the option naming it) for a path that must be a file
 WRITES_A_FILE = {
@@ -131,6 +132,16 @@ def test_resume_restores_a_lost_tasks_json(damage, a_run, tmp_path):
     assert (run / "tasks.json").read_bytes() == (a_run / "tasks.json").read_bytes()
     assert runner.invoke(app, ["metrics", str(run), "--json"]).exit_code == 0
 
+
+def test_resume_names_a_tasks_json_that_is_a_directory(a_run, tmp_path):
+    """A folder where the run's tasks.json belongs cannot be written over: named as a directory, with what to do
+    (it said the write failed and to free space on the disk)."""
+    run = tmp_path / "run"
+    shutil.copytree(a_run, run)
+    (run / "tasks.json").unlink()
+    (run / "tasks.json").mkdir()
+    message = _refused(_run(run, "--trials", "2", "--resume"), str(run / "tasks.json"), "is a directory")
+    assert "space" not in message
 
 def test_a_task_file_that_is_a_directory_is_named_as_one(tmp_path):
     """It said the directory "does not exist"."""
