@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -28,7 +27,7 @@ from .._registry import (
 )
 from ..agents import Agent
 from ..errors import RunPlanError
-from ..tasks import Task, TaskFile, load_task_file
+from ..tasks import Task, TaskFile, load_task_file, repeated_task_ids
 from ..users import UserSimulator
 from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
@@ -260,7 +259,7 @@ def _select(task_file: TaskFile, config: RunConfig, source: str) -> list[Task]:
     known = [t.id for t in task_file.tasks]
     if not known:
         raise RunPlanError(f"{source} holds no tasks; give a task file with tasks (`shiftbox tasks generate` writes one)")
-    repeated = sorted(i for i, n in Counter(known).items() if n > 1)
+    repeated = sorted(repeated_task_ids(task_file))
     if repeated:
         raise RunPlanError(f"{source} uses these task ids more than once: {', '.join(repeated[:5])}; give each task "
                            "its own id (`shiftbox tasks validate` lists them)")
