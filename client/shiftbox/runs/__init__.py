@@ -18,7 +18,7 @@ _MODULES: dict[str, tuple[str, ...]] = {  # module -> the names this package exp
     "._files": ("RUN_FILE", "TASKS_FILE", "prepare_run_dir", "read_run_metadata", "run_dirs"),
     "._one": ("simulate_one",),
     "._per_mission": ("RunProtocol", "mission_tasks"),
-    "._plan": ("RunPlan", "check_server_mode", "plan_run"),
+    "._plan": ("RunPlan", "check_graph_mode", "check_server_mode", "check_snapshots", "plan_run"),
     "._preflight": ("preflight_run",),
     "._ray": ("stop_kept_actors",),
     "._record": ("CASSETTES", "FIXTURE_FILE", "TRANSCRIPTS", "FixtureInfo", "fixture_file_name", "read_fixture_info",
@@ -38,7 +38,7 @@ __all__ = [
     "execute_run", "preflight_run", "make_judge", "metrics_document", "plan_run", "prepare_run_dir",
     "read_run_metadata", "run_dirs", "run_evaluation", "run_evaluation_async", "run_sync",
     "RunScores", "measure_run", "score_run", "score_trajectories", "selected_tasks", "task_file_digest", "write_comparison_report", "write_html_report",
-    "check_server_mode",
+    "check_graph_mode", "check_server_mode", "check_snapshots",
     "simulate_one", "NotScored", "RunSummary", "summarize_run",
     "RunProtocol", "mission_tasks", "stop_kept_actors",
 ]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -28,7 +27,7 @@ from .._registry import (
 )
 from ..agents import Agent
 from ..errors import RunPlanError
-from ..tasks import Task, TaskFile, load_task_file
+from ..tasks import Task, TaskFile, load_task_file, repeated_task_ids
 from ..users import UserSimulator
 from ..vcr import INSTALL_VCR, vcr_installed
 from ..world import SERVER_MODES, DockerError, find_image
@@ -157,6 +156,7 @@ def plan_run(
     external = isinstance(agent, ExternalAgent)
     agent = agent.spec if isinstance(agent, ExternalAgent) else agent
     _check_roles(domain, toolset, None if external else agent, user, agent_options, user_options, max_retries)
+    check_graph_mode(domain, dependency_graph)
     if is_cross_domain(domain) or is_cross_domain(task_file.domain):
         check_cross_domain_run(domain, task_file, source, record,
                                None if external else agent_from_spec(agent, agent_options))
@@ -165,7 +165,8 @@ def plan_run(
     _check_recording(record, resume, llm_cassettes)
     snapshot_dir = (resolve_cross_snapshots(domain, task_file, snapshot) if is_cross_domain(domain)
                     else resolve_snapshot(domain, task_file, Path(snapshot) if snapshot is not None else None))
-    check_snapshots(domain, snapshot_dir, given=snapshot is not None)
+    options = options or ExecutionOptions()
+    check_snapshots(domain, snapshot_dir, given=snapshot is not None, on_nodes=options.executor == "ray")
     if servers == "docker":  # engine and image, before anything is written to --out
         try:
             for name in domain_list(domain):
@@ -185,7 +186,7 @@ def plan_run(
         raise RunPlanError(f"--trials {trials} × {len(chosen)} tasks is {len(chosen) * trials:,} simulations, more than "
                            f"one run holds ({MAX_SIMULATIONS:,}); lower --trials, or take fewer tasks (--limit)")
     plan = RunPlan(config=config, task_file=task_file, tasks=chosen,
-                   out=Path(out), options=options or ExecutionOptions(), resume=resume,
+                   out=Path(out), options=options, resume=resume,
                    record=Path(record) if record is not None else None,
                    llm_cassettes=llm_cassettes,  # type: ignore[arg-type]  # checked by _check_recording
                    agent_options=agent_options, user_options=user_options,
@@ -258,7 +259,7 @@ def _select(task_file: TaskFile, config: RunConfig, source: str) -> list[Task]:
     known = [t.id for t in task_file.tasks]
     if not known:
         raise RunPlanError(f"{source} holds no tasks; give a task file with tasks (`shiftbox tasks generate` writes one)")
-    repeated = sorted(i for i, n in Counter(known).items() if n > 1)
+    repeated = sorted(repeated_task_ids(task_file))
     if repeated:
         raise RunPlanError(f"{source} uses these task ids more than once: {', '.join(repeated[:5])}; give each task "
                            "its own id (`shiftbox tasks validate` lists them)")
@@ -320,20 +321,36 @@ def resolve_cross_snapshots(domain: str, task_file: TaskFile, snapshot: Path | s
     return Path(",".join(dirs))
 
 
-def check_snapshots(domain: str, snapshot_dir: Path, *, given: bool) -> None:
-    """Each domain's snapshot directory (comma-separated, in `domain`'s order) holds a snapshot of that domain:
-    checked from its manifest before anything is written, so a run directory never records a snapshot it cannot
-    serve (the corrected command would find it in the way). `given`: named by `--snapshot`."""
+def check_snapshots(domain: str, snapshot_dir: Path, *, given: bool, on_nodes: bool = False) -> None:
+    """Each domain's snapshot directory (comma-separated, in `domain`'s order) holds a snapshot of that domain
+    (`Domain.check_snapshot`): checked from its manifest before anything is written, so a run directory never records
+    a snapshot it cannot serve (the corrected command would find it in the way). `given`: named by `--snapshot`;
+    `on_nodes`: the Ray nodes serve the snapshots, and a driver off the cluster may have none (docs/cluster.md), so
+    one this machine cannot read is left to the Ray preflight."""
     said = "--snapshot" if given else "snapshot"
     dirs = str(snapshot_dir).split(",") if is_cross_domain(domain) else [str(snapshot_dir)]
     for name, directory in zip(domain_list(domain), dirs, strict=True):
         try:
             manifest = SnapshotManifest.read(Path(directory))
         except SnapshotError as exc:
+            if on_nodes:
+                continue
             raise RunPlanError(f"{said}: {exc}") from None
-        if manifest.domain != name:
-            raise RunPlanError(f"{said} {directory} is a snapshot of {manifest.domain}, not {name}; give a {name} "
-                               f"snapshot (e.g. {get_domain(name).default_snapshot_dir()})")
+        try:
+            get_domain(name).check_snapshot(manifest, directory)
+        except SnapshotError as exc:
+            raise RunPlanError(f"{said} {exc}") from None
+
+
+def check_graph_mode(domain: str, dependency_graph: bool) -> None:
+    """Dependency-graph mode needs every domain of the run to declare its graph (`Domain.check_graph_mode`, the
+    server's rule): checked before anything is written, so the servers never refuse it once the run has started."""
+    if dependency_graph:
+        for name in domain_list(domain):
+            try:
+                get_domain(name).check_graph_mode()
+            except ValueError as exc:
+                raise RunPlanError(str(exc)) from None
 
 
 def resolve_snapshot(domain: str, task_file: TaskFile, snapshot: Path | None) -> Path:

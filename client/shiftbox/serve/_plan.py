@@ -16,7 +16,9 @@ from ..runs import (
     RUN_FILE,
     RunConfig,
     RunMetadata,
+    check_graph_mode,
     check_server_mode,
+    check_snapshots,
     prepare_run_dir,
     task_file_digest,
 )
@@ -45,6 +47,8 @@ def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int 
         snapshot_dir = snapshot or get_domain(domain).default_snapshot_dir()
     except KeyError as exc:
         raise RunPlanError(str(exc.args[0])) from None
+    check_snapshots(domain, snapshot_dir, given=snapshot is not None)  # run's checks, before run.json is written
+    check_graph_mode(domain, dependency_graph)
     task = session_task(domain, tasks, task_id)
     task_file = TaskFile(domain=domain, source=f"shiftbox serve ({tasks or 'no task'})", tasks=[task])
     config = RunConfig(domain=domain, tasks_sha256=task_file_digest(task_file), agent=GATEWAY_AGENT,

@@ -55,6 +55,7 @@ from ._validate import (
     finding_order,
     is_reference_snapshot,
     record_gold_outcomes,
+    repeated_task_ids,
     validate_tasks,
 )
 
@@ -65,6 +66,6 @@ __all__ = [
     "REFERENCE_SNAPSHOTS", "REFERENCE_TOOLSETS", "assign_goals", "domain_reference_toolset", "is_reference_file", "reference_task_file",
     "reference_toolset", "single_goal", "tau2_format_ids",
     "describe_errors", "finding_order", "import_domain_tasks", "imported_task", "is_reference_snapshot", "load_task_file", "task_file_from_json", "read_json",
-    "record_gold_outcomes", "render_stats", "satisfied_actions",
+    "record_gold_outcomes", "render_stats", "repeated_task_ids", "satisfied_actions",
     "spec_matches", "task_stats", "task_file_json", "type_sequence_coverage", "validate_tasks", "write_task_file",
 ]

@@ -132,10 +132,15 @@ def finding_order(f: Finding) -> tuple[Any, ...]:
     return (f.task_id != FILE_LEVEL, _natural(f.task_id), _natural(f.field), f.severity, f.problem)
 
 
+def repeated_task_ids(task_file: TaskFile) -> dict[str, int]:
+    """Each task id the file uses more than once -> how many tasks use it (in file order): an id names the task's
+    simulations, so `tasks validate` reports these and a run refuses them."""
+    return {i: n for i, n in Counter(t.id for t in task_file.tasks).items() if n > 1}
+
+
 def _duplicate_ids(task_file: TaskFile) -> list[Finding]:
-    counts = Counter(t.id for t in task_file.tasks)
     return [Finding(task_id=i, field="id", problem=f"task id {i!r} is used by {n} tasks",
-                    fix="give every task its own id") for i, n in counts.items() if n > 1]
+                    fix="give every task its own id") for i, n in repeated_task_ids(task_file).items()]
 
 
 def _structure(task: Task) -> list[Finding]:

@@ -16,7 +16,7 @@ from .._lazy import lazy_exports
 from ._cross import cross_policy, domain_list, is_cross_domain, namespaced, namespaced_tools
 from ._graph import DependencyGraph
 from ._missions import ImportedTask, MissionSet
-from ._snapshot import Snapshot, SnapshotManifest
+from ._snapshot import Snapshot, SnapshotError, SnapshotManifest
 from ._tools import ToolSet
 from ._transfer import TRANSFER_TOOL
 
@@ -81,6 +81,21 @@ class Domain:
 
     def default_snapshot_dir(self) -> Path:
         return snapshots_root() / self.name / self.snapshot_version
+
+    def check_graph_mode(self) -> None:
+        """Dependency-graph mode needs a declared graph (`DependencyGraph.declared`): ValueError saying why not. The
+        one rule the server applies and a run's planning applies before anything is written."""
+        if not self.dependency_graph.declared:
+            why = " (its tools come with its snapshot)" if self.snapshot_tools is not None else ""
+            raise ValueError(f"the {self.name} domain declares no dependency graph{why}, so dependency-graph mode "
+                             "does not apply to it: serve it without --dependency-graph (docs/servers.md)")
+
+    def check_snapshot(self, manifest: SnapshotManifest, directory: Path | str) -> None:
+        """The snapshot in `directory` (its manifest) is one of this domain: SnapshotError naming the fix if not. The
+        one rule a server's opening and a run's planning apply."""
+        if manifest.domain != self.name:
+            raise SnapshotError(f"{directory} is a snapshot of {manifest.domain}, not {self.name}; give a "
+                                f"{self.name} snapshot (e.g. {self.default_snapshot_dir()})")
 
     def toolset_names(self) -> list[str]:
         return [DEFAULT_TOOLSET, *sorted(set(self.toolsets) - {DEFAULT_TOOLSET})]

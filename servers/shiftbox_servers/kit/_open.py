@@ -7,7 +7,7 @@ from typing import Any
 
 from ._domain import get_domain
 from ._server import DomainServer
-from ._snapshot import Snapshot, SnapshotError
+from ._snapshot import Snapshot
 
 
 def open_server(domain_name: str, snapshot_dir: Path | None = None, **kwargs: Any) -> DomainServer:
@@ -18,8 +18,5 @@ def open_server(domain_name: str, snapshot_dir: Path | None = None, **kwargs: An
     """
     domain = get_domain(domain_name)
     snapshot = Snapshot.load(snapshot_dir or domain.default_snapshot_dir())
-    if snapshot.manifest.domain != domain.name:
-        raise SnapshotError(
-            f"snapshot {snapshot.directory} is for domain {snapshot.manifest.domain!r}, not {domain.name!r}"
-        )
+    domain.check_snapshot(snapshot.manifest, snapshot.directory)
     return DomainServer(domain, snapshot, **kwargs)

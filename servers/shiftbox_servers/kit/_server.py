@@ -134,11 +134,8 @@ class DomainServer:
         """The dependency graph its tool descriptions carry (VitaBench mode), or None: the plain descriptions."""
         self.refusing = graph_refusal
         """Whether a call whose required steps have not succeeded is refused (a shiftbox option)."""
-        if self.graph is not None and not self.graph.declared:
-            why = " (its tools come with its snapshot)" if domain.snapshot_tools is not None else ""
-            raise ValueError(f"the {domain.name} domain declares no dependency graph{why}, so dependency-graph mode "
-                             "does not apply to it: serve it without --dependency-graph (docs/servers.md)")
         if self.graph is not None:
+            domain.check_graph_mode()
             self.graph.check_tools([spec.name for spec in self.tools])
         self.episodes = EpisodeStore(snapshot, max_episodes=max_episodes, idle_timeout_s=idle_timeout_s)
         self._decodable: dict[str, tuple[str, ...] | None] = {

@@ -258,3 +258,56 @@ def test_an_empty_reference_task_list_says_it_holds_no_tasks(tmp_path):
     tasks.write_text("[]")
     _refused(_run(tmp_path / "run", tasks=tasks), f"{tasks}: holds no tasks")
     _refused(["tasks", "validate", str(tasks)], f"{tasks}: holds no tasks")
+
+
+@pytest.fixture
+def mmtb_tasks(tmp_path: Path) -> tuple[Path, Path]:
+    """A small mmtb task file and its snapshot (`tasks import-mmtb`): a domain whose dependency graph is not declared."""
+    from tests.servers.mmtb.mmtb_file import write_mmtb_file
+
+    tasks, snapshot = tmp_path / "mmtb-tasks.json", tmp_path / "mmtb-snap"
+    res = runner.invoke(app, ["tasks", "import-mmtb", str(write_mmtb_file(tmp_path / "mmtb.jsonl")),
+                              "--snapshot", str(snapshot), "--out", str(tasks)])
+    assert res.exit_code == 0, res.output
+    return tasks, snapshot
+
+
+def test_dependency_graph_on_a_domain_without_one_is_refused_before_the_run_directory_is_written(mmtb_tasks, tmp_path):
+    """It crashed with a traceback once run.json, tasks.json and trajectories.jsonl were written, so the corrected
+    command was then refused ("already holds a run")."""
+    tasks, snapshot = mmtb_tasks
+    out = tmp_path / "run"
+    args = ["run", "--domain", "mmtb", "--tasks", str(tasks), "--snapshot", str(snapshot), "--out", str(out)]
+    _refused([*args, "--dependency-graph"], "mmtb domain declares no dependency graph", "--dependency-graph")
+    assert not out.exists()
+    assert runner.invoke(app, args).exit_code == 0
+
+
+def test_a_ray_run_leaves_a_snapshot_the_driver_lacks_to_the_nodes(tmp_path):
+    """A Ray driver may run off the cluster, without snapshots (docs/cluster.md): only the nodes need them, and the
+    Ray preflight checks them there. A snapshot the driver can read is still checked for its domain."""
+    from shiftbox.errors import RunPlanError
+    from shiftbox.runs import ExecutionOptions, plan_run
+
+    ray = ExecutionOptions(executor="ray", workers=2)
+    plan = plan_run(HANDWRITTEN, tmp_path / "run", domain="banking", options=ray, snapshot=tmp_path / "on-the-nodes")
+    assert plan.config.snapshot == str(tmp_path / "on-the-nodes")
+    with pytest.raises(RunPlanError, match="retail, not banking"):
+        plan_run(HANDWRITTEN, tmp_path / "run", domain="banking", options=ray,
+                 snapshot=REPO / "snapshots" / "retail" / "v1")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("case", ["another domain's snapshot", "dependency graph on mmtb"])
+def test_serve_refuses_a_bad_snapshot_or_graph_mode_before_writing_run_json(case, mmtb_tasks, tmp_path):
+    """serve wrote run.json before the server refused them, so the corrected command was refused as a changed
+    configuration."""
+    out = tmp_path / "sessions"
+    if case == "another domain's snapshot":
+        args = ["serve", "--domain", "banking", "--transport", "stdio", "--out", str(out)]
+        _refused([*args, "--snapshot", str(REPO / "snapshots" / "retail" / "v1")], "--snapshot", "retail, not banking")
+    else:
+        args = ["serve", "--domain", "mmtb", "--transport", "stdio", "--snapshot", str(mmtb_tasks[1]),
+                "--out", str(out)]
+        _refused([*args, "--dependency-graph"], "mmtb domain declares no dependency graph")
+    assert not (out / "run.json").exists()

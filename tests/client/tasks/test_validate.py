@@ -68,6 +68,20 @@ def test_a_clean_file_has_no_findings():
     assert validate_tasks(tasks(task("t1", action("a", call("lock_card", card_id="c1"))))) == []
 
 
+def test_repeated_task_ids_are_counted_in_file_order_for_validate_and_run_alike(tmp_path):
+    """One rule (`repeated_task_ids`) for `tasks validate` and `shiftbox run`'s planning."""
+    from shiftbox.errors import RunPlanError
+    from shiftbox.runs import plan_run
+    from shiftbox.tasks import repeated_task_ids
+
+    file = tasks(task("t2"), task("t1"), task("t2"), task("t3"), task("t1"), task("t2"))
+    assert repeated_task_ids(file) == {"t2": 3, "t1": 2}  # by hand: t2 three times, t1 twice, t3 once
+    assert [(f.task_id, f.problem) for f in validate_tasks(file) if f.field == "id"] == [
+        ("t1", "task id 't1' is used by 2 tasks"), ("t2", "task id 't2' is used by 3 tasks")]
+    with pytest.raises(RunPlanError, match="uses these task ids more than once: t1, t2;"):
+        plan_run(file, tmp_path / "run")
+
+
 def test_unknown_tool_names_a_tool_that_takes_the_params():
     found = validate_tasks(tasks(task("t1", action("a", call("get_account", account_id="x"),
                                                           call("lock_kard", card_id="c", reason="lost")))))
