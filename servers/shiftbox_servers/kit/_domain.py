@@ -88,7 +88,7 @@ class Domain:
         if not self.dependency_graph.declared:
             why = " (its tools come with its snapshot)" if self.snapshot_tools is not None else ""
             raise ValueError(f"the {self.name} domain declares no dependency graph{why}, so dependency-graph mode "
-                             "does not apply to it: serve it without --dependency-graph (docs/servers.md)")
+                             "does not apply to it: leave out --dependency-graph (docs/servers.md)")
 
     def check_snapshot(self, manifest: SnapshotManifest, directory: Path | str) -> None:
         """The snapshot in `directory` (its manifest) is one of this domain: SnapshotError naming the fix if not. The
