@@ -29,8 +29,8 @@ def describe_invalid(exc: ValidationError) -> str:
 def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory]:
     """Every complete trajectory line; a torn last line (crash mid-write) is ignored or cut off.
 
-    A complete line that is not a trajectory, or a file that cannot be read (a directory in its place), is a
-    RunFileError naming the file (and the line).
+    A complete line that is not a trajectory, a simulation on a second line, or a file that cannot be read (a
+    directory in its place), is a RunFileError naming the file (and the line).
     """
     path = run_dir / TRAJECTORIES_FILE
     if not path.exists():
@@ -42,14 +42,20 @@ def read_trajectories(run_dir: Path, *, repair: bool = False) -> list[Trajectory
         raise RunFileError(f"{path} {problem}; it holds the run's trajectories, one a line: restore that file") from None
     complete = data[: data.rfind(b"\n") + 1]
     trajectories = []
+    first_line: dict[str, int] = {}  # simulation -> the line it is on
     for number, line in enumerate(complete.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            trajectories.append(load_json(Trajectory, line))
+            trajectory = load_json(Trajectory, line)
         except ValidationError as exc:
             raise RunFileError(f"{path} line {number}: does not parse as a trajectory ({describe_invalid(exc)}); remove or "
                                "restore that line") from None
+        if (earlier := first_line.setdefault(trajectory.simulation_id, number)) != number:
+            raise RunFileError(f"{path} line {number}: simulation {trajectory.simulation_id} again (it is on line "
+                               f"{earlier}); a run writes each simulation once, so it would be scored twice: remove "
+                               "the line that does not belong")
+        trajectories.append(trajectory)
     if repair and len(complete) != len(data):
         with path.open("r+b") as f:
             f.truncate(len(complete))

@@ -158,6 +158,18 @@ def test_a_trajectories_file_that_is_a_directory_is_named(a_run, tmp_path):
     assert json.loads((run / "run.json").read_text())["simulations"] == 10
 
 
+def test_a_simulation_written_twice_is_refused_not_scored_twice(a_run, tmp_path):
+    """A run writes each simulation once (a rerun drops the failed line first): a line repeated in
+    trajectories.jsonl (two files joined, a copy appended) was scored as one more simulation."""
+    run = tmp_path / "run"
+    shutil.copytree(a_run, run)
+    lines = (run / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    (run / "trajectories.jsonl").write_text("".join(lines + lines[1:2]))
+    simulation = json.loads(lines[1])["simulation_id"]
+    where = f"line {len(lines) + 1}"
+    _refused(["metrics", str(run)], str(run / "trajectories.jsonl"), where, simulation, "line 2")
+    _refused(_run(run, "--trials", "2", "--resume"), where, simulation, "line 2")
+
 def _tasks_with(tmp_path: Path, change) -> Path:
     """The hand-written task file with `change` applied to its JSON."""
     raw = json.loads(HANDWRITTEN.read_text())
