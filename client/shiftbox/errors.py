@@ -97,6 +97,12 @@ def writing_to(path: Path, option: str) -> Iterator[None]:
         raise OutputPathError(f"{option} {path} {_in_the_way(Path(path), exc)}; choose another {option}") from None
 
 
+def make_output_folder(path: Path, option: str) -> None:
+    """Create the folder `path` (and its parents), the value of `option`: one that cannot be is an OutputPathError."""
+    with writing_to(path, option):
+        path.mkdir(parents=True, exist_ok=True)
+
+
 def _in_the_way(path: Path, exc: OSError) -> str:
     """Why `path` cannot be written: a file among its parents, `path` itself of the other kind, or the system's
     reason."""

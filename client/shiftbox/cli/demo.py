@@ -18,7 +18,7 @@ from rich.console import Console
 
 from shiftbox_servers.kit import get_domain, task_domains
 
-from ..errors import OutputPathError, writing_to
+from ..errors import OutputPathError, make_output_folder
 from ..report import agents_summary, comparison_table, persona_gsrt_table
 from ..runs import compare_run_dirs, plan_run, write_comparison_report
 from ..tasks import Task, load_task_file
@@ -47,8 +47,7 @@ def demo(out: Annotated[Path, typer.Option(help="folder for the demo's runs and 
     Example: shiftbox demo
     """
     try:  # every run and the report go under it: one that cannot be a folder is refused before any run
-        with writing_to(out, "--out"):
-            out.mkdir(parents=True, exist_ok=True)
+        make_output_folder(out, "--out")
     except OutputPathError as exc:
         raise fail(str(exc)) from None
     console = Console(width=160)

@@ -23,7 +23,7 @@ from shiftbox_servers.kit import (
     task_domains,
 )
 
-from ..errors import OutputPathError, writing_to
+from ..errors import OutputPathError, make_output_folder
 from ._common import fail
 
 snapshots_app = typer.Typer(help="Build, verify and import domain snapshots.", no_args_is_help=True)
@@ -66,8 +66,7 @@ def build(
         directory = out or ((root / d.name / d.snapshot_version) if root is not None else d.default_snapshot_dir())
         start = time.perf_counter()
         try:  # its folder first, so a path that cannot be one is named (building then only writes into it)
-            with writing_to(directory, "--out" if out is not None else "--root"):
-                directory.mkdir(parents=True, exist_ok=True)
+            make_output_folder(directory, "--out" if out is not None else "--root")
         except OutputPathError as exc:
             raise fail(str(exc)) from None
         d.build_snapshot(directory)

@@ -13,7 +13,13 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import NoSimulationsError, RecordWriteError, RunDirError, RunFileError, writing_to
+from ..errors import (
+    NoSimulationsError,
+    RecordWriteError,
+    RunDirError,
+    RunFileError,
+    make_output_folder,
+)
 from ..tasks import Task, TaskFile, load_task_file, task_file_json
 from ..trajectory import Trajectory, describe_invalid, read_trajectories
 from ._config import RunConfig, RunMetadata, tasks_as_run
@@ -135,8 +141,7 @@ def prepare_run_dir(run_dir: Path, metadata: RunMetadata, task_file: TaskFile, r
     if resume and run_dir.is_dir() and any(run_dir.iterdir()):
         raise RunDirError(f"{run_dir} is not a shiftbox run directory (no {RUN_FILE}); nothing to resume: restore its "
                           f"{RUN_FILE}, or start the run without --resume in another --out")
-    with writing_to(run_dir, "--out"):
-        run_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder(run_dir, "--out")
     write_whole(run_dir / TASKS_FILE, task_file_json(task_file))
     write_run_metadata(run_dir, metadata)
     return set()

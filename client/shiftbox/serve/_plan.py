@@ -11,7 +11,7 @@ import anyio
 
 from shiftbox_servers.kit import get_domain
 
-from ..errors import RunPlanError, writing_to
+from ..errors import RunPlanError, make_output_folder
 from ..runs import (
     RUN_FILE,
     RunConfig,
@@ -55,8 +55,7 @@ def serve_gateway(domain: str, out: Path, *, transport: str = "http", port: int 
                        user=GATEWAY_USER, servers=servers, snapshot=str(snapshot_dir), dependency_graph=dependency_graph,
                        graph_refusal=graph_refusal)
     metadata = RunMetadata(config=config, shiftbox_version=version("shiftbox"), simulations=0)
-    with writing_to(out, "--out"):
-        out.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out, "--out")
     with run_dir_lock(out):  # launches at the same moment (a desktop client starting two) take turns
         prepare_run_dir(out, metadata, task_file, resume=(out / RUN_FILE).exists())
     return anyio.run(lambda: serve_sessions(domain, servers, snapshot_dir, task, out, transport, port, log,

@@ -95,14 +95,19 @@ def validate_tasks(task_file: TaskFile, snapshot: Path | Snapshot | None = None,
             findings += _mark([f for _, _, fs in _tool_checks(task, task.domain, tools[task.domain]) for f in fs],
                               reference_tools)
     if loaded is not None:
-        if loaded.manifest.domain != task_file.domain:
-            raise ValueError(f"snapshot {loaded.manifest.snapshot_id} is for domain {loaded.manifest.domain!r}, "
-                             f"but the tasks are for {task_file.domain!r}")
+        _check_snapshot_domain(loaded.manifest, task_file)
         if task_file.domain in domains:
             tasks = [t for t in task_file.tasks if t.domain == task_file.domain]
             findings += _mark(anyio.run(_replay, tasks, domains[task_file.domain], loaded, toolset),
                               reference_tools and is_reference_snapshot(loaded.manifest))
     return sorted(findings, key=finding_order)
+
+
+def _check_snapshot_domain(manifest: SnapshotManifest, task_file: TaskFile) -> None:
+    """A snapshot of another domain than the tasks' is a ValueError: its replay would check another database."""
+    if manifest.domain != task_file.domain:
+        raise ValueError(f"snapshot {manifest.snapshot_id} is for domain {manifest.domain!r}, but the tasks are for "
+                         f"{task_file.domain!r}")
 
 
 def as_snapshot(snapshot: Path | Snapshot) -> Snapshot:
@@ -431,9 +436,7 @@ def record_gold_outcomes(task_file: TaskFile, snapshot: Path | Snapshot,
     """
     loaded = as_snapshot(snapshot)
     manifest = loaded.manifest
-    if manifest.domain != task_file.domain:
-        raise ValueError(f"snapshot {manifest.snapshot_id} is for domain {manifest.domain!r}, but the tasks are for "
-                         f"{task_file.domain!r}")
+    _check_snapshot_domain(manifest, task_file)
     if task_file.snapshot and manifest.snapshot_id != task_file.snapshot:
         raise ValueError(f"the tasks are written for snapshot {task_file.snapshot}, not {manifest.snapshot_id}: "
                          "gold calls failing there would be recorded as meant to fail")
